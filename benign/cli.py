@@ -1,0 +1,79 @@
+"""`benign list | run | book`: the companion's notebooks from the command line.
+
+Bad input (an unknown notebook, profile or parameter, a value of the wrong type or range) prints one line and
+exits with code 2; nothing already in --out is touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .checks import ParameterError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2, no usage dump
+        print(f"benign: error: {message} (see benign --help)", file=sys.stderr)
+        sys.exit(2)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="benign", description="Run the companion's notebooks and build its book.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub.add_parser("list", help="the notebooks, their parameters and defaults")
+    run = sub.add_parser("run", help="execute a notebook headless (papermill)")
+    run.add_argument("notebook")
+    run.add_argument("--profile", default="book", help="smoke, book (default) or paper")
+    run.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
+    run.add_argument("--out", default=None, help="output folder (default results/<notebook>/<profile>)")
+    book = sub.add_parser("book", help="execute every notebook and build the Jupyter Book")
+    book.add_argument("--profile", default="book", help="smoke, book (default) or paper")
+    book.add_argument("--output", default=None, help="folder to put _build/html in (default: the repository)")
+    return parser
+
+
+def _list() -> None:
+    from . import notebooks
+
+    for name in notebooks.names():
+        params = " ".join(f"{k}={v!r}" for k, v in notebooks.defaults(name).items())
+        print(f"{name}  — {notebooks.title(name)}\n    {params}")
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        if args.command == "list":
+            _list()
+        elif args.command == "run":
+            from . import notebooks
+
+            overrides = {}
+            for pname, value in args.parameter:
+                if pname in overrides:
+                    raise ParameterError(f"parameter {pname!r} given twice: give each -p NAME VALUE once")
+                overrides[pname] = value
+            if args.out is not None and os.path.exists(args.out) and not os.path.isdir(args.out):
+                raise ParameterError(f"--out {args.out!r} is a file: give a folder")
+            notebooks.resolve(args.notebook, args.profile, overrides)  # fail fast, before any kernel starts
+            out = notebooks.run(args.notebook, args.profile, overrides, args.out)
+            print(f"wrote {out}")
+        elif args.command == "book":
+            from . import book
+
+            built = book.build(args.profile, args.output)
+            print(f"built {built / 'html' / 'index.html'}")
+    except ParameterError as err:
+        print(f"benign: error: {err}", file=sys.stderr)
+        return 2
+    except RuntimeError as err:
+        print(f"benign: error: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+"""Synthetic data of paper 1 (Sakamoto & Sato, Sec. 3): token selection under label noise.
+
+Each input X ∈ R^{T×d} has tokens in rows:
+  relevant         x_t = μ_{Y*} + ε_t          (t < n_relevant)
+  weakly relevant  x_t = ρ μ_{Y*} + ε_t        (next n_weak tokens, "aligned")
+  weakly relevant  x_t = ρ μ_{−Y*} + ε_t       (next n_weak tokens, "opposite")
+  irrelevant       x_t = ε_t                   (the rest)
+with ε_t ~ N(0, σ² I), μ₊ = ‖μ‖ e₁, μ₋ = ‖μ‖ e₂ and the observed label Y = −Y* for the noisy samples.
+The fixed head is ν = (μ₊ − μ₋)/‖μ₊ − μ₋‖ · 1/‖μ‖, so νᵀμ_± = ±1/√2 and ‖ν‖ = 1/‖μ‖.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .checks import ParameterError, check, check_all
+
+RELEVANT, WEAK_ALIGNED, WEAK_OPPOSITE, IRRELEVANT = 0, 1, 2, 3
+TOKEN_TYPES = ("relevant", "weak_aligned", "weak_opposite", "irrelevant")
+LABEL_NOISE = ("deterministic", "bernoulli")
+
+
+@dataclass
+class TokenData:
+    """One data set: inputs, observed and clean labels, which samples are noisy, and the model's fixed head."""
+
+    X: torch.Tensor  # (n, T, d)
+    y: torch.Tensor  # (n,) observed labels ±1
+    y_clean: torch.Tensor  # (n,) clean labels Y*
+    noisy: torch.Tensor  # (n,) bool, y != y_clean
+    token_type: torch.Tensor  # (T,) RELEVANT / WEAK_ALIGNED / WEAK_OPPOSITE / IRRELEVANT
+    mu_pos: torch.Tensor  # (d,)
+    mu_neg: torch.Tensor  # (d,)
+    nu: torch.Tensor  # (d,)
+    params: dict = field(default_factory=dict)
+
+
+def token_types(T: int, n_relevant: int = 1, n_weak: int = 1) -> torch.Tensor:
+    """The type of each token position (relevant first, then aligned and opposite weak tokens, then irrelevant)."""
+    if n_relevant < 1 or n_weak < 0 or n_relevant + 2 * n_weak > T:
+        raise ParameterError(
+            f"n_relevant = {n_relevant}, n_weak = {n_weak} do not fit T = {T}: "
+            "need n_relevant >= 1, n_weak >= 0 and n_relevant + 2*n_weak <= T"
+        )
+    types = torch.full((T,), IRRELEVANT, dtype=torch.long)
+    types[:n_relevant] = RELEVANT
+    types[n_relevant:n_relevant + n_weak] = WEAK_ALIGNED
+    types[n_relevant + n_weak:n_relevant + 2 * n_weak] = WEAK_OPPOSITE
+    return types
+
+
+def signals(d: int, signal_norm: float, dtype=torch.float64):
+    """μ₊ = ‖μ‖e₁, μ₋ = ‖μ‖e₂ and the head ν = (μ₊ − μ₋)/‖μ₊ − μ₋‖ · 1/‖μ‖ (the authors' scale)."""
+    mu_pos = torch.zeros(d, dtype=dtype)
+    mu_neg = torch.zeros(d, dtype=dtype)
+    mu_pos[0] = signal_norm
+    mu_neg[1] = signal_norm
+    nu = (mu_pos - mu_neg) / torch.linalg.norm(mu_pos - mu_neg) / signal_norm
+    return mu_pos, mu_neg, nu
+
+
+def balanced_labels(n: int) -> torch.Tensor:
+    """First n//2 samples +1, the rest −1, as in the authors' code."""
+    return torch.cat([torch.ones(n // 2), -torch.ones(n - n // 2)]).double()
+
+
+def noise_mask(n: int, noise_ratio: float, label_noise: str = "deterministic", seed: int = 0) -> torch.Tensor:
+    """Which samples get a flipped label.
+
+    deterministic (the authors'): k = ceil(n·η) noisy samples, the first k//2 of each class (so an odd k loses
+    one flip); bernoulli: each sample independently with probability η.
+    """
+    mask = torch.zeros(n, dtype=torch.bool)
+    if label_noise == "deterministic":
+        k = math.ceil(n * noise_ratio)
+        mask[: k // 2] = True
+        mask[n // 2: n // 2 + k // 2] = True
+    elif label_noise == "bernoulli":
+        rng = np.random.default_rng([seed, 2])
+        mask = torch.from_numpy(rng.random(n) < noise_ratio)
+    else:
+        raise ParameterError(f"label_noise = {label_noise!r} is not allowed: use one of {', '.join(LABEL_NOISE)}")
+    return mask
+
+
+def gaussian_noise(n: int, T: int, d: int, seed, sigma: float = 1.0) -> torch.Tensor:
+    """ε ~ N(0, σ²I) for every token, float64, drawn row-major from one numpy stream (prefixes are reproducible)."""
+    return torch.from_numpy(np.random.default_rng(seed).standard_normal((n, T, d))) * sigma
+
+
+def make_data(
+    n: int,
+    d: int,
+    signal_norm: float,
+    *,
+    T: int = 8,
+    rho: float = 0.1,
+    noise_ratio: float = 0.0,
+    seed: int = 0,
+    sigma: float = 1.0,
+    n_relevant: int = 1,
+    n_weak: int = 1,
+    label_noise: str = "deterministic",
+    noise_seed=None,
+) -> TokenData:
+    """Draw a data set of paper 1 (float64 on CPU). `noise_seed` overrides the stream of ε (default: `seed`)."""
+    check_all(n=n, d=d, signal_norm=signal_norm, T=T, rho=rho, noise_ratio=noise_ratio, seed=seed, sigma=sigma)
+    types = token_types(T, n_relevant, n_weak)
+    mu_pos, mu_neg, nu = signals(d, signal_norm)
+    y_clean = balanced_labels(n)
+    noisy = noise_mask(n, noise_ratio, label_noise, seed)
+    y = torch.where(noisy, -y_clean, y_clean)
+
+    X = gaussian_noise(n, T, d, seed if noise_seed is None else noise_seed, sigma)
+    mu_true = torch.where(y_clean[:, None] > 0, mu_pos, mu_neg)  # μ_{Y*}
+    mu_other = torch.where(y_clean[:, None] > 0, mu_neg, mu_pos)  # μ_{−Y*}
+    X[:, types == RELEVANT] += mu_true[:, None]
+    X[:, types == WEAK_ALIGNED] += rho * mu_true[:, None]
+    X[:, types == WEAK_OPPOSITE] += rho * mu_other[:, None]
+    params = dict(n=n, d=d, signal_norm=signal_norm, T=T, rho=rho, noise_ratio=noise_ratio, seed=seed, sigma=sigma,
+                  n_relevant=n_relevant, n_weak=n_weak, label_noise=label_noise, noise_seed=noise_seed)
+    return TokenData(X, y, y_clean, noisy, types, mu_pos, mu_neg, nu, params)
+
+
+def make_train_test(
+    n: int,
+    d: int,
+    signal_norm: float,
+    *,
+    n_test: int = 1000,
+    seed: int = 0,
+    reuse_train_seed: bool = False,
+    **kwargs,
+) -> tuple[TokenData, TokenData]:
+    """A noisy training set and a clean test set.
+
+    The test set draws its noise from its own stream by default. `reuse_train_seed=True` reproduces the authors'
+    quirk: the test set uses the training seed, so its first n/2 inputs are copies of training inputs.
+    """
+    check("n_test", n_test)
+    train = make_data(n, d, signal_norm, seed=seed, **kwargs)
+    test_kwargs = {**kwargs, "noise_ratio": 0.0}
+    test_stream = seed if reuse_train_seed else [seed, 1]
+    test = make_data(n_test, d, signal_norm, seed=seed, noise_seed=test_stream, **test_kwargs)
+    return train, test
+
+
+def init_W(d: int, seed: int) -> torch.Tensor:
+    """W₀ as PyTorch's kaiming_uniform_(a=√5) draws it, U(−1/√d, 1/√d), but seeded (float64, CPU)."""
+    W = torch.empty(d, d, dtype=torch.float64)
+    torch.nn.init.kaiming_uniform_(W, a=math.sqrt(5), generator=torch.Generator().manual_seed(seed))
+    return W

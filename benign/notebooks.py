@@ -1,0 +1,163 @@
+"""The notebooks as runnable programs: their parameters, profiles, validation and headless execution.
+
+A notebook is a jupytext percent file in notebooks/ with one cell tagged `parameters` holding plain literals: its
+defaults are the `book` profile. notebooks/profiles/<name>.yml holds the `smoke` and `paper` overrides.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+from .checks import ParameterError, check
+from .paths import NOTEBOOKS, PROFILES, results_dir
+from .records import write_atomic
+
+PROFILE_NAMES = ("smoke", "book", "paper")
+
+
+def names() -> list[str]:
+    return sorted(p.stem for p in NOTEBOOKS.glob("*.py"))
+
+
+def path(name: str) -> Path:
+    if name not in names():
+        raise ParameterError(f"unknown notebook {name!r}: use one of {', '.join(names())}")
+    return NOTEBOOKS / f"{name}.py"
+
+
+def _parameter_cell(name: str):
+    import jupytext
+
+    nb = jupytext.read(path(name))
+    cells = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if len(cells) != 1:
+        raise RuntimeError(f"{name} must have exactly one cell tagged 'parameters', found {len(cells)}")
+    return nb, cells[0]
+
+
+def defaults(name: str) -> dict:
+    """The notebook's parameters and their default (book) values, read from its `parameters` cell."""
+    _, cell = _parameter_cell(name)
+    params = {}
+    for node in ast.parse(cell.source).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            params[node.targets[0].id] = ast.literal_eval(node.value)
+    return params
+
+
+def title(name: str) -> str:
+    """The first markdown heading of the notebook."""
+    for line in path(name).read_text().splitlines():
+        if line.startswith("# # "):
+            return line[4:].strip()
+    return name
+
+
+def profile(name: str, profile_name: str) -> dict:
+    """The overrides a profile applies to the defaults (`book` applies none)."""
+    if profile_name not in PROFILE_NAMES:
+        raise ParameterError(f"unknown profile {profile_name!r}: use one of {', '.join(PROFILE_NAMES)}")
+    file = PROFILES / f"{name}.yml"
+    overrides = (yaml.safe_load(file.read_text()) or {}) if file.exists() else {}
+    return dict(overrides.get(profile_name) or {})
+
+
+def _describe(default) -> str:
+    return {bool: "True or False", int: "an integer", float: "a number", str: "a string",
+            list: "a list, e.g. [1, 2]"}.get(type(default), type(default).__name__)
+
+
+def coerce(pname: str, raw, default):
+    """A command-line string turned into the type of the parameter's default."""
+    if not isinstance(raw, str):
+        value = raw
+    elif isinstance(default, bool):
+        lowered = raw.lower()
+        if lowered not in ("true", "false", "1", "0"):
+            raise ParameterError(f"{pname} = {raw!r} is not allowed: {pname} must be True or False")
+        value = lowered in ("true", "1")
+    elif isinstance(default, (int, float, list)):
+        try:
+            value = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            value = raw
+    else:
+        value = raw
+    ok = (isinstance(value, type(default)) and not (isinstance(value, bool) and not isinstance(default, bool))) or (
+        isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool))
+    if not ok:
+        raise ParameterError(f"{pname} = {raw!r} is not allowed: {pname} must be {_describe(default)}"
+                             f" (default {default!r})")
+    return float(value) if isinstance(default, float) else value
+
+
+def resolve(name: str, profile_name: str = "book", overrides: dict | None = None) -> dict:
+    """Defaults, then the profile, then `overrides`; every name known, every value of the right type and range."""
+    params = defaults(name)
+    chosen = {**profile(name, profile_name), **(overrides or {})}
+    for pname, raw in chosen.items():
+        if pname not in params:
+            raise ParameterError(f"unknown parameter {pname!r} for {name}: use one of {', '.join(params)}")
+        params[pname] = coerce(pname, raw, params[pname])
+    for pname, value in params.items():
+        check(pname, value)
+    return params
+
+
+def run(name: str, profile_name: str = "book", overrides: dict | None = None, out: str | Path | None = None,
+        kernel: str = "python3") -> Path:
+    """Execute a notebook headless with papermill into `out` (default results/<name>/<profile>/).
+
+    Runs in a temporary folder beside `out` and moves the results in only when the notebook succeeded, so a failed
+    or rejected run leaves `out` as it was. Returns `out`.
+    """
+    import jupytext
+    import papermill
+
+    params = resolve(name, profile_name, overrides)
+    out = Path(out) if out else results_dir(name, profile_name)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    source = work / f".{name}.source.ipynb"
+    jupytext.write(jupytext.read(path(name)), source)
+    started = time.perf_counter()
+    try:
+        papermill.execute_notebook(str(source), str(work / f"{name}.ipynb"),
+                                   parameters={**params, "out_dir": str(work)}, kernel_name=kernel,
+                                   progress_bar=False, cwd=str(NOTEBOOKS))
+    except papermill.PapermillExecutionError as err:
+        if err.ename == "ParameterError":
+            shutil.rmtree(work, ignore_errors=True)
+            raise ParameterError(str(err.evalue)) from None
+        raise RuntimeError(f"{name} failed in cell {err.exec_count}: {err.ename}: {err.evalue} "
+                           f"(executed notebook kept in {work})") from None
+    source.unlink()
+    _finish_record(work, out, profile_name, time.perf_counter() - started)
+    out.mkdir(parents=True, exist_ok=True)
+    for item in work.iterdir():
+        target = out / item.name
+        if target.is_dir() and not item.is_dir():
+            shutil.rmtree(target)
+        os.replace(item, target)
+    work.rmdir()
+    return out
+
+
+def _finish_record(work: Path, out: Path, profile_name: str, wall_s: float) -> None:
+    """Add the profile, the real output folder and the wall time to the metrics.json the notebook wrote."""
+    metrics = work / "metrics.json"
+    if not metrics.exists():
+        raise RuntimeError(f"the notebook wrote no metrics.json into {work}")
+    record = json.loads(metrics.read_text())
+    record["profile"] = profile_name
+    record["wall_s"] = round(wall_s, 2)
+    record.setdefault("parameters", {})["out_dir"] = str(out)
+    write_atomic(metrics, json.dumps(record, indent=2) + "\n")

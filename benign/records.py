@@ -1,0 +1,106 @@
+"""What every run leaves next to its results: metrics, parameters, seeds, versions and device, written atomically."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import subprocess
+import tempfile
+from importlib import metadata
+from pathlib import Path
+
+from . import __version__
+from .paths import ROOT, results_dir
+
+PACKAGES = ("torch", "numpy", "pandas", "matplotlib", "seaborn", "papermill", "jupytext", "jupyter-book")
+
+
+def output_dir(notebook: str, out_dir: str = "") -> Path:
+    """The folder a notebook writes to: `out_dir`, or results/<notebook>/book when it is empty."""
+    path = Path(out_dir) if out_dir else results_dir(notebook, "book")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def environment(device=None) -> dict:
+    """Package versions, Python, platform, the git commit and the compute device of this process."""
+    versions = {"benign": __version__, "python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    env = {"versions": versions, "platform": platform.platform(), "processor": platform.machine(),
+           "cpu_count": os.cpu_count(), "git_commit": _git_commit()}
+    if device is not None:
+        env["device"] = str(device)
+        if str(device).startswith("cuda"):
+            import torch
+
+            env["device_name"] = torch.cuda.get_device_name(torch.device(device))
+    return env
+
+
+def write_atomic(path: Path, data: bytes | str) -> None:
+    """Write a file through a temporary file in the same folder and a rename, so a reader never sees half of it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode() if isinstance(data, str) else data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def save_metrics(out: Path, notebook: str, headline: dict, parameters: dict, device=None, extra: dict | None = None):
+    """metrics.json: headline numbers as flat keys, then the parameters, versions and device."""
+    record = {**{k: _plain(v) for k, v in headline.items()},
+              "notebook": notebook,
+              "parameters": {k: _plain(v) for k, v in parameters.items()},
+              "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+              **environment(device), **(extra or {})}
+    write_atomic(Path(out) / "metrics.json", json.dumps(record, indent=2, sort_keys=False) + "\n")
+    return record
+
+
+def save_figure(fig, out: Path, name: str) -> list[Path]:
+    """Save a matplotlib figure as NAME.png and NAME.pdf in `out`, each atomically."""
+    paths = []
+    for ext in ("png", "pdf"):
+        path = Path(out) / f"{name}.{ext}"
+        fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{name}.", suffix=f".{ext}")
+        os.close(fd)
+        try:
+            fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight")
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        paths.append(path)
+    return paths
+
+
+def _plain(value):
+    """JSON-friendly: numpy / torch scalars and arrays become Python numbers and lists."""
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value

@@ -1,0 +1,297 @@
+"""Exact, fast full-batch gradient descent for paper 1's token-selection model, many runs at once.
+
+The loss depends on (W, p) only through q = W p: the logits of input i are X_i q. With g = ∂L/∂q, the GD step
+W' = W − α g pᵀ, p' = p − α Wᵀ g gives, exactly (K = W Wᵀ),
+    q'    = q − α K g − α ‖p‖² g + α² (q·g) g
+    K'    = K − α (g qᵀ + q gᵀ) + α² ‖p‖² g gᵀ
+    ‖p'‖² = ‖p‖² − 2α (q·g) + α² gᵀ K g.
+g = Bᵀc lies in the span of the m = nT training tokens (rows of B), so q = U a and K Bᵀ = U M with
+U = [Bᵀ, K₀Bᵀ] (d × 2m). Every step is then a few products with the Gram matrices G = B Bᵀ and H = B K₀ Bᵀ
+(m × m): O(m²) per step, independent of d. Only the set-up (K₀Bᵀ) touches d², and test predictions need
+q = U a at the logged steps only. With W frozen (only p trained), q' = q − α K₀ g and M stays at [0; I].
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .checks import ParameterError, check_all
+from .data import TOKEN_TYPES, TokenData, init_W, make_train_test
+
+
+def resolve_device(device: str = "auto") -> torch.device:
+    """cuda → mps → cpu for "auto"; otherwise the named device, with a clear error if it is not available."""
+    check_all(device=device)
+    if device == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            return torch.device("mps")
+        return torch.device("cpu")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise ParameterError(f"device = {device!r} is not available here: use auto or cpu")
+    if device == "mps" and not torch.backends.mps.is_available():
+        raise ParameterError("device = 'mps' is not available here: use auto or cpu")
+    return torch.device(device)
+
+
+def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
+    check_all(dtype=dtype)
+    if dtype == "float64" and device.type == "mps":
+        raise ParameterError("dtype = 'float64' is not supported on mps: use float32")
+    return getattr(torch, dtype)
+
+
+@dataclass
+class Run:
+    """One training run: its training data, test data and W₀."""
+
+    train: TokenData
+    test: TokenData | None
+    W0: torch.Tensor
+    label: str = ""
+
+
+def make_run(d: int, signal_norm: float, *, seed: int = 0, n: int = 20, n_test: int = 1000,
+             reuse_train_seed: bool = False, label: str = "", **data_kwargs) -> Run:
+    """Training set, clean test set and a seeded W₀ for one setting (W₀ uses the same seed through torch)."""
+    train, test = make_train_test(n, d, signal_norm, n_test=n_test, seed=seed, reuse_train_seed=reuse_train_seed,
+                                  **data_kwargs)
+    return Run(train, test, init_W(d, seed), label)
+
+
+def _gram(run: Run, dtype, device):
+    """The one-off d-dependent set-up of a run: Bᵀ, K₀Bᵀ, G = BBᵀ, H = BK₀Bᵀ and h = Xν."""
+    X = run.train.X.to(device, dtype)
+    n, T, d = X.shape
+    B = X.reshape(n * T, d)
+    W0 = run.W0.to(device, dtype)
+    WtBt = W0.T @ B.T  # W₀ᵀBᵀ (d × m)
+    K0Bt = W0 @ WtBt  # K₀Bᵀ = W₀(W₀ᵀBᵀ): the only d² work
+    return dict(Bt=B.T.contiguous(), K0Bt=K0Bt, G=B @ B.T, H=WtBt.T @ WtBt, h=X @ run.train.nu.to(device, dtype))
+
+
+def _outputs(logits: torch.Tensor, h: torch.Tensor):
+    """Softmax scores s (… , T) and outputs f = Σ_t s_t h_t for logits and token values h = Xν of the same shape."""
+    s = torch.softmax(logits, dim=-1)
+    return s, (s * h).sum(-1)
+
+
+def _group_weights(masks: list[torch.Tensor]) -> torch.Tensor:
+    """(R, n, G) averaging weights for G sample groups; an empty group gets NaN weights."""
+    w = torch.stack(masks, dim=-1).double()
+    return w / w.sum(1, keepdim=True)
+
+
+@dataclass
+class Simulation:
+    """The result of `simulate`: tidy tables and the final parameters."""
+
+    history: pd.DataFrame  # one row per run × step
+    scores: pd.DataFrame  # one row per run × step × tracked sample × token
+    final: pd.DataFrame  # one row per run: settings and final metrics
+    q: list  # final q = W p of each run (d,)
+    frak_s: torch.Tensor  # (R, n): Σ_τ 𝔖⁽ⁱ⁾(τ), 𝔖 = (Σ_{t∈R} s_t)(1 − Σ_{t∈R} s_t), over τ = 0 … num_steps−1
+    info: dict = field(default_factory=dict)
+
+
+def simulate(runs: list[Run], *, learning_rate: float, num_steps: int, log_every: int = 10, train_W: bool = True,
+             track=None, dtype: str = "float32", device: str = "auto", progress: bool = False) -> Simulation:
+    """Full-batch GD on (W, p) — or on p alone with `train_W=False` — from p = 0 for every run, batched.
+
+    All runs must share n and T (d may differ). `track` lists the training samples whose full score rows are kept
+    (default: the first clean sample, then the first noisy one if any). Train metrics are kept every step, test metrics every
+    `log_every` steps and at the last step.
+    """
+    check_all(learning_rate=learning_rate, num_steps=num_steps, log_every=log_every)
+    if not runs:
+        raise ParameterError("runs is empty: give at least one Run")
+    n, T = runs[0].train.X.shape[:2]
+    if any(r.train.X.shape[:2] != (n, T) for r in runs):
+        raise ParameterError("runs differ in n or T: batch only runs with the same n and T")
+    dev = resolve_device(device)
+    dt = resolve_dtype(dtype, dev)
+    started = time.perf_counter()
+
+    grams = [_gram(r, dt, dev) for r in runs]
+    G = torch.stack([g["G"] for g in grams])  # (R, m, m)
+    H = torch.stack([g["H"] for g in grams])
+    h = torch.stack([g["h"] for g in grams])  # (R, n, T)
+    y = torch.stack([r.train.y for r in runs]).to(dev, dt)  # (R, n)
+    noisy = torch.stack([r.train.noisy for r in runs]).to(dev)
+    R, m = G.shape[0], n * T
+    alpha = float(learning_rate)
+
+    if track is None:
+        first_clean = int((~noisy[0]).nonzero()[0]) if (~noisy[0]).any() else 0
+        first_noisy = int(noisy[0].nonzero()[0]) if noisy[0].any() else None
+        track = [first_clean] if first_noisy is None else [first_clean, first_noisy]
+    track = [int(i) for i in track]
+    if any(not 0 <= i < n for i in track):
+        raise ParameterError(f"track = {track} is not allowed: sample indices must lie in [0, {n - 1}]")
+
+    a = torch.zeros(R, 2 * m, device=dev, dtype=dt)  # q = U a
+    a_top = a[:, :m]
+    M = torch.zeros(R, 2 * m, m, device=dev, dtype=dt)  # K Bᵀ = U M
+    M[:, m:] = torch.eye(m, device=dev, dtype=dt)
+    M_top = M[:, :m]
+    GH = torch.cat([G, H], dim=-1)  # B U = [BBᵀ, BK₀Bᵀ]
+    pp = torch.zeros(R, device=dev, dtype=dt)  # ‖p‖²
+
+    log_steps = sorted(set(range(0, num_steps + 1, log_every)) | {num_steps})
+    A = torch.empty(len(log_steps), R, 2 * m, device=dev, dtype=dt)  # a at the logged steps
+    scores = torch.empty(num_steps + 1, R, n, T, device=dev, dtype=dt)  # every training score, every step
+
+    steps = range(num_steps + 1)
+    if progress:
+        from tqdm.auto import tqdm
+
+        steps = tqdm(steps, desc="gradient descent", leave=False)
+    k = 0
+    with torch.inference_mode():
+        for step in steps:
+            z = torch.bmm(GH, a[..., None])[..., 0]  # training logits B q
+            s, f = _outputs(z.view(R, n, T), h)
+            scores[step] = s
+            if k < len(log_steps) and log_steps[k] == step:
+                A[k] = a
+                k += 1
+            if step == num_steps:
+                break
+            dLdf = -y * torch.sigmoid(-y * f) / n
+            c = (dLdf[..., None] * s * (h - f[..., None])).reshape(R, m)  # g = Bᵀ c
+            if not train_W:
+                a[:, m:].sub_(c, alpha=alpha)  # q' = q − α K₀ g
+                continue
+            v = torch.bmm(M, c[..., None])[..., 0]  # K g = U v
+            gKg = (c * torch.bmm(GH, v[..., None])[..., 0]).sum(-1)
+            zc = (z * c).sum(-1)  # q·g
+            cG = torch.bmm(G, c[..., None])[..., 0]  # gᵀBᵀ = cᵀ BBᵀ
+            M.baddbmm_(a[..., None], cG[:, None], alpha=-alpha)  # − α q gᵀBᵀ
+            M_top.baddbmm_(c[..., None], (z - alpha * pp[:, None] * cG)[:, None], alpha=-alpha)  # − α g qᵀBᵀ + α²‖p‖² g gᵀBᵀ
+            a.sub_(v, alpha=alpha)  # − α K g
+            a_top.add_(c * (alpha * alpha * zc - alpha * pp)[:, None])  # − α‖p‖² g + α²(q·g) g
+            pp.add_(alpha * alpha * gKg - 2 * alpha * zc)
+
+        test_loss, test_acc, q_final = _evaluate(runs, grams, A, dt, dev)
+        loss, acc, type_means, frak_s = _train_stats(scores, h, y, noisy, runs[0].train.token_type.to(dev))
+    elapsed = time.perf_counter() - started
+    labels = [r.label or f"run{i}" for i, r in enumerate(runs)]
+    history = _history(labels, loss, acc, type_means, log_steps, test_loss, test_acc)
+    tracked = _scores_table(labels, scores[:, :, track], track, noisy)
+    final = _final_table(runs, labels, history, num_steps)
+    info = dict(device=str(dev), dtype=dtype, wall_s=elapsed, learning_rate=alpha, num_steps=num_steps,
+                log_every=log_every, train_W=train_W, track=track)
+    return Simulation(history, tracked, final, q_final, frak_s.cpu(), info)
+
+
+def _train_stats(scores, h, y, noisy, types):
+    """From the scores of every step: train loss and accuracy, mean score per token type for clean and noisy
+    samples, and Σ_τ 𝔖⁽ⁱ⁾(τ) over τ = 0 … num_steps−1."""
+    f = (scores * h).sum(-1)  # (S, R, n)
+    margin = y * f
+    loss = torch.nn.functional.softplus(-margin).mean(-1)
+    acc = (margin > 0).double().mean(-1) if scores.device.type != "mps" else (margin > 0).float().mean(-1)
+    grp = _group_weights([~noisy, noisy]).to(scores.dtype)  # (R, n, 2): clean, noisy
+    typ = torch.stack([(types == k) for k in range(len(TOKEN_TYPES))], -1).to(scores.dtype)
+    typ = typ / typ.sum(0, keepdim=True)  # (T, 4), NaN for an absent type
+    type_means = torch.einsum("srnt,rng,tk->srgk", scores, grp, typ)
+    s_rel = (scores[:-1] * (types == 0).to(scores.dtype)).sum(-1)
+    frak_s = (s_rel * (1 - s_rel)).sum(0)
+    return loss, acc, type_means, frak_s
+
+
+def _evaluate(runs, grams, A, dt, dev):
+    """Test loss and accuracy at the logged steps (q = U a there), and the final q of each run."""
+    L = A.shape[0]
+    test_loss = torch.full((L, len(runs)), float("nan"), dtype=torch.float64)
+    test_acc = test_loss.clone()
+    q_final = []
+    m = grams[0]["G"].shape[0]
+    for r, (run, gr) in enumerate(zip(runs, grams)):
+        Q = gr["Bt"] @ A[:, r, :m].T + gr["K0Bt"] @ A[:, r, m:].T  # (d, L): q at each logged step
+        q_final.append(Q[:, -1].cpu())
+        if run.test is None:
+            continue
+        Xt = run.test.X.to(dev, dt)
+        logits = torch.einsum("ntd,dl->lnt", Xt, Q)
+        _, f = _outputs(logits, (Xt @ run.test.nu.to(dev, dt))[None])
+        margin = run.test.y.to(dev, dt) * f
+        test_loss[:, r] = torch.nn.functional.softplus(-margin).mean(-1).double().cpu()
+        test_acc[:, r] = (margin > 0).double().mean(-1).cpu()
+    return test_loss, test_acc, q_final
+
+
+def _history(labels, loss, acc, type_means, log_steps, test_loss, test_acc) -> pd.DataFrame:
+    S, R = loss.shape
+    steps = np.arange(S)
+    cols = {"run": np.repeat(np.array(labels, dtype=object)[None], S, 0).ravel(),
+            "step": np.repeat(steps, R),
+            "train_loss": loss.double().cpu().numpy().ravel(),
+            "train_acc": acc.double().cpu().numpy().ravel()}
+    for li, logged in enumerate((test_loss, test_acc)):
+        full = np.full((S, R), np.nan)
+        full[log_steps] = logged.numpy()
+        cols[("test_loss", "test_acc")[li]] = full.ravel()
+    tm = type_means.double().cpu().numpy()
+    for g, group in enumerate(("clean", "noisy")):
+        for t, name in enumerate(TOKEN_TYPES):
+            cols[f"score_{group}_{name}"] = tm[:, :, g, t].ravel()
+    return pd.DataFrame(cols)
+
+
+def _scores_table(labels, tracked, track, noisy) -> pd.DataFrame:
+    S, R, K, T = tracked.shape
+    idx = np.indices((S, R, K, T)).reshape(4, -1)
+    noisy = noisy.cpu().numpy()
+    return pd.DataFrame({
+        "run": np.array(labels, dtype=object)[idx[1]],
+        "step": idx[0],
+        "sample": np.array(track)[idx[2]],
+        "noisy": noisy[idx[1], np.array(track)[idx[2]]],
+        "token": idx[3],
+        "score": tracked.double().cpu().numpy().ravel(),
+    })
+
+
+def _final_table(runs, labels, history, num_steps) -> pd.DataFrame:
+    last = history[history.step == num_steps].set_index("run")
+    rows = []
+    for run, label in zip(runs, labels):
+        p = run.train.params
+        rows.append({"run": label, "d": p["d"], "signal_norm": p["signal_norm"], "n": p["n"], "T": p["T"],
+                     "rho": p["rho"], "noise_ratio": p["noise_ratio"], "seed": p["seed"],
+                     **last.loc[label, ["train_loss", "train_acc", "test_loss", "test_acc"]].to_dict()})
+    return pd.DataFrame(rows)
+
+
+def handbuilt_p(train: TokenData, c: float) -> torch.Tensor:
+    """Figure 1's hand-built query p = μ₊ + μ₋ + c Σᵢ ξᵢ, where ξᵢ is the noise of the relevant token of a clean
+    sample and of the opposite weakly relevant token (which carries ρμ_{Y}) of a noisy one; used with W = I."""
+    check_all(c=c)
+    types = train.token_type
+    relevant = int((types == 0).nonzero()[0])
+    opposite = (types == 2).nonzero()
+    if len(opposite) == 0:
+        raise ParameterError("Figure 1 needs an opposite weakly relevant token: use n_weak >= 1")
+    chosen = torch.where(train.noisy, int(opposite[0]), relevant)
+    X = train.X[torch.arange(len(chosen)), chosen]  # the chosen token of every sample
+    mu = torch.where(train.y_clean[:, None] > 0, train.mu_pos, train.mu_neg)
+    signal_part = torch.where(train.noisy[:, None], train.params["rho"] * -mu, mu)
+    xi = X - signal_part  # its noise ξᵢ (the opposite token carries ρ μ_{−Y*})
+    return train.mu_pos + train.mu_neg + c * xi.sum(0)
+
+
+def attend(data: TokenData, q: torch.Tensor) -> dict:
+    """Scores, outputs, accuracy against the observed labels and the argmax-attended token for a fixed q = W p."""
+    X = data.X.to(q.dtype)
+    s, f = _outputs(X @ q, X @ data.nu.to(q.dtype))
+    chosen = s.argmax(-1)
+    token = X[torch.arange(len(chosen)), chosen]
+    return {"scores": s, "f": f, "acc": float((data.y * f > 0).double().mean()), "argmax": chosen,
+            "coords": torch.stack([token @ data.mu_neg, token @ data.mu_pos], -1) / data.params["signal_norm"]}

@@ -1,0 +1,113 @@
+"""The command line as a user meets it: list, smoke runs of every notebook, plain papermill, and bad input."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benign import notebooks
+from benign.checks import ParameterError
+
+BIN = Path(sys.executable).parent
+
+REQUIRED_KEYS = {
+    "fig3_dynamics": [f"{s}_{k}" for s in ("balanced", "large_noise", "large_signal")
+                      for k in ("train_acc", "test_acc", "train_loss", "test_loss")],
+    "fig1_token_selection": [f"{r}_{s}_acc" for r in ("harmful", "benign", "not_overfitting") for s in ("train", "test")],
+}
+
+
+def run(cli, *args):
+    return subprocess.run([cli, *args], capture_output=True, text=True, timeout=900)
+
+
+def test_list_shows_every_notebook_with_parameters(benign_cli):
+    done = run(benign_cli, "list")
+    assert done.returncode == 0, done.stderr
+    for name in notebooks.names():
+        assert name in done.stdout
+    assert "num_steps=1000" in done.stdout and "noise_ratio=0.2" in done.stdout
+
+
+@pytest.mark.parametrize("name", notebooks.names())
+def test_every_notebook_runs_with_the_smoke_profile(benign_cli, name, tmp_path):
+    out = tmp_path / "out"
+    done = run(benign_cli, "run", name, "--profile", "smoke", "--out", str(out))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (out / f"{name}.ipynb").exists()
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["profile"] == "smoke" and metrics["notebook"] == name
+    assert metrics["parameters"]["out_dir"] == str(out)
+    assert metrics["versions"]["torch"] and metrics["device"]
+    for key in REQUIRED_KEYS.get(name, []):
+        assert isinstance(metrics[key], float), key
+    assert list(out.glob("*.png")) and len(list(out.glob("*.png"))) == len(list(out.glob("*.pdf")))
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary folder left behind
+
+
+def test_run_applies_parameters_and_default_output_folder(benign_cli, tmp_path):
+    out = tmp_path / "seed7"
+    done = run(benign_cli, "run", "fig3_dynamics", "--profile", "smoke", "-p", "seed", "7", "-p", "num_steps", "30",
+               "--out", str(out))
+    assert done.returncode == 0, done.stderr[-3000:]
+    params = json.loads((out / "metrics.json").read_text())["parameters"]
+    assert params["seed"] == 7 and params["num_steps"] == 30 and params["d_balanced"] == 200
+
+
+def test_plain_papermill_runs_the_converted_notebook(tmp_path):
+    source = tmp_path / "fig1.ipynb"
+    subprocess.run([BIN / "jupytext", "--to", "ipynb", "notebooks/fig1_token_selection.py", "-o", source],
+                   check=True, capture_output=True)
+    out = tmp_path / "pm"
+    done = subprocess.run([BIN / "papermill", source, tmp_path / "executed.ipynb", "-p", "d", "300", "-p", "n", "20",
+                           "-p", "n_test", "20", "-p", "out_dir", str(out), "--kernel", "python3"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads((out / "metrics.json").read_text())["parameters"]["d"] == 300
+
+
+BAD = [
+    (["run", "fig3_dynamics", "-p", "noise_ratio", "1.5"], "noise_ratio = 1.5 is not allowed"),
+    (["run", "fig3_dynamics", "-p", "d_balanced", "0"], "d_balanced = 0 is not allowed: d_balanced must be an integer"),
+    (["run", "fig3_dynamics", "-p", "num_steps", "abc"], "num_steps = 'abc' is not allowed: num_steps must be an int"),
+    (["run", "fig3_dynamics", "-p", "learning_rate", "fast"], "learning_rate must be a number"),
+    (["run", "fig3_dynamics", "-p", "num_steps", "2.5"], "num_steps must be an integer"),
+    (["run", "fig3_dynamics", "-p", "progress", "maybe"], "progress must be True or False"),
+    (["run", "fig3_dynamics", "-p", "device", "tpu"], "device must be one of auto"),
+    (["run", "fig3_dynamics", "-p", "sead", "7"], "unknown parameter 'sead' for fig3_dynamics: use one of seed,"),
+    (["run", "fig9_nothing"], "unknown notebook 'fig9_nothing': use one of"),
+    (["run", "fig3_dynamics", "--profile", "huge"], "unknown profile 'huge': use one of smoke, book, paper"),
+    (["run", "fig3_dynamics", "-p", "seed"], "expected 2 arguments"),
+    (["run", "fig3_dynamics", "-p", "seed", "1", "-p", "seed", "2"], "parameter 'seed' given twice"),
+    (["launch"], "invalid choice"),
+]
+
+
+@pytest.mark.parametrize("args,message", BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_bad_input_is_one_line_exit_2_and_leaves_out_untouched(benign_cli, tmp_path, args, message):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "metrics.json").write_text("earlier results\n")
+    done = run(benign_cli, *args, "--out", str(out)) if args[0] == "run" and len(args) > 1 else run(benign_cli, *args)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert message in lines[0] and "Traceback" not in done.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["out"] and (out / "metrics.json").read_text() == "earlier results\n"
+
+
+def test_resolve_merges_defaults_profile_and_overrides():
+    params = notebooks.resolve("fig3_dynamics", "smoke", {"seed": "3"})
+    assert params["seed"] == 3 and params["num_steps"] == 60 and params["learning_rate"] == 0.005
+    assert notebooks.resolve("fig3_dynamics", "book")["num_steps"] == 1000
+    assert notebooks.resolve("fig3_dynamics", "book", {"learning_rate": "1"})["learning_rate"] == 1.0
+    with pytest.raises(ParameterError, match="unknown profile"):
+        notebooks.resolve("fig3_dynamics", "Book")
+
+
+def test_module_entry_point_matches_console_script():
+    done = subprocess.run([sys.executable, "-m", "benign.cli", "run", "fig3_dynamics", "-p", "n", "1"],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "n = 1 is not allowed: n must be an integer >= 2" in done.stderr
