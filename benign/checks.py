@@ -45,6 +45,8 @@ DTYPES = ("float32", "float64")
 RULES = {
     "n": _int_at_least(2),
     "n_test": _int_at_least(1),
+    "n_relevant": _int_at_least(1),
+    "n_weak": _int_at_least(0),
     "T": _int_at_least(3),
     "d": _int_at_least(3),
     "seed": _int_at_least(0),
@@ -60,17 +62,49 @@ RULES = {
     "device": ((lambda x: isinstance(x, str) and (x in DEVICES or x.startswith("cuda:"))),
                "one of auto, cpu, cuda, cuda:N, mps"),
     "dtype": ((lambda x: x in DTYPES), "float32 or float64"),
+    "W_init": ((lambda x: x in ("kaiming", "identity")), "kaiming or identity"),
+    "train_W": ((lambda x: isinstance(x, bool)), "True or False"),
     "progress": ((lambda x: isinstance(x, bool)), "True or False"),
     "authors_test_seed": ((lambda x: isinstance(x, bool)), "True or False"),
+    "reuse_train_seed": ((lambda x: isinstance(x, bool)), "True or False"),
     "label_noise": ((lambda x: x in ("deterministic", "bernoulli")), "deterministic or bernoulli"),
     "out_dir": ((lambda x: isinstance(x, str)), "a folder path (empty: results/<notebook>/<profile>)"),
+    "use_cache": ((lambda x: isinstance(x, bool)), "True or False"),
+    "signal_norm_values": ((lambda x: isinstance(x, list) and len(x) > 0 and all(_is_real(v) and v > 0 for v in x)),
+                           "a non-empty list of positive numbers"),
+    # real-data fine-tuning (Table 2, Figures 8/9)
+    "datasets": ((lambda x: isinstance(x, list) and len(x) > 0 and all(isinstance(v, str) and v for v in x)),
+                 "a non-empty list of data set names or folders, e.g. [rotten_tomatoes, mnist_5k]"),
+    "text_backbone": ((lambda x: isinstance(x, str) and x != ""), "a backbone name, hub id or local folder"),
+    "image_backbone": ((lambda x: isinstance(x, str) and x != ""), "a backbone name, hub id or local folder"),
+    "noise_ratios": ((lambda x: isinstance(x, list) and len(x) > 0 and all(_is_real(v) and 0 <= v < 1 for v in x)),
+                     "a non-empty list of numbers in [0, 1)"),
+    "sample_sizes": ((lambda x: isinstance(x, list) and len(x) > 0 and all(_is_int(v) and v >= 1 for v in x)),
+                     "a non-empty list of integers >= 1"),
+    "seeds": ((lambda x: isinstance(x, list) and len(x) > 0 and all(_is_int(v) and v >= 0 for v in x)
+               and len(set(x)) == len(x)), "a non-empty list of distinct integers >= 0"),
+    "num_epochs": _int_at_least(1),
+    "pretrain_num_epochs": _int_at_least(1),
+    "pretrain_size": _int_at_least(0),
+    "max_test": _int_at_least(0),
+    "batch_size": _int_at_least(1),
+    "optimizer": ((lambda x: x in ("adamw", "sgd")), "adamw or sgd"),
+    "add_special_tokens": ((lambda x: isinstance(x, bool)), "True or False"),
+    "vit_pretrain_epochs": _int_at_least(1),
+    "vit_pretrain_samples": ((lambda x: _is_int(x) and 100 <= x <= 60000), "an integer in [100, 60000]"),
 }
+
+
+GRID_RULE = ((lambda x: isinstance(x, list) and len(x) == 3 and all(_is_real(v) for v in x)
+              and x[0] <= x[1] and x[2] > 0), "[start, stop, step] with start <= stop and step > 0")
 
 
 def rule_for(name: str):
     """The (predicate, description) pair governing `name`, or None if the name has no rule."""
     if name in RULES:
         return RULES[name]
+    if name.endswith("_grid"):
+        return GRID_RULE
     stem = name.rsplit("_", 1)[0]
     while stem:
         if stem in RULES:
@@ -94,3 +128,26 @@ def check_all(**params):
     for name, value in params.items():
         check(name, value)
     return params
+
+
+# Paper 2 (Magen et al.): label-flip probability, per-step step sizes and the (n, ρ) values of the SNR map.
+def _list_of(rule):
+    ok, description = rule
+    return (lambda x: isinstance(x, list) and len(x) > 0 and all(ok(e) for e in x)), \
+        f"a non-empty list, each {description}"
+
+
+RULES.update({
+    "eta": _real(0.0, 0.5, hi_open=True),
+    "beta": _list_of(_real(0.0, lo_open=True)),  # β₁, β₂, … one step size per GD step
+    "n_values": _list_of(_int_at_least(2)),
+    "rho_values": _list_of(_real(0.0)),
+    "num_seeds": _int_at_least(1),
+    "min_test_acc": _real(0.0, 1.0),
+})
+
+# The one-layer encoder (paper 1's appendix, Figures 6 and 7).
+RULES.update({
+    "hidden": _int_at_least(1),  # MLP hidden size
+    "skip": ((lambda x: isinstance(x, bool)), "True or False"),  # residual connections
+})

@@ -63,6 +63,19 @@ def signals(d: int, signal_norm: float, dtype=torch.float64):
     return mu_pos, mu_neg, nu
 
 
+def signal_pattern(y_clean: torch.Tensor, types: torch.Tensor, rho: float) -> torch.Tensor:
+    """(n, T, 2) coefficients of the signal on (e₁, e₂): X = ε + ‖μ‖ (P[..., 0] e₁ + P[..., 1] e₂), i.e.
+    μ_{Y*} on relevant tokens, ρ μ_{Y*} on aligned and ρ μ_{−Y*} on opposite weakly relevant tokens."""
+    scale = torch.zeros(len(types), dtype=torch.float64)
+    scale[types == RELEVANT] = 1.0
+    scale[(types == WEAK_ALIGNED) | (types == WEAK_OPPOSITE)] = rho
+    true_axis = (y_clean < 0).long()[:, None].expand(-1, len(types))  # μ₊ on e₁, μ₋ on e₂
+    axis = torch.where(types == WEAK_OPPOSITE, 1 - true_axis, true_axis)
+    P = torch.zeros(len(y_clean), len(types), 2, dtype=torch.float64)
+    P.scatter_(2, axis[..., None], scale.expand(len(y_clean), -1)[..., None].clone())
+    return P
+
+
 def balanced_labels(n: int) -> torch.Tensor:
     """First n//2 samples +1, the rest −1, as in the authors' code."""
     return torch.cat([torch.ones(n // 2), -torch.ones(n - n // 2)]).double()
@@ -116,11 +129,7 @@ def make_data(
     y = torch.where(noisy, -y_clean, y_clean)
 
     X = gaussian_noise(n, T, d, seed if noise_seed is None else noise_seed, sigma)
-    mu_true = torch.where(y_clean[:, None] > 0, mu_pos, mu_neg)  # μ_{Y*}
-    mu_other = torch.where(y_clean[:, None] > 0, mu_neg, mu_pos)  # μ_{−Y*}
-    X[:, types == RELEVANT] += mu_true[:, None]
-    X[:, types == WEAK_ALIGNED] += rho * mu_true[:, None]
-    X[:, types == WEAK_OPPOSITE] += rho * mu_other[:, None]
+    X[..., :2] += signal_norm * signal_pattern(y_clean, types, rho)
     params = dict(n=n, d=d, signal_norm=signal_norm, T=T, rho=rho, noise_ratio=noise_ratio, seed=seed, sigma=sigma,
                   n_relevant=n_relevant, n_weak=n_weak, label_noise=label_noise, noise_seed=noise_seed)
     return TokenData(X, y, y_clean, noisy, types, mu_pos, mu_neg, nu, params)

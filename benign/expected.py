@@ -42,6 +42,26 @@ PAPER = {
                  "setting unverified; a summary says 0.9"),
         Expected("large_signal_test_acc", "large signal (1000, 80): test accuracy", 1.0, 0.01),
     ],
+    "fig5_heatmap": [
+        Expected("balanced_train_acc", "cell (2000, 20): train accuracy", 1.0, 0.0),
+        Expected("balanced_test_acc", "cell (2000, 20): test accuracy", 0.996, 0.02),
+        Expected("large_noise_train_acc", "cell (4500, 5): train accuracy", 1.0, 0.0),
+        Expected("large_noise_test_acc", "cell (4500, 5): test accuracy", 0.867, 0.05),
+        Expected("large_signal_test_acc", "cell (1000, 80): test accuracy", 1.0, 0.01),
+    ],
+    "conditions_heatmap": [
+        Expected("eq9_share_holds", "Eq. 9 (clean 𝔖 > noisy 𝔖): share of grid cells where it holds", 1.0, 0.0),
+        Expected("eq10_min_ratio", "Eq. 10 class ratio: smallest over the grid", 0.5, 0.3, "read off the plot (≈)"),
+        Expected("eq10_max_ratio", "Eq. 10 class ratio: largest over the grid", 2.5, 1.0, "read off the plot (≈)"),
+    ],
+    "eta_sweep": [
+        Expected("largest_eta_ratio_above_1", "largest η with Eq. 9 ratio > 1", 0.6, 0.05),
+        Expected("min_test_acc_ratio_above_1", "smallest test accuracy while the ratio is > 1", 0.986, 0.02),
+        Expected("eta_0.65_frak_ratio", "η = 0.65: Eq. 9 ratio", 0.78, 0.3),
+        Expected("eta_0.65_test_acc", "η = 0.65: test accuracy", 0.579, 0.1),
+        Expected("eta_0.70_frak_ratio", "η = 0.70: Eq. 9 ratio", 0.50, 0.25),
+        Expected("eta_0.70_test_acc", "η = 0.70: test accuracy", 0.505, 0.1),
+    ],
 }
 
 
@@ -50,7 +70,98 @@ def compare(notebook: str, metrics: dict) -> pd.DataFrame:
     rows = []
     for e in PAPER[notebook]:
         here = metrics.get(e.key)
+        if here is None and e.key not in metrics:
+            continue  # not computed at this profile (a smaller grid, say)
         match = None if here is None else bool(abs(here - e.paper) <= e.tolerance + 1e-12)
         rows.append({"quantity": e.quantity, "paper": e.paper, "here": here, "tolerance": e.tolerance,
                      "match": match, "note": e.note})
     return pd.DataFrame(rows)
+
+
+# Paper 2 (Magen et al.): the paper's own numbers for these experiments were not recovered (paper-facts.md), so
+# "paper" holds what its theory claims, or what follows from the seed notebook's setting; `note` says which.
+THEORY = "not a number from the paper: its theorem's claim"
+PAPER["paper2_two_steps"] = [
+    Expected("benign_steps_train_acc", "β = (0.01, 1): train accuracy", 1.0, 0.0, f"{THEORY} (interpolation)"),
+    Expected("benign_steps_test_acc", "β = (0.01, 1): test accuracy (clean labels)", 1.0, 0.01,
+             f"{THEORY} (near-optimal test error)"),
+    Expected("benign_steps_clean_signal_attention", "β = (0.01, 1): clean inputs' weight on the signal", 1.0, 0.05,
+             f"{THEORY} (clean inputs attend to the signal)"),
+    Expected("benign_steps_noisy_signal_attention", "β = (0.01, 1): noisy inputs' weight on the signal", 0.0, 0.05,
+             f"{THEORY} (noisy inputs attend to their noise)"),
+    Expected("seed_steps_train_acc", "β = (0.01, 0.01), the seed's: train accuracy", 0.95, 0.03,
+             "1 − η: the flipped labels stay unfitted (issue 6); ± the binomial spread of the flips"),
+    Expected("seed_steps_test_acc", "β = (0.01, 0.01), the seed's: test accuracy", 1.0, 0.01,
+             "no overfitting, still generalizes (issue 6)"),
+    Expected("harmful_steps_train_acc", "β = (0.5, 1): train accuracy", 1.0, 0.0, "fits every label (issue 6)"),
+    Expected("harmful_steps_test_acc", "β = (0.5, 1): test accuracy", 0.5, 0.1,
+             "chance: every input attends to its noise token (issue 6)"),
+]
+PAPER["paper2_snr_heatmap"] = [
+    Expected("edge_sqrt_n_snr_spread", "√n·SNR where benign starts: max / min over n", 1.0, 0.42,
+             f"{THEORY} (boundary SNR ≍ 1/√n, so √n·SNR there is the same for every n); "
+             "tolerance: one √2 step of the ρ grid"),
+    Expected("edge_sqrt_n_snr_mean", "√n·SNR where benign starts: mean over n", 1.49, 0.5,
+             "√(2/(1 − 2η)) at η = 0.05, our first-step reading (paper2.first_step_threshold); the theorem "
+             "gives only the order"),
+    Expected("below_boundary_test_acc", "mean test accuracy where SNR < 1/√n", 0.5, 0.25,
+             "the theory's harmful side (proved for min-norm/max-margin interpolators, tight for two tokens): far "
+             "from 1, near chance"),
+]
+
+
+# Table 2 / 6 of the paper (real data): base accuracy (%) and, per (η, n), (train loss, test accuracy %, its std or
+# None where the paper gives none). Protocol: paper-facts.md "Real-data protocol".
+TABLE2 = {
+    "mnist": (95.03, {(0.0, 20): (0.00, 90.8, 1.5), (0.0, 200): (0.00, 91.8, 0.1), (0.0, 1000): (0.00, 93.9, 0.1),
+                      (0.2, 20): (0.00, 84.0, 7.2), (0.2, 200): (0.04, 87.3, 1.2), (0.2, 1000): (0.14, 88.4, 0.1)}),
+    "cifar10": (96.19, {(0.0, 20): (0.00, 96.0, None), (0.0, 200): (0.00, 95.9, None), (0.0, 1000): (0.00, 96.3, None),
+                        (0.2, 20): (0.18, 95.5, 0.4), (0.2, 200): (0.18, 94.3, 0.3), (0.2, 1000): (0.33, 93.2, 0.1)}),
+    "stl10": (99.49, {(0.0, 20): (0.00, 99.5, None), (0.0, 200): (0.00, 99.4, None), (0.0, 1000): (0.00, 99.4, None),
+                      (0.2, 20): (0.08, 98.3, 1.2), (0.2, 200): (0.24, 98.5, 0.3), (0.2, 1000): (0.37, 98.3, 0.2)}),
+    "pneumoniamnist": (83.33, {(0.0, 20): (0.00, 80.4, 3.1), (0.0, 200): (0.00, 79.0, 2.0),
+                               (0.0, 1000): (0.00, 81.5, 0.9), (0.2, 20): (0.03, 79.2, 7.0),
+                               (0.2, 200): (0.02, 81.2, 2.2), (0.2, 1000): (0.07, 82.5, 0.7)}),
+    "breastmnist": (77.14, {(0.0, 20): (0.08, 74.4, 1.4), (0.0, 200): (0.12, 78.4, 1.1),
+                            (0.2, 20): (0.12, 74.8, 2.0), (0.2, 200): (0.17, 76.3, 2.3)}),
+    "sst2": (71.94, {(0.0, 20): (0.00, 74.2, 1.1), (0.0, 200): (0.02, 71.9, 1.0), (0.0, 1000): (0.05, 69.6, 1.8),
+                     (0.2, 20): (0.10, 72.9, 2.2), (0.2, 200): (0.08, 69.0, 1.2), (0.2, 1000): (0.11, 66.3, 1.5)}),
+    "agnews": (83.05, {(0.0, 20): (0.00, 84.0, 0.3), (0.0, 200): (0.00, 85.9, 0.5), (0.0, 1000): (0.00, 85.5, 0.3),
+                       (0.2, 20): (0.00, 82.5, 0.7), (0.2, 200): (0.00, 77.8, 0.6), (0.2, 1000): (0.00, 69.6, 1.1)}),
+    "trec": (82.87, {(0.0, 20): (0.00, 81.4, 0.3), (0.0, 200): (0.00, 78.7, 0.5), (0.0, 1000): (0.00, 82.8, 0.4),
+                     (0.2, 20): (0.24, 79.2, 2.4), (0.2, 200): (0.11, 73.3, 0.8), (0.2, 1000): (0.12, 69.1, 1.7)}),
+}
+# The offline substitutes and the paper row nearest to each (a different model and data: a rough guide only).
+TABLE2_NEAREST = {"rotten_tomatoes": "sst2", "mnist_5k": "mnist"}
+
+
+def table2_key(dataset: str, noise_ratio: float, n: int, quantity: str) -> str:
+    """The metrics.json key of one Table-2 cell, e.g. mnist_noise0.2_n200_test_acc."""
+    return f"{dataset}_noise{noise_ratio:g}_n{n}_{quantity}"
+
+
+def _table2_entries() -> list[Expected]:
+    rows = [(ds, ds, "") for ds in TABLE2]
+    rows += [(ours, paper, f"nearest paper row: {paper} (a different backbone and data set, a rough guide only)")
+             for ours, paper in TABLE2_NEAREST.items()]
+    out = []
+    for ours, paper, note in rows:
+        wide = bool(note)
+        base, cells = TABLE2[paper]
+        out.append(Expected(f"{ours}_base_acc", f"{ours}: base accuracy (phase 1)", base / 100, 0.10 if wide else 0.02,
+                            note))
+        for (eta, n), (loss, acc, std) in cells.items():
+            tol_acc = 0.10 if wide else max(0.02, 2 * (std or 0) / 100)
+            out.append(Expected(table2_key(ours, eta, n, "train_loss"), f"{ours}, η={eta:g}, n={n}: train loss", loss,
+                                0.10 if wide else 0.05, note))
+            out.append(Expected(table2_key(ours, eta, n, "test_acc"), f"{ours}, η={eta:g}, n={n}: test accuracy",
+                                acc / 100, tol_acc, note))
+    return out
+
+
+PAPER["table2_finetune"] = _table2_entries()
+PAPER["fig8_finetune_attention"] = [
+    Expected("max_attention_rises", "every curve ends above its first epoch (1 = yes)", 1.0, 0.0,
+             "qualitative reading of Figures 8/9 (token selection sharpens while fitting); values not recorded "
+             "(unverified)"),
+]

@@ -23,6 +23,14 @@ from .records import write_atomic
 PROFILE_NAMES = ("smoke", "book", "paper")
 
 
+class NotebookFailed(RuntimeError):
+    """A notebook raised while it ran; `executed` is the executed copy, outputs and traceback included."""
+
+    def __init__(self, message: str, executed: Path):
+        super().__init__(message)
+        self.executed = executed
+
+
 def names() -> list[str]:
     return sorted(p.stem for p in NOTEBOOKS.glob("*.py"))
 
@@ -51,6 +59,11 @@ def defaults(name: str) -> dict:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             params[node.targets[0].id] = ast.literal_eval(node.value)
     return params
+
+
+def current(name: str, namespace: dict) -> dict:
+    """The values a running notebook holds for its parameters (out_dir aside): call with `globals()`."""
+    return {k: namespace[k] for k in defaults(name) if k != "out_dir"}
 
 
 def title(name: str) -> str:
@@ -137,8 +150,8 @@ def run(name: str, profile_name: str = "book", overrides: dict | None = None, ou
         if err.ename == "ParameterError":
             shutil.rmtree(work, ignore_errors=True)
             raise ParameterError(str(err.evalue)) from None
-        raise RuntimeError(f"{name} failed in cell {err.exec_count}: {err.ename}: {err.evalue} "
-                           f"(executed notebook kept in {work})") from None
+        raise NotebookFailed(f"{name} failed in cell {err.exec_count}: {err.ename}: {err.evalue} "
+                             f"(executed notebook kept in {work})", work / f"{name}.ipynb") from None
     source.unlink()
     _finish_record(work, out, profile_name, time.perf_counter() - started)
     out.mkdir(parents=True, exist_ok=True)

@@ -6,9 +6,17 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 PROFILES = NOTEBOOKS / "profiles"
 RESULTS = ROOT / "results"
+SWEEP_CACHE = RESULTS / ".cache" / "sweeps"  # finished sweep chunks, keyed by parameters and version
 BOOK_BUILD = ROOT / "_build"
 
 
 def results_dir(notebook: str, profile: str = "book") -> Path:
     """Where a notebook's outputs go when no --out is given: results/<notebook>/<profile>/."""
     return RESULTS / notebook / profile
+
+
+def cache_dir() -> Path:
+    """Git-ignored cache of made assets and finished runs: $BENIGN_CACHE, or .cache/ in the repository."""
+    import os
+
+    return Path(os.environ.get("BENIGN_CACHE") or ROOT / ".cache")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 import os
 import platform
 import subprocess
@@ -73,7 +74,7 @@ def save_metrics(out: Path, notebook: str, headline: dict, parameters: dict, dev
               "parameters": {k: _plain(v) for k, v in parameters.items()},
               "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
               **environment(device), **(extra or {})}
-    write_atomic(Path(out) / "metrics.json", json.dumps(record, indent=2, sort_keys=False) + "\n")
+    write_atomic(Path(out) / "metrics.json", json.dumps(record, indent=2, allow_nan=False) + "\n")
     return record
 
 
@@ -96,11 +97,13 @@ def save_figure(fig, out: Path, name: str) -> list[Path]:
 
 
 def _plain(value):
-    """JSON-friendly: numpy / torch scalars and arrays become Python numbers and lists."""
+    """JSON-friendly: numpy / torch scalars and arrays become Python numbers and lists; NaN and ±inf become null."""
     if hasattr(value, "tolist"):
-        return value.tolist()
+        return _plain(value.tolist())
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     return value

@@ -20,8 +20,10 @@ import numpy as np
 import pandas as pd
 import torch
 
+from . import sweep
 from .checks import ParameterError, check_all
-from .data import TOKEN_TYPES, TokenData, init_W, make_train_test
+from .data import (TOKEN_TYPES, TokenData, balanced_labels, gaussian_noise, init_W, make_train_test, noise_mask,
+                   signal_pattern, token_types)
 
 
 def resolve_device(device: str = "auto") -> torch.device:
@@ -49,20 +51,22 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
 
 @dataclass
 class Run:
-    """One training run: its training data, test data and W₀."""
+    """One training run: its training data, test data and W₀ (None: W₀ = I)."""
 
     train: TokenData
     test: TokenData | None
-    W0: torch.Tensor
+    W0: torch.Tensor | None
     label: str = ""
 
 
 def make_run(d: int, signal_norm: float, *, seed: int = 0, n: int = 20, n_test: int = 1000,
-             reuse_train_seed: bool = False, label: str = "", **data_kwargs) -> Run:
-    """Training set, clean test set and a seeded W₀ for one setting (W₀ uses the same seed through torch)."""
+             reuse_train_seed: bool = False, W_init: str = "kaiming", label: str = "", **data_kwargs) -> Run:
+    """Training set, clean test set and W₀ for one setting: `kaiming` draws W₀ with the same seed (through torch),
+    `identity` fixes W₀ = I (the authors' p-only experiments have no W)."""
+    check_all(W_init=W_init)
     train, test = make_train_test(n, d, signal_norm, n_test=n_test, seed=seed, reuse_train_seed=reuse_train_seed,
                                   **data_kwargs)
-    return Run(train, test, init_W(d, seed), label)
+    return Run(train, test, init_W(d, seed) if W_init == "kaiming" else None, label)
 
 
 def _gram(run: Run, dtype, device):
@@ -70,10 +74,18 @@ def _gram(run: Run, dtype, device):
     X = run.train.X.to(device, dtype)
     n, T, d = X.shape
     B = X.reshape(n * T, d)
+    G, h = B @ B.T, X @ run.train.nu.to(device, dtype)
+    if run.W0 is None:  # W₀ = I: K₀Bᵀ = Bᵀ, H = G
+        return dict(Bt=B.T, K0Bt=B.T, G=G, H=G, h=h)
     W0 = run.W0.to(device, dtype)
     WtBt = W0.T @ B.T  # W₀ᵀBᵀ (d × m)
     K0Bt = W0 @ WtBt  # K₀Bᵀ = W₀(W₀ᵀBᵀ): the only d² work
-    return dict(Bt=B.T.contiguous(), K0Bt=K0Bt, G=B @ B.T, H=WtBt.T @ WtBt, h=X @ run.train.nu.to(device, dtype))
+    return dict(Bt=B.T, K0Bt=K0Bt, G=G, H=WtBt.T @ WtBt, h=h)
+
+
+def _vm(x: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
+    """Batched row-vector × matrix xᵀA, (R, i) × (R, i, j) → (R, j) (much faster on CPU than A x with bmm)."""
+    return torch.bmm(x[:, None], A)[:, 0]
 
 
 def _outputs(logits: torch.Tensor, h: torch.Tensor):
@@ -98,6 +110,75 @@ class Simulation:
     q: list  # final q = W p of each run (d,)
     frak_s: torch.Tensor  # (R, n): Σ_τ 𝔖⁽ⁱ⁾(τ), 𝔖 = (Σ_{t∈R} s_t)(1 − Σ_{t∈R} s_t), over τ = 0 … num_steps−1
     info: dict = field(default_factory=dict)
+
+
+def _descend(G, H, h, y, relevant, *, alpha, num_steps, log_steps, train_W, keep_scores, progress=False, lazy=16):
+    """Gradient descent in the coordinates q = U a, K Bᵀ = U M, for R runs at once (G, H: (R, m, m)).
+
+    Returns a at the logged steps (L, R, 2m); the training scores of every step (S+1, R, n, T) if `keep_scores`;
+    the final scores (R, n, T); and, when `relevant` (a (T,) 0/1 mask) is given, Σ_τ 𝔖⁽ⁱ⁾(τ) (R, n) over
+    τ = 0 … num_steps−1, with 𝔖 = (Σ_{t∈R} s_t)(1 − Σ_{t∈R} s_t).
+
+    Each step reads G, H and M once: the rank-2 updates of M are kept aside and applied `lazy` at a time (one
+    product), M c being corrected for the pending ones.
+    """
+    (R, n, T), m, dev, dt = h.shape, G.shape[-1], G.device, G.dtype
+    a = torch.zeros(R, 2 * m, device=dev, dtype=dt)  # q = U a, p = 0
+    a1, a2 = a[:, :m], a[:, m:]
+    Mt = torch.zeros(R, m, 2 * m, device=dev, dtype=dt)  # Mᵀ with K Bᵀ = U M; row-vector products are fastest
+    Mt[:, :, m:] = torch.eye(m, device=dev, dtype=dt)
+    Q = torch.zeros(R, 2 * lazy, 2 * m, device=dev, dtype=dt)  # pending updates: Mᵀ ← Mᵀ − α Pᵀ Q
+    P = torch.zeros(R, 2 * lazy, m, device=dev, dtype=dt)
+    pending = 0
+    pp = torch.zeros(R, device=dev, dtype=dt)  # ‖p‖²
+    z = torch.zeros(R, m, device=dev, dtype=dt)  # training logits B q (q = 0)
+    A = torch.empty(len(log_steps), R, 2 * m, device=dev, dtype=dt)
+    scores = torch.empty(num_steps + 1, R, n, T, device=dev, dtype=dt) if keep_scores else None
+    frak = None if relevant is None else torch.zeros(R, n, device=dev, dtype=dt)
+    steps = range(num_steps + 1)
+    if progress:
+        from tqdm.auto import tqdm
+
+        steps = tqdm(steps, desc="gradient descent", leave=False)
+    k = 0
+    for step in steps:
+        s, f = _outputs(z.view(R, n, T), h)
+        if keep_scores:
+            scores[step] = s
+        if k < len(log_steps) and log_steps[k] == step:
+            A[k] = a
+            k += 1
+        if step == num_steps:
+            break
+        if frak is not None:
+            s_rel = (s * relevant).sum(-1)
+            frak += s_rel * (1 - s_rel)
+        dLdf = -y * torch.sigmoid(-y * f) / n
+        c = (dLdf[..., None] * s * (h - f[..., None])).reshape(R, m)  # g = Bᵀ c
+        if not train_W:
+            a2.sub_(c, alpha=alpha)  # q' = q − α K₀ g
+            z = _vm(a2, H)
+            continue
+        v = _vm(c, Mt)  # K g = U v
+        if pending:
+            v -= alpha * _vm(_vm(c, P[:, :pending].transpose(1, 2)), Q[:, :pending])
+        zc = (z * c).sum(-1)  # q·g
+        Q[:, pending], Q[:, pending + 1, :m] = a, c  # q and g in U coordinates
+        a.sub_(v, alpha=alpha)  # − α K g
+        a1.add_(c * (alpha * alpha * zc - alpha * pp)[:, None])  # − α‖p‖² g + α²(q·g) g
+        Gca = torch.bmm(torch.stack([c, a1], 1), G)  # cᵀBBᵀ = (g·rows of B), a₁ᵀBBᵀ (G symmetric)
+        Hca = torch.bmm(torch.stack([c, a2], 1), H)
+        cG = Gca[:, 0]
+        gKg = (cG * v[:, :m] + Hca[:, 0] * v[:, m:]).sum(-1)  # gᵀKg = cᵀ(BU)v
+        P[:, pending], P[:, pending + 1] = cG, z - alpha * pp[:, None] * cG
+        pending += 2  # K' = K − α (q gᵀ + g qᵀ) + α²‖p‖² g gᵀ, times Bᵀ
+        if pending == 2 * lazy:
+            Mt.baddbmm_(P.transpose(1, 2), Q, alpha=-alpha)
+            Q[:, :, :m].zero_()  # the g rows have zeros in their second half
+            pending = 0
+        pp.add_(alpha * alpha * gKg - 2 * alpha * zc)
+        z = Gca[:, 1] + Hca[:, 1]  # B q' = BBᵀa₁' + BK₀Bᵀa₂'
+    return A, scores, s, frak
 
 
 def simulate(runs: list[Run], *, learning_rate: float, num_steps: int, log_every: int = 10, train_W: bool = True,
@@ -135,51 +216,13 @@ def simulate(runs: list[Run], *, learning_rate: float, num_steps: int, log_every
     if any(not 0 <= i < n for i in track):
         raise ParameterError(f"track = {track} is not allowed: sample indices must lie in [0, {n - 1}]")
 
-    a = torch.zeros(R, 2 * m, device=dev, dtype=dt)  # q = U a
-    a_top = a[:, :m]
-    M = torch.zeros(R, 2 * m, m, device=dev, dtype=dt)  # K Bᵀ = U M
-    M[:, m:] = torch.eye(m, device=dev, dtype=dt)
-    M_top = M[:, :m]
-    GH = torch.cat([G, H], dim=-1)  # B U = [BBᵀ, BK₀Bᵀ]
-    pp = torch.zeros(R, device=dev, dtype=dt)  # ‖p‖²
-
     log_steps = sorted(set(range(0, num_steps + 1, log_every)) | {num_steps})
-    A = torch.empty(len(log_steps), R, 2 * m, device=dev, dtype=dt)  # a at the logged steps
-    scores = torch.empty(num_steps + 1, R, n, T, device=dev, dtype=dt)  # every training score, every step
-
-    steps = range(num_steps + 1)
-    if progress:
-        from tqdm.auto import tqdm
-
-        steps = tqdm(steps, desc="gradient descent", leave=False)
-    k = 0
     with torch.inference_mode():
-        for step in steps:
-            z = torch.bmm(GH, a[..., None])[..., 0]  # training logits B q
-            s, f = _outputs(z.view(R, n, T), h)
-            scores[step] = s
-            if k < len(log_steps) and log_steps[k] == step:
-                A[k] = a
-                k += 1
-            if step == num_steps:
-                break
-            dLdf = -y * torch.sigmoid(-y * f) / n
-            c = (dLdf[..., None] * s * (h - f[..., None])).reshape(R, m)  # g = Bᵀ c
-            if not train_W:
-                a[:, m:].sub_(c, alpha=alpha)  # q' = q − α K₀ g
-                continue
-            v = torch.bmm(M, c[..., None])[..., 0]  # K g = U v
-            gKg = (c * torch.bmm(GH, v[..., None])[..., 0]).sum(-1)
-            zc = (z * c).sum(-1)  # q·g
-            cG = torch.bmm(G, c[..., None])[..., 0]  # gᵀBᵀ = cᵀ BBᵀ
-            M.baddbmm_(a[..., None], cG[:, None], alpha=-alpha)  # − α q gᵀBᵀ
-            M_top.baddbmm_(c[..., None], (z - alpha * pp[:, None] * cG)[:, None], alpha=-alpha)  # − α g qᵀBᵀ + α²‖p‖² g gᵀBᵀ
-            a.sub_(v, alpha=alpha)  # − α K g
-            a_top.add_(c * (alpha * alpha * zc - alpha * pp)[:, None])  # − α‖p‖² g + α²(q·g) g
-            pp.add_(alpha * alpha * gKg - 2 * alpha * zc)
-
+        types = runs[0].train.token_type.to(dev)
+        A, scores, _, frak_s = _descend(G, H, h, y, (types == 0).to(dt), alpha=alpha, num_steps=num_steps,
+                                        log_steps=log_steps, train_W=train_W, keep_scores=True, progress=progress)
         test_loss, test_acc, q_final = _evaluate(runs, grams, A, dt, dev)
-        loss, acc, type_means, frak_s = _train_stats(scores, h, y, noisy, runs[0].train.token_type.to(dev))
+        loss, acc, type_means = _train_stats(scores, h, y, noisy, types)
     elapsed = time.perf_counter() - started
     labels = [r.label or f"run{i}" for i, r in enumerate(runs)]
     history = _history(labels, loss, acc, type_means, log_steps, test_loss, test_acc)
@@ -191,8 +234,8 @@ def simulate(runs: list[Run], *, learning_rate: float, num_steps: int, log_every
 
 
 def _train_stats(scores, h, y, noisy, types):
-    """From the scores of every step: train loss and accuracy, mean score per token type for clean and noisy
-    samples, and Σ_τ 𝔖⁽ⁱ⁾(τ) over τ = 0 … num_steps−1."""
+    """From the scores of every step: train loss and accuracy, and the mean score per token type for clean and
+    noisy samples."""
     f = (scores * h).sum(-1)  # (S, R, n)
     margin = y * f
     loss = torch.nn.functional.softplus(-margin).mean(-1)
@@ -200,10 +243,7 @@ def _train_stats(scores, h, y, noisy, types):
     grp = _group_weights([~noisy, noisy]).to(scores.dtype)  # (R, n, 2): clean, noisy
     typ = torch.stack([(types == k) for k in range(len(TOKEN_TYPES))], -1).to(scores.dtype)
     typ = typ / typ.sum(0, keepdim=True)  # (T, 4), NaN for an absent type
-    type_means = torch.einsum("srnt,rng,tk->srgk", scores, grp, typ)
-    s_rel = (scores[:-1] * (types == 0).to(scores.dtype)).sum(-1)
-    frak_s = (s_rel * (1 - s_rel)).sum(0)
-    return loss, acc, type_means, frak_s
+    return loss, acc, torch.einsum("srnt,rng,tk->srgk", scores, grp, typ)
 
 
 def _evaluate(runs, grams, A, dt, dev):
@@ -295,3 +335,98 @@ def attend(data: TokenData, q: torch.Tensor) -> dict:
     token = X[torch.arange(len(chosen)), chosen]
     return {"scores": s, "f": f, "acc": float((data.y * f > 0).double().mean()), "argmax": chosen,
             "coords": torch.stack([token @ data.mu_neg, token @ data.mu_pos], -1) / data.params["signal_norm"]}
+
+
+GRID_SHARED = ("d", "seed", "n", "n_test", "T", "rho", "sigma", "n_relevant", "n_weak", "label_noise",
+               "reuse_train_seed", "W_init", "train_W", "learning_rate", "num_steps", "dtype", "device")
+GRID_DEFAULTS = dict(seed=0, n=20, n_test=1000, T=8, rho=0.1, sigma=1.0, n_relevant=1, n_weak=1, label_noise="deterministic",
+                     reuse_train_seed=False, W_init="kaiming", train_W=True, learning_rate=5e-3, num_steps=1000,
+                     noise_ratio=0.2, dtype="float32", device="auto")
+
+
+def grid_points(parameters: dict, **axes) -> list[dict]:
+    """Points for `grid_chunk` from a notebook's parameters: the swept `axes` (lists) and every other parameter the
+    kernel knows (`authors_test_seed` passed on as `reuse_train_seed`)."""
+    known = {"d", "seed", "signal_norm", *GRID_DEFAULTS}
+    fixed = {("reuse_train_seed" if k == "authors_test_seed" else k): v for k, v in parameters.items()}
+    return sweep.grid(**axes, **{k: v for k, v in fixed.items() if k in known and k not in axes})
+
+
+def grid_chunk(points: list[dict]) -> list[dict]:
+    """Final metrics for runs that share d and seed, differing in ‖μ‖ and η: one tensor program.
+
+    The runs share their noise draws (train and test) and W₀, exactly as `make_run` draws them for that seed; the
+    signal adds ‖μ‖·P to two coordinates, so with E the noise tokens and P the signal pattern
+        BBᵀ      = EEᵀ + ‖μ‖(E₂Pᵀ + PE₂ᵀ) + ‖μ‖² PPᵀ,        E₂ = E[:, :2]
+        W₀ᵀBᵀ    = Z + ‖μ‖ V Pᵀ,                              Z = W₀ᵀEᵀ, V = W₀ᵀ[e₁ e₂]
+    and the d² work (Z) is done once per chunk. Each row: the point, final train/test loss and accuracy, and the
+    cumulative 𝔖 summed over clean (+1 / −1 observed class) and noisy training samples.
+    """
+    allowed = {"d", "seed", "signal_norm", *GRID_DEFAULTS}
+    unknown = sorted({k for p in points for k in p} - allowed)
+    if unknown:
+        raise ParameterError(f"unknown grid parameter {unknown[0]!r}: use one of {', '.join(sorted(allowed))}")
+    points = [{**GRID_DEFAULTS, **p} for p in points]
+    shared = {k: points[0][k] for k in GRID_SHARED}
+    if any(p[k] != shared[k] for p in points for k in GRID_SHARED):
+        raise ParameterError(f"a grid chunk must share {', '.join(GRID_SHARED)}: chunk the grid by d and seed")
+    for p in points:
+        check_all(**p)
+    dev = resolve_device(shared["device"])
+    dt = resolve_dtype(shared["dtype"], dev)
+    d, seed, n, T = shared["d"], shared["seed"], shared["n"], shared["T"]
+    mu = torch.tensor([float(p["signal_norm"]) for p in points], dtype=torch.float64)
+    types = token_types(T, shared["n_relevant"], shared["n_weak"])
+    test_stream = seed if shared["reuse_train_seed"] else [seed, 1]
+
+    def tokens(n_samples, stream):
+        E = gaussian_noise(n_samples, T, d, stream, shared["sigma"]).reshape(n_samples * T, d)
+        P = signal_pattern(balanced_labels(n_samples), types, shared["rho"]).reshape(n_samples * T, 2)
+        return E.to(dev, dt), P.to(dev, dt)
+
+    def head_values(E, P):  # h = Xν with ν = (e₁ − e₂)/(√2‖μ‖), per run: (R, rows)
+        return (E[:, 0] - E[:, 1])[None] / (2 ** 0.5 * mu_d[:, None]) + ((P[:, 0] - P[:, 1]) / 2 ** 0.5)[None]
+
+    E, P = tokens(n, seed)
+    mu_d = mu.to(dev, dt)
+    E2 = E[:, :2]
+    cross = E2 @ P.T
+    G = E @ E.T + mu_d[:, None, None] * (cross + cross.T) + mu_d[:, None, None] ** 2 * (P @ P.T)
+    if shared["W_init"] == "kaiming":
+        W0 = init_W(d, seed).to(dev, dt)
+        Z, V = W0.T @ E.T, W0[:2].T  # W₀ᵀEᵀ (d × m), W₀ᵀ[e₁ e₂] (d × 2)
+        ZV = Z.T @ V @ P.T
+        H = Z.T @ Z + mu_d[:, None, None] * (ZV + ZV.T) + mu_d[:, None, None] ** 2 * (P @ (V.T @ V) @ P.T)
+    else:
+        W0, H = None, G
+    masks = torch.stack([noise_mask(n, p["noise_ratio"], shared["label_noise"], seed) for p in points]).to(dev)
+    y = torch.where(masks, -1.0, 1.0).to(dt) * balanced_labels(n).to(dev, dt)
+    h = head_values(E, P).view(len(points), n, T)
+    with torch.inference_mode():
+        A, _, s, frak = _descend(G, H, h, y, (types == 0).to(dev, dt), alpha=float(shared["learning_rate"]),
+                                 num_steps=shared["num_steps"], log_steps=[shared["num_steps"]],
+                                 train_W=shared["train_W"], keep_scores=False)
+        a1, a2 = A[0, :, : n * T].T, A[0, :, n * T:].T  # (m, R)
+        if W0 is None:  # q = Bᵀ(a₁ + a₂)
+            Q = E.T @ (a1 + a2)
+            Q[:2] += mu_d * (P.T @ (a1 + a2))
+        else:  # q = Bᵀa₁ + W₀(W₀ᵀBᵀ a₂)
+            Q = E.T @ a1 + W0 @ (Z @ a2 + mu_d * (V @ (P.T @ a2)))
+            Q[:2] += mu_d * (P.T @ a1)
+        Et, Pt = tokens(shared["n_test"], test_stream)
+        logits = (Et @ Q + mu_d * (Pt @ Q[:2])).T.reshape(len(points), -1, T)
+        _, f_test = _outputs(logits, head_values(Et, Pt).view(len(points), -1, T))
+    f = (s * h).sum(-1)
+    y_test = balanced_labels(shared["n_test"]).to(dev, dt)
+    metrics = {
+        "train_loss": torch.nn.functional.softplus(-y * f).mean(-1),
+        "train_acc": (y * f > 0).double().mean(-1),
+        "test_loss": torch.nn.functional.softplus(-y_test * f_test).mean(-1),
+        "test_acc": (y_test * f_test > 0).double().mean(-1),
+        "frak_clean": (frak * ~masks).sum(-1),
+        "frak_noisy": (frak * masks).sum(-1),
+        "frak_clean_pos": (frak * (~masks & (y > 0))).sum(-1),
+        "frak_clean_neg": (frak * (~masks & (y < 0))).sum(-1),
+    }
+    metrics = {k: v.double().cpu().tolist() for k, v in metrics.items()}
+    return [{**p, **{k: v[r] for k, v in metrics.items()}} for r, p in enumerate(points)]

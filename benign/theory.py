@@ -36,6 +36,14 @@ def regime(signal_norm, d, n, sigma: float = 1.0, c_harmful: float = 1.0, c_over
     return label.item() if label.ndim == 0 else label
 
 
+def observed_regime(train_acc, test_acc, test_threshold: float = 0.95):
+    """What a trained run did: 'not_overfitting' if some training label is not fitted, else 'benign' if the test
+    accuracy reaches `test_threshold`, else 'harmful'."""
+    train_acc, test_acc = np.asarray(train_acc), np.asarray(test_acc)
+    label = np.where(train_acc < 1.0, "not_overfitting", np.where(test_acc >= test_threshold, "benign", "harmful"))
+    return label.item() if label.ndim == 0 else label
+
+
 def signal_norm_at_n_snr2(d, n, value: float = 1.0, sigma: float = 1.0):
     """‖μ‖ on the curve n·SNR² = value, for drawing the boundary on a (d, ‖μ‖) map."""
     return sigma * np.sqrt(value * np.asarray(d, dtype=float) / n)

@@ -43,14 +43,12 @@ out_dir = ""  # empty: results/fig1_token_selection/book
 import matplotlib.pyplot as plt
 from myst_nb import glue
 
-from benign import expected, plots, records, synthetic
+from benign import expected, notebooks, plots, records, synthetic
 from benign.data import make_train_test
 
 plots.style()
 out = records.output_dir("fig1_token_selection", out_dir)
-parameters = dict(seed=seed, d=d, signal_norm=signal_norm, n=n, n_test=n_test, T=T, rho=rho, noise_ratio=noise_ratio,
-                  c_harmful=c_harmful, c_benign=c_benign, c_not_overfitting=c_not_overfitting,
-                  label_noise=label_noise, authors_test_seed=authors_test_seed)
+parameters = notebooks.current("fig1_token_selection", globals())
 train, test = make_train_test(n, d, signal_norm, n_test=n_test, seed=seed, T=T, rho=rho, noise_ratio=noise_ratio,
                               label_noise=label_noise, reuse_train_seed=authors_test_seed)
 columns = {"harmful": c_harmful, "benign": c_benign, "not_overfitting": c_not_overfitting}

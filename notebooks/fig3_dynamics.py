@@ -50,16 +50,11 @@ out_dir = ""  # empty: results/fig3_dynamics/book
 import matplotlib.pyplot as plt
 from myst_nb import glue
 
-from benign import expected, plots, records, synthetic, theory
+from benign import expected, notebooks, plots, records, synthetic, theory
 
 plots.style()
 out = records.output_dir("fig3_dynamics", out_dir)
-parameters = dict(seed=seed, num_steps=num_steps, learning_rate=learning_rate, noise_ratio=noise_ratio, n=n,
-                  n_test=n_test, T=T, rho=rho, log_every=log_every, d_balanced=d_balanced,
-                  signal_norm_balanced=signal_norm_balanced, d_large_noise=d_large_noise,
-                  signal_norm_large_noise=signal_norm_large_noise, d_large_signal=d_large_signal,
-                  signal_norm_large_signal=signal_norm_large_signal, label_noise=label_noise,
-                  authors_test_seed=authors_test_seed, dtype=dtype, device=device)
+parameters = notebooks.current("fig3_dynamics", globals())
 settings = {"balanced": (d_balanced, signal_norm_balanced),
             "large_noise": (d_large_noise, signal_norm_large_noise),
             "large_signal": (d_large_signal, signal_norm_large_signal)}

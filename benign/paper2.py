@@ -1,0 +1,311 @@
+"""Paper 2 (Magen et al., "Benign Overfitting in Single-Head Attention"): two-token data and exact, fast GD.
+
+Data. y ∈ {±1} uniform; an input X ∈ R^{2×d} holds the signal token μ_y and a noise token
+ξ ~ N(0, I − μ₊μ₊ᵀ/ρ² − μ₋μ₋ᵀ/ρ²), in random order; ‖μ±‖ = ρ, μ₊ ⊥ μ₋; the observed label is −y with
+probability η. SNR = ρ/√d.
+
+Model. f(X) = vᵀXᵀ softmax(Xp), v = p = 0 at the start, GD on the logistic loss with step size β_t at step t.
+
+Exact, fast training. Every gradient of v and p is a combination of training tokens, and the tokens are μ₊, μ₋
+and ξ₁ … ξ_n. So v = a₊u₊ + a₋u₋ + Σⱼ a_ξⱼ ξⱼ and p = b₊u₊ + b₋u₋ + Σⱼ b_ξⱼ ξⱼ (u± = μ±/ρ), and as ξ ⊥ μ±,
+    μ_c·v = ρ a_c,   ξᵢ·v = (N a_ξ)ᵢ   with N = ΞΞᵀ (n × n),
+and the same for p. A GD step updates (a, b) with O(n²) work; only N (and the test cross Gram ΞₜₑₛₜΞᵀ) touch d.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .checks import ParameterError, check, check_all
+from .synthetic import resolve_device, resolve_dtype
+
+TRAIN, TEST = 1, 2  # random streams of the two splits
+
+
+@dataclass
+class TwoTokenData:
+    """One data set of paper 2 (float64, CPU). μ₊ = ρ u[0], μ₋ = ρ u[1]."""
+
+    y: torch.Tensor  # (n,) observed labels ±1
+    y_clean: torch.Tensor  # (n,) the class whose signal μ_y the input carries
+    noisy: torch.Tensor  # (n,) bool, y != y_clean
+    signal_first: torch.Tensor  # (n,) bool: the signal is token 0, else token 1
+    xi: torch.Tensor  # (n, d) noise tokens
+    u: torch.Tensor  # (2, d) orthonormal signal directions
+    rho: float  # ‖μ±‖
+    params: dict = field(default_factory=dict)
+
+    @property
+    def mu(self) -> torch.Tensor:
+        """(2, d): μ₊ and μ₋."""
+        return self.rho * self.u
+
+    @property
+    def signal_class(self) -> torch.Tensor:
+        """(n,) index into `mu` of each input's signal: 0 for μ₊, 1 for μ₋."""
+        return (self.y_clean < 0).long()
+
+    def inputs(self) -> torch.Tensor:
+        """X (n, 2, d) in token order."""
+        signal = self.mu[self.signal_class]
+        first = self.signal_first[:, None]
+        return torch.stack([torch.where(first, signal, self.xi), torch.where(first, self.xi, signal)], dim=1)
+
+    def with_rho(self, rho: float) -> "TwoTokenData":
+        """The same draw with ‖μ±‖ = rho (labels, order and noise unchanged; the noise does not depend on ρ)."""
+        check("rho", rho)
+        return replace(self, rho=float(rho), params={**self.params, "rho": float(rho)})
+
+
+def signal_directions(d: int, seed: int) -> torch.Tensor:
+    """u₊, u₋: two random orthonormal directions (2, d), seeded."""
+    z = np.random.default_rng([seed, 0]).standard_normal((d, 2))
+    q, _ = np.linalg.qr(z)
+    return torch.from_numpy(q.T.copy())
+
+
+def projected_noise(n: int, d: int, u: torch.Tensor, rng: np.random.Generator) -> torch.Tensor:
+    """ξ = (I − uᵀu) z, z ~ N(0, I_d): N(0, I − μ₊μ₊ᵀ/ρ² − μ₋μ₋ᵀ/ρ²) without forming a d × d matrix."""
+    z = torch.from_numpy(rng.standard_normal((n, d)))
+    return z.addmm_(z @ u.T, u, alpha=-1)  # in place: no second n × d array
+
+
+def make_data(n: int, d: int, rho: float, *, eta: float = 0.0, seed: int = 0, split: int = TRAIN,
+              u: torch.Tensor | None = None) -> TwoTokenData:
+    """n inputs of paper 2. Row i depends only on (seed, split, i): a larger n extends a smaller one."""
+    check_all(n=n, d=d, rho=rho, eta=eta, seed=seed)
+    u = signal_directions(d, seed) if u is None else u
+    draws = np.random.default_rng([seed, split, 0]).random((n, 3))  # class, token order, flip
+    y_clean = torch.from_numpy(np.where(draws[:, 0] < 0.5, 1.0, -1.0))
+    noisy = torch.from_numpy(draws[:, 2] < eta)
+    xi = projected_noise(n, d, u, np.random.default_rng([seed, split, 1]))
+    params = dict(n=n, d=d, rho=float(rho), eta=eta, seed=seed, split=split)
+    return TwoTokenData(torch.where(noisy, -y_clean, y_clean), y_clean, noisy, torch.from_numpy(draws[:, 1] < 0.5),
+                        xi, u, float(rho), params)
+
+
+def make_train_test(n: int, d: int, rho: float, *, eta: float = 0.0, n_test: int = 1000,
+                    seed: int = 0) -> tuple[TwoTokenData, TwoTokenData]:
+    """A training set with labels flipped w.p. η and a clean test set from its own streams, sharing μ±."""
+    check("n_test", n_test)
+    u = signal_directions(d, seed)
+    return (make_data(n, d, rho, eta=eta, seed=seed, split=TRAIN, u=u),
+            make_data(n_test, d, rho, eta=0.0, seed=seed, split=TEST, u=u))
+
+
+@dataclass
+class Run:
+    """One GD run: data and the step sizes β₁, β₂, … (one per step)."""
+
+    train: TwoTokenData
+    test: TwoTokenData | None
+    beta: list
+    label: str = ""
+
+
+@dataclass
+class Simulation:
+    """The result of `simulate`."""
+
+    history: pd.DataFrame  # one row per run × step (step 0 = v = p = 0)
+    final: pd.DataFrame  # one row per run: settings and metrics after the last step
+    samples: pd.DataFrame  # one row per run × split × input after the last step: noisy, signal attention, margin yf
+    coefficients: list  # per run: the final (a_u, a_ξ, b_u, b_ξ), float64 on the CPU
+    train: list  # per run: its training data, whose tokens the coefficients combine
+    info: dict = field(default_factory=dict)
+
+    def weights(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The final v and p of run i as d-vectors: v = a_u·u + a_ξ·Ξ, p = b_u·u + b_ξ·Ξ."""
+        a_u, a_xi, b_u, b_xi = self.coefficients[i]
+        u, xi = self.train[i].u, self.train[i].xi
+        return a_u @ u + a_xi @ xi, b_u @ u + b_xi @ xi
+
+
+def _forward(rho, cls, gram, a, b):
+    """Softmax weight s on the signal token, outputs f and h_signal − h_noise for inputs whose noise tokens have
+    inner products `gram` (R, k, n) with the training noise; a, b = (coefficients of u±, of ξ) of v and p."""
+    h_sig = rho[:, None] * a[0].gather(1, cls)  # μ_c·v
+    h_xi = torch.bmm(gram, a[1][..., None])[..., 0]  # ξ·v
+    z = rho[:, None] * b[0].gather(1, cls) - torch.bmm(gram, b[1][..., None])[..., 0]  # μ_c·p − ξ·p
+    s = torch.sigmoid(z)  # softmax(Xp) weight on the signal token
+    return s, h_xi + s * (h_sig - h_xi), h_sig - h_xi
+
+
+def _gradients(rho, cls, y, s, f, dh):
+    """∇_v L = Σᵢ gᵢ (sᵢ μ_c + (1 − sᵢ) ξᵢ) and ∇_p L = Σᵢ gᵢ sᵢ(1 − sᵢ)(h_sig − h_noise)ᵢ (μ_c − ξᵢ),
+    gᵢ = ∂L/∂fᵢ = −yᵢ σ(−yᵢfᵢ)/n, as coefficients of (u±, ξ)."""
+    g = -y * torch.sigmoid(-y * f) / y.shape[1]
+    w = g * s * (1 - s) * dh
+    return (_per_class(rho, cls, g * s), g * (1 - s)), (_per_class(rho, cls, w), -w)
+
+
+def _per_class(rho, cls, x):
+    """ρ Σ_{i: cᵢ = c} xᵢ for c = +, −: the coefficient of u_c of Σᵢ xᵢ μ_cᵢ."""
+    return rho[:, None] * torch.zeros_like(x[:, :2]).scatter_add_(1, cls, x)
+
+
+def _stats(s, f, y, groups):
+    """Loss, accuracy against y, and the mean signal weight over each boolean group (R, k) — NaN if empty."""
+    margin = y * f
+    weights = torch.stack(groups, -1).to(s.dtype)
+    mean_s = (s[..., None] * weights).sum(1) / weights.sum(1)
+    accuracy = (margin > 0).sum(1).cpu().double() / margin.shape[1]  # exact in float64, also from float32 runs
+    return torch.nn.functional.softplus(-margin).mean(1), accuracy, mean_s
+
+
+def simulate(runs: list[Run], *, dtype: str = "float32", device: str = "auto") -> Simulation:
+    """GD from v = p = 0 with each run's step sizes, all runs at once (same n, n_test and number of steps).
+
+    Runs that share a noise tensor (`TwoTokenData.with_rho`) share its Gram matrix. History: train loss and
+    accuracy, mean signal attention of clean and noisy training samples, test loss, accuracy and attention.
+    """
+    if not runs:
+        raise ParameterError("runs is empty: give at least one Run")
+    for run in runs:
+        check("beta", run.beta)
+    n, steps = runs[0].train.xi.shape[0], len(runs[0].beta)
+    if any(r.train.xi.shape[0] != n or len(r.beta) != steps for r in runs):
+        raise ParameterError("runs differ in n or in the number of steps: batch only runs that share both")
+    with_test = all(r.test is not None for r in runs)
+    if with_test and len({r.test.xi.shape[0] for r in runs}) > 1:
+        raise ParameterError("runs differ in n_test: batch only runs that share it")
+    dev = resolve_device(device)
+    dt = resolve_dtype(dtype, dev)
+    started = time.perf_counter()
+
+    cache = {}
+
+    def gram(left, right):  # left·rightᵀ once per pair of noise tensors
+        key = (id(left), id(right))
+        if key not in cache:
+            cache[key] = left.to(dev, dt) @ right.to(dev, dt).T
+        return cache[key]
+
+    N = torch.stack([gram(r.train.xi, r.train.xi) for r in runs])  # (R, n, n) ξᵢ·ξⱼ
+    rho = torch.tensor([r.train.rho for r in runs], dtype=dt, device=dev)
+    cls = torch.stack([r.train.signal_class for r in runs]).to(dev)
+    y = torch.stack([r.train.y for r in runs]).to(dev, dt)
+    noisy = torch.stack([r.train.noisy for r in runs]).to(dev)
+    beta = torch.tensor([[float(b) for b in r.beta] for r in runs], dtype=dt, device=dev)  # (R, steps)
+    if with_test:
+        C = torch.stack([gram(r.test.xi, r.train.xi) for r in runs])  # (R, n_test, n) ξ'ₖ·ξⱼ
+        cls_t = torch.stack([r.test.signal_class for r in runs]).to(dev)
+        y_t = torch.stack([r.test.y for r in runs]).to(dev, dt)
+        all_t = torch.ones_like(y_t, dtype=torch.bool)
+
+    R = len(runs)
+    a = (torch.zeros(R, 2, device=dev, dtype=dt), torch.zeros(R, n, device=dev, dtype=dt))  # v
+    b = (torch.zeros(R, 2, device=dev, dtype=dt), torch.zeros(R, n, device=dev, dtype=dt))  # p
+    rows = []
+    with torch.inference_mode():
+        for step in range(steps + 1):
+            s, f, dh = _forward(rho, cls, N, a, b)
+            record = _stats(s, f, y, [~noisy, noisy])
+            splits = [("train", s, y * f, noisy)]
+            if with_test:
+                s_t, f_t, _ = _forward(rho, cls_t, C, a, b)
+                record += _stats(s_t, f_t, y_t, [all_t])
+                splits.append(("test", s_t, y_t * f_t, ~all_t))
+            rows.append([x.double().cpu() for x in record])
+            if step == steps:
+                break
+            grad_v, grad_p = _gradients(rho, cls, y, s, f, dh)
+            a = tuple(x - beta[:, step, None] * g for x, g in zip(a, grad_v))  # v ← v − β_t ∇_v L
+            b = tuple(x - beta[:, step, None] * g for x, g in zip(b, grad_p))  # p ← p − β_t ∇_p L
+    coefficients = [tuple(x[i].double().cpu() for x in (*a, *b)) for i in range(R)]
+    elapsed = time.perf_counter() - started
+    labels = [r.label or f"run{i}" for i, r in enumerate(runs)]
+    history = _history(labels, rows, with_test)
+    info = dict(device=str(dev), dtype=dtype, wall_s=elapsed, num_steps=steps)
+    return Simulation(history, _final(runs, labels, history, steps), _samples(labels, splits), coefficients,
+                      [r.train for r in runs], info)
+
+
+def _samples(labels, splits) -> pd.DataFrame:
+    frames = []
+    for split, s, margin, noisy in splits:
+        R, k = s.shape
+        frames.append(pd.DataFrame({"run": np.repeat(labels, k), "split": split, "sample": np.tile(np.arange(k), R),
+                                    "noisy": noisy.cpu().numpy().ravel(),
+                                    "signal_attention": s.double().cpu().numpy().ravel(),
+                                    "margin": margin.double().cpu().numpy().ravel()}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _history(labels, rows, with_test) -> pd.DataFrame:
+    names = ["train_loss", "train_acc", "clean_signal_attention", "noisy_signal_attention"]
+    names += ["test_loss", "test_acc", "test_signal_attention"] if with_test else []
+    frames = []
+    for step, (loss, acc, groups, *test) in enumerate(rows):
+        cols = {"run": labels, "step": step, "train_loss": loss.numpy(), "train_acc": acc.numpy(),
+                "clean_signal_attention": groups[:, 0].numpy(), "noisy_signal_attention": groups[:, 1].numpy()}
+        if with_test:
+            cols.update(test_loss=test[0].numpy(), test_acc=test[1].numpy(),
+                        test_signal_attention=test[2][:, 0].numpy())
+        frames.append(pd.DataFrame(cols))
+    return pd.concat(frames, ignore_index=True)[["run", "step", *names]]
+
+
+def _final(runs, labels, history, steps) -> pd.DataFrame:
+    last = history[history.step == steps].set_index("run")
+    rows = []
+    for run, label in zip(runs, labels):
+        p = run.train.params
+        rows.append({"run": label, "n": p["n"], "d": p["d"], "rho": run.train.rho, "eta": p["eta"], "seed": p["seed"],
+                     "snr": run.train.rho / p["d"] ** 0.5, "beta": list(run.beta),
+                     **last.loc[label].drop("step").to_dict()})
+    return pd.DataFrame(rows)
+
+
+def first_step_threshold(eta: float) -> float:
+    """The n·SNR² above which, after a small first step from v = p = 0, a clean input's signal value exceeds its
+    noise value: v₁ = β₁/(4n) Σᵢ yᵢ(μ_cᵢ + ξᵢ) gives μ_y·v₁ ≈ β₁ρ²(1 − 2η)/8 and yξᵢ·v₁ ≈ β₁d/(4n), so the
+    second step turns clean inputs' attention towards their signal when n·SNR² > 2/(1 − 2η). Our reading of the
+    first step (the terms ξᵢ·ξⱼ, i ≠ j, neglected), not a constant from the paper."""
+    check("eta", eta)
+    return 2 / (1 - 2 * eta)
+
+
+def snr_sweep(n_values, rho_values, *, d: int, eta: float, beta_scale, n_test: int = 1000, num_seeds: int = 1,
+              seed: int = 0, dtype: str = "float32", device: str = "auto") -> pd.DataFrame:
+    """Final metrics of GD over n × ρ × seeds at fixed d, with step sizes β_t = c_t·n/d (c = `beta_scale`): the
+    first step then moves every noise value ξᵢ·v by about c₁/4 whatever n and d, so the grid compares SNRs, not
+    step sizes. One data draw per (n, seed), rescaled to every ρ and trained in one batch; one row per run."""
+    check_all(n_values=n_values, rho_values=rho_values, d=d, eta=eta, beta_scale=beta_scale, num_seeds=num_seeds,
+              seed=seed)
+    frames = []
+    for k in range(num_seeds):
+        for n in n_values:
+            train, test = make_train_test(n, d, rho_values[0], eta=eta, n_test=n_test, seed=seed + k)
+            beta = [c * n / d for c in beta_scale]
+            runs = [Run(train.with_rho(r), test.with_rho(r), beta, f"n={n} rho={r:g} seed={seed + k}")
+                    for r in rho_values]
+            sim = simulate(runs, dtype=dtype, device=device)
+            frames.append(sim.final)
+    table = pd.concat(frames, ignore_index=True)
+    table.attrs["device"] = sim.info["device"]
+    return table
+
+
+def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95) -> tuple[pd.DataFrame, dict]:
+    """Where benign overfitting starts on an `snr_sweep` grid (cells averaged over seeds).
+
+    Per n, the smallest ρ whose cell interpolates (train accuracy 1) with test accuracy ≥ `min_test_acc`, and
+    √n·SNR there: if the boundary is SNR ≍ 1/√n, that number is the same for every n. Headline numbers: its mean,
+    its spread (max/min), how many n have a benign cell, and the mean test accuracy below SNR = 1/√n."""
+    check("min_test_acc", min_test_acc)
+    cells = grid.groupby(["n", "rho"], as_index=False)[["train_acc", "test_acc", "snr"]].mean()
+    benign = cells[(cells.train_acc == 1.0) & (cells.test_acc >= min_test_acc)]
+    edge = benign.loc[benign.groupby("n").rho.idxmin(), ["n", "rho", "snr", "test_acc"]].reset_index(drop=True)
+    edge["sqrt_n_snr"] = np.sqrt(edge.n) * edge.snr
+    below = cells[np.sqrt(cells.n) * cells.snr < 1]
+    metrics = {"edge_sqrt_n_snr_mean": float(edge.sqrt_n_snr.mean()),
+               "edge_sqrt_n_snr_spread": float(edge.sqrt_n_snr.max() / edge.sqrt_n_snr.min()),
+               "edge_n_count": len(edge),
+               "below_boundary_test_acc": float(below.test_acc.mean())}
+    return edge, metrics

@@ -1,0 +1,150 @@
+"""Grids of runs: chunked, cached, resumable, and runnable on any `concurrent.futures.Executor`.
+
+A *kernel* is a picklable function `kernel(points) -> rows` that computes a chunk of grid points in one go (for
+paper 1, `benign.synthetic.grid_chunk`: every run of one d and seed in one tensor program). `run` splits the grid
+into chunks by the `by` parameters, takes finished chunks from the cache, computes the rest in-process or on an
+executor (`dask.distributed`'s `client.get_executor()`, a submitit executor, a process pool), and writes each
+chunk to the cache atomically as soon as it is done, so an interrupted sweep resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import time
+import warnings
+from concurrent.futures import Future, as_completed
+from pathlib import Path
+
+import pandas as pd
+
+from . import __version__
+from .checks import GRID_RULE, ParameterError, check
+from .records import write_atomic
+
+CACHE_FORMAT = 1
+
+
+def arange(name: str, spec) -> list:
+    """An inclusive range from a `[start, stop, step]` parameter: [250, 5000, 125] → 250, 375, …, 5000."""
+    if not GRID_RULE[0](list(spec) if isinstance(spec, tuple) else spec):
+        raise ParameterError(f"{name} = {spec!r} is not allowed: {name} must be {GRID_RULE[1]}")
+    start, stop, step = spec
+    count = int(round((stop - start) / step)) + 1
+    values = [start + i * step for i in range(count)]
+    return [int(round(v)) for v in values] if all(isinstance(v, int) for v in spec) else [round(v, 10) for v in values]
+
+
+def grid(**axes) -> list[dict]:
+    """The cartesian product of the axes (lists) with the fixed values (scalars), every value checked."""
+    lists = {}
+    for name, values in axes.items():
+        values = list(values) if isinstance(values, (list, tuple)) else [values]
+        if not values:
+            raise ParameterError(f"grid axis {name!r} is empty: give at least one value")
+        for value in values:
+            check(name, value)
+        lists[name] = values
+    return [dict(zip(lists, combo)) for combo in itertools.product(*lists.values())]
+
+
+def chunks(points: list[dict], by=("d", "seed")) -> list[list[dict]]:
+    """Points grouped by their values of `by`, in order of first appearance."""
+    groups: dict[tuple, list[dict]] = {}
+    for point in points:
+        missing = [k for k in by if k not in point]
+        if missing:
+            raise ParameterError(f"grid points lack {', '.join(missing)}: every point needs the chunking keys {by}")
+        groups.setdefault(tuple(point[k] for k in by), []).append(point)
+    return list(groups.values())
+
+
+def chunk_key(kernel, chunk: list[dict]) -> str:
+    """Hash of the kernel, the package version and the chunk's points."""
+    blob = json.dumps({"kernel": f"{kernel.__module__}.{kernel.__qualname__}", "version": __version__,
+                       "points": chunk}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def _digest(rows) -> str:
+    return hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
+
+
+def _load(cache: Path, key: str):
+    """The rows of a cached chunk, or None when absent; a truncated or altered file is reported and ignored."""
+    path = cache / f"{key}.json"
+    if not path.exists():
+        return None
+    try:
+        record = json.loads(path.read_text())
+        if record["format"] == CACHE_FORMAT and record["key"] == key and record["sha256"] == _digest(record["rows"]):
+            return record["rows"]
+    except (ValueError, KeyError, TypeError):
+        pass
+    warnings.warn(f"sweep cache file {path} is corrupt: recomputing it", stacklevel=3)
+    return None
+
+
+def _store(cache: Path, key: str, rows) -> None:
+    record = {"format": CACHE_FORMAT, "key": key, "version": __version__, "sha256": _digest(rows), "rows": rows}
+    write_atomic(cache / f"{key}.json", json.dumps(record))
+
+
+def run(kernel, points: list[dict], *, by=("d", "seed"), executor=None, cache=None, progress=False) -> pd.DataFrame:
+    """Compute every point of a grid; one row per point, in the order of `points`' chunks.
+
+    `executor`: any concurrent.futures-style executor (None: in this process, chunk after chunk). `cache`: a folder
+    for finished chunks (None: no cache). `progress`: a tqdm bar over chunks. The table's `attrs` record the number
+    of chunks, how many were computed (not cached) and the wall time.
+    """
+    started = time.perf_counter()
+    groups = chunks(points, by)
+    keys = [chunk_key(kernel, g) for g in groups]
+    cache = Path(cache) if cache else None
+    results = [_load(cache, k) if cache else None for k in keys]
+    todo = [i for i, rows in enumerate(results) if rows is None]
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(groups), initial=len(groups) - len(todo), desc="sweep chunks", disable=not progress)
+
+    def finish(i, rows):
+        if cache:
+            _store(cache, keys[i], rows)
+        results[i] = rows
+        bar.update()
+
+    try:
+        if executor is None:
+            for i in todo:
+                finish(i, kernel(groups[i]))
+        else:
+            futures = {executor.submit(kernel, groups[i]): i for i in todo}
+            for future in _completed(list(futures)):
+                finish(futures[future], future.result())
+    finally:
+        bar.close()
+    table = pd.DataFrame([row for rows in results for row in rows])
+    table.attrs.update(chunks=len(groups), computed_chunks=len(todo), wall_s=time.perf_counter() - started)
+    return table
+
+
+def _completed(futures, poll_s: float = 0.5):
+    """Futures as they finish: concurrent.futures' own, or anything with done()/result() (submitit jobs)."""
+    if all(isinstance(f, Future) for f in futures):
+        yield from as_completed(futures)
+        return
+    pending = list(futures)
+    while pending:
+        state = [(f, f.done()) for f in pending]
+        finished = [f for f, done in state if done]
+        pending = [f for f, done in state if not done]
+        yield from finished
+        if pending and not finished:
+            time.sleep(poll_s)
+
+
+def pivot(table: pd.DataFrame, value: str, rows: str = "d", columns: str = "signal_norm"):
+    """(row values, column values, 2-D array) of one metric of a sweep table."""
+    wide = table.pivot_table(index=rows, columns=columns, values=value, aggfunc="first")
+    return wide.index.to_list(), wide.columns.to_list(), wide.to_numpy()

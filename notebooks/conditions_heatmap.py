@@ -1,0 +1,109 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # The conditions of the convergence theorem, checked on a grid
+#
+# **Claim.** The paper's convergence theorem needs two conditions on the training dynamics, stated through
+# $\mathfrak S^{(i)}(\tau) = \big(\sum_{t\in\mathcal R} s^{(i)}_t(\tau)\big)\big(1 - \sum_{t\in\mathcal R} s^{(i)}_t(\tau)\big)$,
+# the softmax "slack" of sample $i$ on its relevant tokens $\mathcal R$ at step $\tau$, cumulated over training:
+#
+# - **Eq. 9** — clean samples dominate: $\sum_\tau \sum_{i\in\mathcal C} \mathfrak S^{(i)}(\tau)$ exceeds the same sum
+#   over the noisy samples $\mathcal N$;
+# - **Eq. 10** — the two classes stay balanced: the ratio of the cumulative $\mathfrak S$ of clean $+1$ and clean $-1$
+#   samples stays bounded.
+#
+# The paper reports that Eq. 9 holds in every setting of its $20 \times 20$ grid and that the Eq. 10 ratio stays
+# between about 0.5 and 2.5. We recompute both maps.
+#
+# Following the authors' script for these checks, the defaults train **only $p$** (no $W$, i.e. $W = I$) on inputs
+# with two relevant, two aligned and two opposite weakly relevant tokens; set `train_W = True` and
+# `W_init = "kaiming"` for the main model. The sums run over training samples and over the steps
+# $\tau = 0, \dots, 999$, as the authors accumulate them; which exact normalisation the paper's plots use is not
+# stated (unverified).
+
+# %% tags=["parameters"]
+seed = 0
+d_grid = [250, 5000, 250]
+signal_norm_grid = [5.0, 100.0, 5.0]
+n = 20
+n_test = 1000
+T = 8
+n_relevant = 2  # relevant tokens, the set R
+n_weak = 2  # weakly relevant tokens of each kind
+rho = 0.1
+noise_ratio = 0.2
+learning_rate = 0.005
+num_steps = 1000
+train_W = False
+W_init = "identity"  # identity or kaiming
+dtype = "float32"
+device = "auto"
+progress = False
+use_cache = True
+out_dir = ""  # empty: results/conditions_heatmap/book
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+from myst_nb import glue
+
+from benign import expected, notebooks, paths, plots, records, sweep, synthetic
+
+plots.style()
+out = records.output_dir("conditions_heatmap", out_dir)
+parameters = notebooks.current("conditions_heatmap", globals())
+points = synthetic.grid_points(parameters, d=sweep.arange("d_grid", d_grid),
+                                signal_norm=sweep.arange("signal_norm_grid", signal_norm_grid))
+cells = sweep.run(synthetic.grid_chunk, points, cache=paths.SWEEP_CACHE if use_cache else None, progress=progress)
+cells["eq9_ratio"] = cells.frak_clean / cells.frak_noisy  # clean over noisy cumulative 𝔖
+cells["eq10_ratio"] = cells.frak_clean_pos / cells.frak_clean_neg  # class +1 over class −1 (clean samples)
+print(f"{len(cells)} runs, {cells.attrs['computed_chunks']} of {cells.attrs['chunks']} chunks computed, "
+      f"{cells.attrs['wall_s']:.1f} s")
+
+# %%
+maps = {key: sweep.pivot(cells, key) for key in ("eq9_ratio", "eq10_ratio", "test_acc", "train_acc")}
+d_values, mu_values, _ = maps["eq9_ratio"]
+fig, axes = plt.subplots(1, 3, figsize=(17, 4.8))
+plots.heatmap(axes[0], d_values, mu_values, np.log10(maps["eq9_ratio"][2]),
+              r"Eq. 9: $\log_{10}$ (clean $\mathfrak{S}$ / noisy $\mathfrak{S}$)", cmap="RdBu", vmin=-2, vmax=2,
+              label="> 0: clean samples dominate")
+plots.heatmap(axes[1], d_values, mu_values, np.log10(maps["eq10_ratio"][2]),
+              r"Eq. 10: $\log_{10}$ (class +1 $\mathfrak{S}$ / class −1 $\mathfrak{S}$)", cmap="PuOr", vmin=-1,
+              vmax=1, label="0: balanced classes")
+plots.heatmap(axes[2], d_values, mu_values, maps["test_acc"][2], "test accuracy", vmin=0.5, vmax=1.0)
+for ax in axes:
+    plots.theory_overlay(ax, d_values, n)
+fig.tight_layout()
+records.save_figure(fig, out, "conditions_heatmap")
+plt.show()
+
+# %%
+eq9, eq10 = cells.eq9_ratio, cells.eq10_ratio
+metrics = {"grid_d": d_values, "grid_signal_norm": mu_values,
+           "eq9_ratio": np.asarray(maps["eq9_ratio"][2]).tolist(), "eq10_ratio": np.asarray(maps["eq10_ratio"][2]).tolist(),
+           "eq9_share_holds": float((eq9 > 1).mean()), "eq9_min_ratio": float(eq9.min()),
+           "eq10_min_ratio": float(eq10.min()), "eq10_max_ratio": float(eq10.max()),
+           "eq10_share_within_0.5_2.5": float(((eq10 >= 0.5) & (eq10 <= 2.5)).mean())}
+for key in ("eq9_share_holds", "eq9_min_ratio", "eq10_min_ratio", "eq10_max_ratio"):
+    glue(key, metrics[key], display=False)
+records.save_metrics(out, "conditions_heatmap", metrics, parameters, device=synthetic.resolve_device(device))
+
+# %% [markdown]
+# ## Paper vs here
+#
+# Eq. 9 holds (ratio above one) in a share {glue:text}`eq9_share_holds:.2f` of the cells, the smallest ratio being
+# {glue:text}`eq9_min_ratio:.2f`. The Eq. 10 ratio ranges from {glue:text}`eq10_min_ratio:.2f` to
+# {glue:text}`eq10_max_ratio:.2f`.
+
+# %%
+expected.compare("conditions_heatmap", metrics)

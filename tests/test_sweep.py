@@ -1,0 +1,183 @@
+"""Grids of runs: the batched grid kernel against single runs, executors, the cache, resume, and bad specs."""
+
+import functools
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import pandas as pd
+import pytest
+
+from benign import sweep, synthetic
+from benign.checks import ParameterError
+
+SMALL = dict(n=9, n_test=40, T=8, learning_rate=0.5, num_steps=120, dtype="float64", device="cpu")
+METRICS = ["train_loss", "train_acc", "test_loss", "test_acc", "frak_clean", "frak_noisy"]
+
+
+def small_grid():
+    return sweep.grid(d=[40, 70], seed=[3, 4], signal_norm=[2.0, 5.0], noise_ratio=[0.0, 0.3], **SMALL)
+
+
+def test_grid_chunk_equals_the_same_runs_one_by_one():
+    points = [p for p in small_grid() if p["d"] == 40 and p["seed"] == 3]
+    rows = synthetic.grid_chunk(points)
+    for point, row in zip(points, rows):
+        run = synthetic.make_run(40, point["signal_norm"], seed=3, n=9, n_test=40, noise_ratio=point["noise_ratio"])
+        sim = synthetic.simulate([run], learning_rate=0.5, num_steps=120, log_every=120, dtype="float64",
+                                 device="cpu")
+        final = sim.final.iloc[0]
+        for key in ("train_loss", "test_loss", "train_acc", "test_acc"):
+            assert row[key] == pytest.approx(final[key], rel=1e-11, abs=1e-14), key
+        frak, noisy = sim.frak_s[0], run.train.noisy
+        assert row["frak_clean"] == pytest.approx(float(frak[~noisy].sum()), rel=1e-11)
+        assert row["frak_noisy"] == pytest.approx(float(frak[noisy].sum()), rel=1e-11, abs=1e-14)
+
+
+def test_grid_chunk_with_identity_W_and_only_p_trained_equals_single_runs():
+    points = sweep.grid(d=50, seed=1, signal_norm=[3.0, 6.0], noise_ratio=0.3, n_relevant=2, n_weak=2,
+                        W_init="identity", train_W=False, **SMALL)
+    rows = synthetic.grid_chunk(points)
+    for point, row in zip(points, rows):
+        run = synthetic.make_run(50, point["signal_norm"], seed=1, n=9, n_test=40, noise_ratio=0.3, n_relevant=2,
+                                 n_weak=2, W_init="identity")
+        final = synthetic.simulate([run], learning_rate=0.5, num_steps=120, log_every=120, dtype="float64",
+                                   device="cpu", train_W=False).final.iloc[0]
+        assert row["test_loss"] == pytest.approx(final["test_loss"], rel=1e-11)
+        assert row["train_loss"] == pytest.approx(final["train_loss"], rel=1e-11)
+
+
+def test_sweep_in_process_equals_executors_bit_for_bit():
+    points = small_grid()
+    here = sweep.run(synthetic.grid_chunk, points)
+    assert len(here) == len(points) == 16
+    with ThreadPoolExecutor(2) as pool:
+        threaded = sweep.run(synthetic.grid_chunk, points, executor=pool)
+    pd.testing.assert_frame_equal(here, threaded, check_exact=True)
+
+
+def test_sweep_on_a_dask_local_cluster_equals_in_process():
+    distributed = pytest.importorskip("distributed")
+    points = small_grid()
+    here = sweep.run(synthetic.grid_chunk, points)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            remote = sweep.run(synthetic.grid_chunk, points, executor=client.get_executor())
+    pd.testing.assert_frame_equal(here, remote, check_exact=True)
+
+
+def test_sweep_resumes_after_an_interruption(tmp_path):
+    points = small_grid()
+    calls = []
+
+    @functools.wraps(synthetic.grid_chunk)  # same name, so the same cache keys
+    def interrupted(chunk):
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        calls.append(chunk[0]["d"])
+        return synthetic.grid_chunk(chunk)
+
+    with pytest.raises(KeyboardInterrupt):
+        sweep.run(interrupted, points, cache=tmp_path)
+    finished = sorted(tmp_path.glob("*.json"))
+    assert len(finished) == 2 and not list(tmp_path.glob(".*"))  # two whole chunks, no temporary files
+    stamps = {p: p.stat().st_mtime_ns for p in finished}
+
+    @functools.wraps(synthetic.grid_chunk)
+    def counting(chunk):
+        calls.append(chunk[0]["d"])
+        return synthetic.grid_chunk(chunk)
+
+    calls.clear()
+    resumed = sweep.run(counting, points, cache=tmp_path)
+    assert len(calls) == 2  # only the two unfinished chunks (of four) were computed
+    assert {p: p.stat().st_mtime_ns for p in finished} == stamps
+    pd.testing.assert_frame_equal(resumed, sweep.run(synthetic.grid_chunk, points), check_exact=True)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "alter", "garbage"])
+def test_a_corrupt_chunk_is_recomputed_not_used(tmp_path, damage):
+    points = small_grid()
+    first = sweep.run(synthetic.grid_chunk, points, cache=tmp_path)
+    victim = sorted(tmp_path.glob("*.json"))[0]
+    text = victim.read_text()
+    if damage == "truncate":
+        victim.write_text(text[: len(text) // 2])
+    elif damage == "alter":
+        record = json.loads(text)
+        record["rows"][0]["test_acc"] = 0.123
+        victim.write_text(json.dumps(record))
+    else:
+        victim.write_bytes(b"\x00\xff not json")
+    with pytest.warns(UserWarning, match="corrupt: recomputing"):
+        again = sweep.run(synthetic.grid_chunk, points, cache=tmp_path)
+    pd.testing.assert_frame_equal(first, again, check_exact=True)
+    assert json.loads(victim.read_text())["rows"] == json.loads(text)["rows"]
+
+
+def test_cache_key_depends_on_every_parameter():
+    base = small_grid()[:2]
+    changed = [{**p, "learning_rate": 0.25} for p in base]
+    assert sweep.chunk_key(synthetic.grid_chunk, base) != sweep.chunk_key(synthetic.grid_chunk, changed)
+    assert sweep.chunk_key(synthetic.grid_chunk, base) == sweep.chunk_key(synthetic.grid_chunk, [dict(p) for p in base])
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: sweep.arange("d_grid", [5000, 250, 125]), r"d_grid = \[5000, 250, 125\] is not allowed: d_grid must be"),
+    (lambda: sweep.arange("d_grid", [250, 5000]), "must be \\[start, stop, step\\]"),
+    (lambda: sweep.arange("d_grid", [250, 5000, 0]), "step > 0"),
+    (lambda: sweep.grid(d=[], signal_norm=[1.0]), "grid axis 'd' is empty"),
+    (lambda: sweep.grid(d=[0, 10], signal_norm=[1.0]), "d = 0 is not allowed"),
+    (lambda: sweep.grid(d=[10], signal_norm=[-1.0]), "signal_norm = -1.0 is not allowed"),
+    (lambda: sweep.run(synthetic.grid_chunk, [{"d": 10, "signal_norm": 1.0}]), "grid points lack seed"),
+    (lambda: synthetic.grid_chunk([{"d": 10, "seed": 0, "signal_norm": 1.0, "lr": 1}]), "unknown grid parameter 'lr'"),
+    (lambda: synthetic.grid_chunk([{"d": 10, "seed": 0, "signal_norm": 1.0}, {"d": 20, "seed": 0, "signal_norm": 1.0}]),
+     "a grid chunk must share d"),
+])
+def test_bad_grid_specifications_give_clear_errors(call, message):
+    with pytest.raises(ParameterError, match=message) as err:
+        call()
+    assert "\n" not in str(err.value)
+
+
+def test_arange_is_inclusive():
+    assert sweep.arange("d", [250, 5000, 125])[:3] == [250, 375, 500] and len(sweep.arange("d", [250, 5000, 125])) == 39
+    assert sweep.arange("s", [5.0, 100.0, 2.5])[-1] == 100.0 and len(sweep.arange("s", [5.0, 100.0, 2.5])) == 39
+
+
+def test_regimes_land_where_the_paper_puts_them_on_a_coarse_grid():
+    """n = 20, η = 0.2, 1000 steps at the paper's scale: harmful at large d / small ‖μ‖, benign in between,
+    no overfitting at small d / large ‖μ‖."""
+    points = sweep.grid(d=[1000, 2000, 4500], seed=42, signal_norm=[5.0, 20.0, 80.0], n_test=1000, device="cpu")
+    cells = sweep.run(synthetic.grid_chunk, points).set_index(["d", "signal_norm"])
+    harmful, benign, not_overfitting = cells.loc[(4500, 5.0)], cells.loc[(2000, 20.0)], cells.loc[(1000, 80.0)]
+    assert harmful.train_acc == 1.0 and harmful.test_acc < 0.95
+    assert benign.train_acc == 1.0 and benign.test_acc >= 0.98
+    assert not_overfitting.train_acc < 1.0 and not_overfitting.test_acc >= 0.99
+    for d in (1000, 2000, 4500):  # more signal never hurts the test loss
+        losses = cells.loc[d].test_loss
+        assert losses.is_monotonic_decreasing
+
+
+class _Job:
+    """A submitit-like job: done() and result(), not a concurrent.futures.Future."""
+
+    def __init__(self, fn, arg):
+        self._value, self._polls = fn(arg), 0
+
+    def done(self):
+        self._polls += 1
+        return self._polls > 1
+
+    def result(self):
+        return self._value
+
+
+class _JobExecutor:
+    def submit(self, fn, arg):
+        return _Job(fn, arg)
+
+
+def test_sweep_accepts_submitit_style_executors():
+    points = small_grid()
+    pd.testing.assert_frame_equal(sweep.run(synthetic.grid_chunk, points, executor=_JobExecutor()),
+                                  sweep.run(synthetic.grid_chunk, points), check_exact=True)
