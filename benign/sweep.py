@@ -49,6 +49,25 @@ def grid(**axes) -> list[dict]:
     return [dict(zip(lists, combo)) for combo in itertools.product(*lists.values())]
 
 
+def chunk_points(points: list[dict], defaults: dict, shared: tuple) -> tuple[list[dict], dict]:
+    """A kernel's view of its chunk: every point completed with `defaults`, checked, and the values all points
+    must share (the `shared` keys). Unknown parameters, a split chunk and bad values raise ParameterError."""
+    if not points:
+        raise ParameterError("points is empty: give at least one grid point")
+    allowed = set(defaults)
+    unknown = sorted({k for p in points for k in p} - allowed)
+    if unknown:
+        raise ParameterError(f"unknown grid parameter {unknown[0]!r}: use one of {', '.join(sorted(allowed))}")
+    points = [{**defaults, **p} for p in points]
+    common = {k: points[0][k] for k in shared}
+    if any(p[k] != common[k] for p in points for k in shared):
+        raise ParameterError(f"a grid chunk must share {', '.join(shared)}: chunk the grid by d and seed")
+    for p in points:
+        for name, value in p.items():
+            check(name, value)
+    return points, common
+
+
 def chunks(points: list[dict], by=("d", "seed")) -> list[list[dict]]:
     """Points grouped by their values of `by`, in order of first appearance."""
     groups: dict[tuple, list[dict]] = {}

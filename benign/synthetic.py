@@ -339,15 +339,15 @@ def attend(data: TokenData, q: torch.Tensor) -> dict:
 
 GRID_SHARED = ("d", "seed", "n", "n_test", "T", "rho", "sigma", "n_relevant", "n_weak", "label_noise",
                "reuse_train_seed", "W_init", "train_W", "learning_rate", "num_steps", "dtype", "device")
-GRID_DEFAULTS = dict(seed=0, n=20, n_test=1000, T=8, rho=0.1, sigma=1.0, n_relevant=1, n_weak=1, label_noise="deterministic",
-                     reuse_train_seed=False, W_init="kaiming", train_W=True, learning_rate=5e-3, num_steps=1000,
+GRID_DEFAULTS = dict(d=None, signal_norm=None, seed=0, n=20, n_test=1000, T=8, rho=0.1, sigma=1.0, n_relevant=1,
+                     n_weak=1, label_noise="deterministic", reuse_train_seed=False, W_init="kaiming", train_W=True, learning_rate=5e-3, num_steps=1000,
                      noise_ratio=0.2, dtype="float32", device="auto")
 
 
 def grid_points(parameters: dict, **axes) -> list[dict]:
     """Points for `grid_chunk` from a notebook's parameters: the swept `axes` (lists) and every other parameter the
     kernel knows (`authors_test_seed` passed on as `reuse_train_seed`)."""
-    known = {"d", "seed", "signal_norm", *GRID_DEFAULTS}
+    known = set(GRID_DEFAULTS)
     fixed = {("reuse_train_seed" if k == "authors_test_seed" else k): v for k, v in parameters.items()}
     return sweep.grid(**axes, **{k: v for k, v in fixed.items() if k in known and k not in axes})
 
@@ -362,16 +362,7 @@ def grid_chunk(points: list[dict]) -> list[dict]:
     and the d² work (Z) is done once per chunk. Each row: the point, final train/test loss and accuracy, and the
     cumulative 𝔖 summed over clean (+1 / −1 observed class) and noisy training samples.
     """
-    allowed = {"d", "seed", "signal_norm", *GRID_DEFAULTS}
-    unknown = sorted({k for p in points for k in p} - allowed)
-    if unknown:
-        raise ParameterError(f"unknown grid parameter {unknown[0]!r}: use one of {', '.join(sorted(allowed))}")
-    points = [{**GRID_DEFAULTS, **p} for p in points]
-    shared = {k: points[0][k] for k in GRID_SHARED}
-    if any(p[k] != shared[k] for p in points for k in GRID_SHARED):
-        raise ParameterError(f"a grid chunk must share {', '.join(GRID_SHARED)}: chunk the grid by d and seed")
-    for p in points:
-        check_all(**p)
+    points, shared = sweep.chunk_points(points, GRID_DEFAULTS, GRID_SHARED)
     dev = resolve_device(shared["device"])
     dt = resolve_dtype(shared["dtype"], dev)
     d, seed, n, T = shared["d"], shared["seed"], shared["n"], shared["T"]
