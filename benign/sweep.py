@@ -123,15 +123,14 @@ def run(kernel, points: list[dict], *, by=("d", "seed"), executor=None, cache=No
     cache = Path(cache) if cache else None
     results = [_load(cache, k) if cache else None for k in keys]
     todo = [i for i, rows in enumerate(results) if rows is None]
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=len(groups), initial=len(groups) - len(todo), desc="sweep chunks", disable=not progress)
+    bar = _progress_bar(len(groups), len(groups) - len(todo)) if progress else None
 
     def finish(i, rows):
         if cache:
             _store(cache, keys[i], rows)
         results[i] = rows
-        bar.update()
+        if bar:
+            bar.update()
 
     try:
         if executor is None:
@@ -142,10 +141,17 @@ def run(kernel, points: list[dict], *, by=("d", "seed"), executor=None, cache=No
             for future in _completed(list(futures)):
                 finish(futures[future], future.result())
     finally:
-        bar.close()
+        if bar:
+            bar.close()
     table = pd.DataFrame([row for rows in results for row in rows])
     table.attrs.update(chunks=len(groups), computed_chunks=len(todo), wall_s=time.perf_counter() - started)
     return table
+
+
+def _progress_bar(total: int, done: int):
+    from tqdm import tqdm  # a text bar: no widget library needed in a notebook
+
+    return tqdm(total=total, initial=done, desc="sweep chunks")
 
 
 def _completed(futures, poll_s: float = 0.5):

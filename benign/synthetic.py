@@ -137,7 +137,7 @@ def _descend(G, H, h, y, relevant, *, alpha, num_steps, log_steps, train_W, keep
     frak = None if relevant is None else torch.zeros(R, n, device=dev, dtype=dt)
     steps = range(num_steps + 1)
     if progress:
-        from tqdm.auto import tqdm
+        from tqdm import tqdm
 
         steps = tqdm(steps, desc="gradient descent", leave=False)
     k = 0
