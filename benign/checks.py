@@ -150,4 +150,5 @@ RULES.update({
 RULES.update({
     "hidden": _int_at_least(1),  # MLP hidden size
     "skip": ((lambda x: isinstance(x, bool)), "True or False"),  # residual connections
+    "scale": _int_at_least(1),  # d and the MLP width divided by this, ‖μ‖ by its fourth root (CPU book profiles)
 })

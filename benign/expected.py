@@ -165,3 +165,26 @@ PAPER["fig8_finetune_attention"] = [
              "qualitative reading of Figures 8/9 (token selection sharpens while fitting); values not recorded "
              "(unverified)"),
 ]
+
+
+# The one-layer encoder (appendix). The paper shows Figures 6 and 7 as pictures and names Figure 6's settings by
+# their regime; it reports no numbers for them (paper-facts.md).
+ENCODER_NOTE = "the paper names the setting by this regime and shows curves only (no number reported)"
+PAPER["fig6_one_layer_dynamics"] = [
+    Expected("balanced_as_named", "balanced (2000, 20): observed regime is benign (1 = yes)", 1.0, 0.0, ENCODER_NOTE),
+    Expected("harmful_as_named", "harmful (5000, 5): observed regime is harmful (1 = yes)", 1.0, 0.0, ENCODER_NOTE),
+    Expected("not_overfitting_as_named", "not overfitting (1000, 100): noisy labels left unfitted (1 = yes)", 1.0,
+             0.0, ENCODER_NOTE),
+]
+COLOUR_NOTE = ("a colour-bar limit of the paper's Figure 7, read here as the range of its values (unverified: "
+               "values outside would be clipped)")
+PAPER["fig7_one_layer_heatmap"] = [
+    Expected("train_loss_min", "final train loss: smallest over the grid", 0.405, 0.05, COLOUR_NOTE),
+    Expected("train_loss_max", "final train loss: largest over the grid", 0.55, 0.1, COLOUR_NOTE),
+    Expected("test_loss_min", "final test loss: smallest over the grid", 0.41, 0.05, COLOUR_NOTE),
+    Expected("test_loss_max", "final test loss: largest over the grid", 0.64, 0.1, COLOUR_NOTE),
+    Expected("balanced_as_named", "cell (2000, 20): observed regime is benign (1 = yes)", 1.0, 0.0, ENCODER_NOTE),
+    Expected("harmful_as_named", "cell (5000, 5): observed regime is harmful (1 = yes)", 1.0, 0.0, ENCODER_NOTE),
+    Expected("not_overfitting_as_named", "cell (1000, 100): noisy labels left unfitted (1 = yes)", 1.0, 0.0,
+             ENCODER_NOTE),
+]

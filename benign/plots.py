@@ -178,12 +178,15 @@ def theory_overlay(ax, d_values, n: int, sigma: float = 1.0, settings: dict | No
     from . import theory
 
     d = np.linspace(min(d_values), max(d_values), 200)
-    top = ax.get_ylim()[1]
+    xlim, ylim = ax.get_xlim(), ax.get_ylim()
+    top = ylim[1]
     ax.plot(d, np.minimum(theory.signal_norm_at_n_snr2(d, n, sigma=sigma), top), color="white", lw=1.8, ls="--",
             label="n·SNR² = 1")
     ax.plot(d, np.minimum(theory.signal_norm_at_harmful(d, sigma=sigma), top), color="white", lw=1.8, ls=":",
             label="SNR = d^(-1/4)")
     for label, (d0, mu0) in (settings or {}).items():
         ax.scatter([d0], [mu0], marker="*", s=140, color="white", edgecolor="black", zorder=5)
-        ax.annotate(label, (d0, mu0), textcoords="offset points", xytext=(6, 4), color="white", fontsize=8,
-                    fontweight="bold")
+        right = d0 > xlim[0] + 0.75 * (xlim[1] - xlim[0])  # label to the left near the right edge
+        ax.annotate(label, (d0, mu0), textcoords="offset points", xytext=(-6 if right else 6, 4), color="white",
+                    fontsize=8, fontweight="bold", ha="right" if right else "left")
+    ax.set(xlim=xlim, ylim=ylim)
