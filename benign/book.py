@@ -91,6 +91,8 @@ def summary_page(records: dict[str, dict]) -> str:
         lines += [f"## {notebooks.title(name)}", "", f"{{doc}}`../notebooks/{name}`", "",
                   "| quantity | paper | here | tolerance | result | note |", "|---|---|---|---|---|---|"]
         for row in table.itertuples():
+            if row.here is None:
+                continue  # not computed at this profile
             result = "—" if row.match is None else ("match" if row.match else "**miss**")
             here = "—" if row.here is None else f"{row.here:.4g}"
             lines.append(f"| {row.quantity} | {row.paper:g} | {here} | ±{row.tolerance:g} | {result} | {row.note} |")

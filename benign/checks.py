@@ -84,6 +84,7 @@ RULES = {
     "seeds": ((lambda x: isinstance(x, list) and len(x) > 0 and all(_is_int(v) and v >= 0 for v in x)
                and len(set(x)) == len(x)), "a non-empty list of distinct integers >= 0"),
     "num_epochs": _int_at_least(1),
+    "max_steps": _int_at_least(0),
     "pretrain_num_epochs": _int_at_least(1),
     "pretrain_size": _int_at_least(0),
     "max_test": _int_at_least(0),
@@ -151,4 +152,5 @@ RULES.update({
     "hidden": _int_at_least(1),  # MLP hidden size
     "skip": ((lambda x: isinstance(x, bool)), "True or False"),  # residual connections
     "scale": _int_at_least(1),  # d and the MLP width divided by this, ‖μ‖ by its fourth root (CPU book profiles)
+    "cpu_threads": _int_at_least(0),  # torch CPU threads (0: torch's default)
 })

@@ -1,0 +1,289 @@
+"""Paper 1's one-layer Transformer encoder (appendix, Figures 6 and 7): many runs trained at once, exactly.
+
+The literal module is `benign.models.OneLayerEncoder`. Its output reads only the [CLS] position, so the trainer
+computes only what reaches it, with the products reassociated (same function, same gradients):
+    q = W_q ĉ,  logits_j = (W_kᵀ q)·x̂_j / √d,  out = W_v (Σ_j a_j x̂_j),   x̂ = LN(x), ĉ = LN([CLS])
+— two d×d matrix-vector products and one d×d product with n columns, instead of three with n(T+1) columns, and
+the MLP on n rows instead of n(T+1). `torch.func` turns this one-run function into a batched program: `grad`
+differentiates it and `vmap` maps it over runs whose parameters and data are stacked along a leading axis. Runs
+share n, T and d; every run's initialisation is drawn from its own seed, so it is the same whether trained alone
+or in a batch.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import pandas as pd
+import torch
+from torch.func import grad_and_value, vmap
+from torch.nn.functional import gelu, layer_norm, softplus
+
+from . import sweep
+from .checks import ParameterError, check_all
+from .data import TOKEN_TYPES, balanced_labels, gaussian_noise, noise_mask, signal_pattern, token_types
+from .synthetic import Run, _final_table, _group_weights, _history, _scores_table, resolve_device, resolve_dtype
+
+
+def initial_parameters(d: int, hidden: int, seed: int) -> dict[str, torch.Tensor]:
+    """The encoder's initial parameters, named as in `OneLayerEncoder.state_dict()` (float64, CPU).
+
+    PyTorch's defaults, seeded: [CLS] ~ N(0, I); every Linear weight and bias ~ U(−1/√fan_in, 1/√fan_in)
+    (kaiming_uniform_(a=√5)); LayerNorm weight 1, bias 0. Drawn from one generator in a fixed order.
+    """
+    check_all(d=d, hidden=hidden, seed=seed)
+    gen = torch.Generator().manual_seed(seed)
+
+    def uniform(*shape, fan_in):
+        bound = 1 / math.sqrt(fan_in)
+        return torch.empty(*shape, dtype=torch.float64).uniform_(-bound, bound, generator=gen)
+
+    ones, zeros = torch.ones(d, dtype=torch.float64), torch.zeros(d, dtype=torch.float64)
+    params = {"cls_token": torch.randn(d, generator=gen, dtype=torch.float64),
+              "to_qkv.weight": uniform(3 * d, d, fan_in=d),
+              "mlp_in.weight": uniform(hidden, d, fan_in=d), "mlp_in.bias": uniform(hidden, fan_in=d),
+              "mlp_out.weight": uniform(d, hidden, fan_in=hidden), "mlp_out.bias": uniform(d, fan_in=hidden),
+              "head.weight": uniform(1, d, fan_in=d), "head.bias": uniform(1, fan_in=d)}
+    for norm in ("attn_norm", "mlp_norm", "norm"):
+        params[f"{norm}.weight"], params[f"{norm}.bias"] = ones.clone(), zeros.clone()
+    return params
+
+
+def reduced(d: int, signal_norm: float, hidden: int, scale: int) -> tuple[int, float, int]:
+    """A setting shrunk for a CPU: d and the MLP width divided by `scale`, ‖μ‖ by scale^{1/4}.
+
+    This keeps ‖μ‖/d^{1/4}, i.e. SNR relative to the harmful boundary SNR ≍ d^{-1/4}, and raises n·SNR² by
+    √scale. (Keeping the SNR itself instead turned the balanced setting harmful at d = 200.) `scale` = 1 is the
+    setting itself.
+    """
+    check_all(d=d, signal_norm=signal_norm, hidden=hidden, scale=scale)
+    return max(3, round(d / scale)), round(signal_norm / scale ** 0.25, 6), max(1, round(hidden / scale))
+
+
+def cls_forward(params: dict, X: torch.Tensor, skip: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
+    """One run's outputs f (n,) and [CLS] attention on the input tokens (n, T), computing only the [CLS] path."""
+    n, _, d = X.shape
+    c_hat = layer_norm(params["cls_token"], (d,), params["attn_norm.weight"], params["attn_norm.bias"])
+    X_hat = layer_norm(X, (d,), params["attn_norm.weight"], params["attn_norm.bias"])
+    W_q, W_k, W_v = params["to_qkv.weight"].chunk(3, dim=0)
+    key_query = (W_q @ c_hat) @ W_k * d ** -0.5  # W_kᵀ q / √d
+    logits = torch.cat([(c_hat @ key_query).expand(n, 1), X_hat @ key_query], dim=1)
+    attention = torch.softmax(logits, dim=-1)  # (n, T + 1): the [CLS] row over [CLS] and the T input tokens
+    mixed = attention[:, :1] * c_hat + torch.einsum("nt,ntd->nd", attention[:, 1:], X_hat)
+    out = mixed @ W_v.T
+    if skip:
+        h = out + params["cls_token"]
+        h = h + _mlp(params, h)
+    else:
+        h = _mlp(params, out)
+    h = layer_norm(h, (d,), params["norm.weight"], params["norm.bias"])
+    return h @ params["head.weight"][0] + params["head.bias"][0], attention[:, 1:]
+
+
+def _mlp(params, h):
+    d = h.shape[-1]
+    h = layer_norm(h, (d,), params["mlp_norm.weight"], params["mlp_norm.bias"])
+    return gelu(h @ params["mlp_in.weight"].T + params["mlp_in.bias"]) @ params["mlp_out.weight"].T \
+        + params["mlp_out.bias"]
+
+
+def _loss(params, X, y, skip):
+    f, attention = cls_forward(params, X, skip)
+    return softplus(-y * f).mean(), (f, attention)
+
+
+def _margins_stats(f, y):
+    """Mean logistic loss and accuracy (float64 where the device has it, so 0.55 stays 0.55)."""
+    margin = y * f
+    exact = torch.float32 if f.device.type == "mps" else torch.float64
+    return softplus(-margin).mean(-1).to(exact), (margin > 0).to(exact).mean(-1)
+
+
+def _descend(params, X, y, *, skip, learning_rate, num_steps, evaluate_at, evaluate, keep_scores, progress=False):
+    """Full-batch SGD on every parameter of R runs at once (`params` and X, y stacked along a leading run axis,
+    updated in place). Train loss, accuracy and [CLS] attention come from the forward pass of each step (before its
+    update) and one more pass after the last update; `evaluate(params)` runs at the steps in `evaluate_at`.
+
+    Returns loss and accuracy (S+1, R), the attention of every step (S+1, R, n, T) or of the last (R, n, T), and
+    the evaluations in step order.
+    """
+    step_fn = vmap(grad_and_value(_loss, has_aux=True), in_dims=(0, 0, 0, None))
+    forward = vmap(cls_forward, in_dims=(0, 0, None))
+    R, n, T, _ = X.shape
+    loss = torch.empty(num_steps + 1, R, dtype=torch.float32 if X.device.type == "mps" else torch.float64,
+                       device=X.device)
+    acc = torch.empty_like(loss)
+    scores = torch.empty(num_steps + 1 if keep_scores else 1, R, n, T, dtype=X.dtype, device=X.device)
+    evaluations = []
+    steps = range(num_steps + 1)
+    if progress:
+        from tqdm import tqdm
+
+        steps = tqdm(steps, desc="encoder SGD", leave=False)
+    for step in steps:
+        if step in evaluate_at:
+            with torch.no_grad():
+                evaluations.append(evaluate(params))
+        if step == num_steps:
+            with torch.no_grad():
+                f, attention = forward(params, X, skip)
+        else:
+            grads, (_, (f, attention)) = step_fn(params, X, y, skip)
+            with torch.no_grad():
+                for name, g in grads.items():
+                    params[name].sub_(g, alpha=learning_rate)
+        loss[step], acc[step] = _margins_stats(f.detach(), y)
+        scores[step if keep_scores else 0] = attention.detach()
+    return loss, acc, scores if keep_scores else scores[0], evaluations
+
+
+def _stack_parameters(inits: list[dict], device, dtype) -> dict:
+    """Parameters of R runs stacked along a new leading axis, on `device` in `dtype`."""
+    return {name: torch.stack([p[name].to(device, dtype) for p in inits]) for name in inits[0]}
+
+
+def _repeat_parameters(init: dict, runs: int, device, dtype) -> dict:
+    """One initialisation for R runs (a grid chunk), copied on the device."""
+    return {name: value.to(device, dtype).expand(runs, *value.shape).clone() for name, value in init.items()}
+
+
+def _test_evaluator(test_sets, skip):
+    """evaluate(params) → test loss and accuracy (R,), one run at a time (test sets are large)."""
+
+    def evaluate(params):
+        out = []
+        for r, (Xt, yt) in enumerate(test_sets):
+            f, _ = cls_forward({k: v[r] for k, v in params.items()}, Xt, skip)
+            out.append(torch.stack(_margins_stats(f, yt)))
+        return torch.stack(out, dim=1)  # (2, R)
+
+    return evaluate
+
+
+@dataclass
+class EncoderSimulation:
+    """The result of `simulate`: tidy tables (as `synthetic.simulate` writes them) and the final parameters."""
+
+    history: pd.DataFrame  # one row per run × step; test metrics at the logged steps
+    scores: pd.DataFrame  # one row per run × step × tracked sample × token: the [CLS] attention on that token
+    final: pd.DataFrame  # one row per run: settings and final metrics
+    params: dict  # final parameters, stacked over runs (CPU)
+    info: dict = field(default_factory=dict)
+
+
+def simulate(runs: list[Run], *, hidden: int = 2000, skip: bool = True, learning_rate: float = 5e-3,
+             num_steps: int = 1000, log_every: int = 10, track=None, dtype: str = "float32", device: str = "auto",
+             progress: bool = False) -> EncoderSimulation:
+    """Train the encoder on each run's training set from its own seeded initialisation, all runs at once.
+
+    All runs must share n, T and d. `track`: the training samples whose attention rows are kept (default: the
+    first clean and the first noisy sample). Train metrics every step, test metrics every `log_every` steps and at
+    the last step.
+    """
+    check_all(hidden=hidden, skip=skip, learning_rate=learning_rate, num_steps=num_steps, log_every=log_every)
+    if not runs:
+        raise ParameterError("runs is empty: give at least one Run")
+    shape = runs[0].train.X.shape[1:]
+    if any(r.train.X.shape[1:] != shape or len(r.train.X) != len(runs[0].train.X) for r in runs):
+        raise ParameterError("runs differ in n, T or d: batch only runs with the same n, T and d")
+    dev = resolve_device(device)
+    dt = resolve_dtype(dtype, dev)
+    started = time.perf_counter()
+    (T, d), n = shape, len(runs[0].train.X)
+    seeds = [r.train.params["seed"] for r in runs]
+    inits = {seed: initial_parameters(d, hidden, seed) for seed in set(seeds)}
+    params = _stack_parameters([inits[seed] for seed in seeds], dev, dt)
+    X = torch.stack([r.train.X for r in runs]).to(dev, dt)
+    y = torch.stack([r.train.y for r in runs]).to(dev, dt)
+    noisy = torch.stack([r.train.noisy for r in runs]).to(dev)
+    track = _default_track(noisy[0]) if track is None else [int(i) for i in track]
+    if any(not 0 <= i < n for i in track):
+        raise ParameterError(f"track = {track} is not allowed: sample indices must lie in [0, {n - 1}]")
+    test_sets = [(r.test.X.to(dev, dt), r.test.y.to(dev, dt)) for r in runs if r.test is not None]
+    log_steps = sorted(set(range(0, num_steps + 1, log_every)) | {num_steps})
+    evaluate_at = set(log_steps) if len(test_sets) == len(runs) else set()
+    loss, acc, scores, evaluations = _descend(params, X, y, skip=skip, learning_rate=float(learning_rate),
+                                              num_steps=num_steps, evaluate_at=evaluate_at,
+                                              evaluate=_test_evaluator(test_sets, skip), keep_scores=True,
+                                              progress=progress)
+    test = torch.stack(evaluations).double().cpu() if evaluations else torch.full((len(log_steps), 2, len(runs)),
+                                                                                 float("nan"), dtype=torch.float64)
+    elapsed = time.perf_counter() - started
+    labels = [r.label or f"run{i}" for i, r in enumerate(runs)]
+    types = runs[0].train.token_type.to(dev)
+    history = _history(labels, loss, acc, _type_means(scores, noisy, types), log_steps, test[:, 0], test[:, 1])
+    info = dict(device=str(dev), dtype=dtype, wall_s=elapsed, hidden=hidden, skip=skip, learning_rate=learning_rate,
+                num_steps=num_steps, log_every=log_every, track=track)
+    return EncoderSimulation(history, _scores_table(labels, scores[:, :, track], track, noisy),
+                             _final_table(runs, labels, history, num_steps),
+                             {k: v.detach().cpu() for k, v in params.items()}, info)
+
+
+def _default_track(noisy: torch.Tensor) -> list[int]:
+    """The first clean sample, then the first noisy one if there is one."""
+    clean = (~noisy).nonzero()
+    first = [int(clean[0]) if len(clean) else 0]
+    return first + ([int(noisy.nonzero()[0])] if noisy.any() else [])
+
+
+def _type_means(scores, noisy, types):
+    """Mean attention per token type for clean and noisy samples: (S, R, 2, len(TOKEN_TYPES))."""
+    grp = _group_weights([~noisy, noisy]).to(scores.dtype)
+    typ = torch.stack([(types == k) for k in range(len(TOKEN_TYPES))], -1).to(scores.dtype)
+    return torch.einsum("srnt,rng,tk->srgk", scores, grp, typ / typ.sum(0, keepdim=True))
+
+
+GRID_SHARED = ("d", "seed", "n", "n_test", "T", "rho", "sigma", "n_relevant", "n_weak", "label_noise",
+               "reuse_train_seed", "hidden", "skip", "learning_rate", "num_steps", "dtype", "device")
+GRID_DEFAULTS = dict(d=None, signal_norm=None, seed=0, n=20, n_test=1000, T=8, rho=0.1, sigma=1.0, n_relevant=1,
+                     n_weak=1, label_noise="deterministic", reuse_train_seed=False, hidden=2000, skip=True,
+                     learning_rate=5e-3, num_steps=1000, noise_ratio=0.2, dtype="float32", device="auto")
+
+
+def grid_chunk(points: list[dict]) -> list[dict]:
+    """Final metrics for encoder runs that share d and seed, differing in ‖μ‖ and η: one batched program.
+
+    The runs share their noise draws (train and test) and their initialisation, exactly as `make_run` and
+    `simulate` draw them for that seed. Each row: the point, final train/test loss and accuracy, and the final
+    mean [CLS] attention on the relevant token of clean and of noisy training samples.
+    """
+    points, shared = sweep.chunk_points(points, GRID_DEFAULTS, GRID_SHARED)
+    dev = resolve_device(shared["device"])
+    dt = resolve_dtype(shared["dtype"], dev)
+    d, seed, n, T = shared["d"], shared["seed"], shared["n"], shared["T"]
+    types = token_types(T, shared["n_relevant"], shared["n_weak"])
+    mu = torch.tensor([float(p["signal_norm"]) for p in points], dtype=dt, device=dev)
+
+    def inputs(n_samples, stream):  # X = ε + ‖μ‖·(signal pattern on e₁, e₂), one tensor per run
+        E = gaussian_noise(n_samples, T, d, stream, shared["sigma"]).to(dev, dt)
+        P = signal_pattern(balanced_labels(n_samples), types, shared["rho"]).to(dev, dt)
+        return lambda r: torch.cat([E[..., :2] + mu[r] * P, E[..., 2:]], dim=-1)
+
+    train_inputs = inputs(n, seed)
+    X = torch.stack([train_inputs(r) for r in range(len(points))])
+    noisy = torch.stack([noise_mask(n, p["noise_ratio"], shared["label_noise"], seed) for p in points]).to(dev)
+    y = torch.where(noisy, -1.0, 1.0).to(dt) * balanced_labels(n).to(dev, dt)
+    test_inputs = inputs(shared["n_test"], seed if shared["reuse_train_seed"] else [seed, 1])
+    y_test = balanced_labels(shared["n_test"]).to(dev, dt)
+
+    def evaluate(params):
+        out = []
+        for r in range(len(points)):
+            f, _ = cls_forward({k: v[r] for k, v in params.items()}, test_inputs(r), shared["skip"])
+            out.append(torch.stack(_margins_stats(f, y_test)))
+        return torch.stack(out, dim=1)
+
+    params = _repeat_parameters(initial_parameters(d, shared["hidden"], seed), len(points), dev, dt)
+    loss, acc, scores, (test,) = _descend(params, X, y, skip=shared["skip"],
+                                          learning_rate=float(shared["learning_rate"]),
+                                          num_steps=shared["num_steps"], evaluate_at={shared["num_steps"]},
+                                          evaluate=evaluate, keep_scores=False)
+    relevant = scores[..., types == 0].sum(-1)  # (R, n)
+    clean = (~noisy).to(dt)
+    metrics = {"train_loss": loss[-1], "train_acc": acc[-1], "test_loss": test[0], "test_acc": test[1],
+               "attention_clean_relevant": (relevant * clean).sum(-1) / clean.sum(-1),
+               "attention_noisy_relevant": (relevant * noisy).sum(-1) / noisy.sum(-1)}
+    metrics = {k: v.double().cpu().tolist() for k, v in metrics.items()}
+    return [{**p, **{k: v[r] for k, v in metrics.items()}} for r, p in enumerate(points)]

@@ -1,0 +1,134 @@
+"""The one-layer encoder: the batched [CLS]-path trainer against autograd SGD on the literal module, batched runs
+against runs trained alone, the grid kernel against `simulate`, and bad input."""
+
+import pytest
+import torch
+
+from benign import encoder, models, sweep, synthetic
+from benign.checks import ParameterError
+
+D, HIDDEN = 24, 16
+FAST = dict(hidden=HIDDEN, learning_rate=0.05, num_steps=40, log_every=10, dtype="float64", device="cpu")
+
+
+def small_run(signal_norm=3.0, seed=3, d=D, label=""):
+    return synthetic.make_run(d, signal_norm, seed=seed, n=8, n_test=50, noise_ratio=0.25, W_init="identity",
+                              label=label)
+
+
+def literal(run, skip, params=None):
+    model = models.OneLayerEncoder(run.train.X.shape[-1], HIDDEN, skip=skip).double()
+    model.load_state_dict(params or encoder.initial_parameters(run.train.X.shape[-1], HIDDEN, run.train.params["seed"]))
+    return model
+
+
+def test_initial_parameters_are_the_modules_own_seeded_and_pytorch_scaled():
+    params = encoder.initial_parameters(D, HIDDEN, seed=5)
+    model = models.OneLayerEncoder(D, HIDDEN)
+    assert {k: v.shape for k, v in params.items()} == {k: v.shape for k, v in model.state_dict().items()}
+    again, other = encoder.initial_parameters(D, HIDDEN, seed=5), encoder.initial_parameters(D, HIDDEN, seed=6)
+    assert all(torch.equal(params[k], again[k]) for k in params)
+    assert not torch.equal(params["to_qkv.weight"], other["to_qkv.weight"])
+    assert params["to_qkv.weight"].abs().max() <= D ** -0.5 and params["mlp_out.weight"].abs().max() <= HIDDEN ** -0.5
+    assert params["to_qkv.weight"].abs().max() > 0.9 * D ** -0.5  # U(−1/√fan_in, 1/√fan_in), not smaller
+    assert torch.equal(params["norm.weight"], torch.ones(D)) and params["cls_token"].std() > 0.5
+
+
+@pytest.mark.parametrize("skip", [True, False])
+def test_cls_path_equals_the_literal_module(skip):
+    run = small_run()
+    model = literal(run, skip)
+    with torch.no_grad():
+        model.cls_token.mul_(3.0)  # move away from the symmetric start so every term matters
+    f, attention = model.forward_with_scores(run.train.X)
+    f_fast, attention_fast = encoder.cls_forward(dict(model.named_parameters()), run.train.X, skip)
+    assert torch.allclose(f_fast, f, rtol=1e-12, atol=1e-14)
+    assert torch.allclose(attention_fast, attention, rtol=1e-12, atol=1e-15)
+    assert attention.sum(-1).max() < 1.0  # the [CLS] token takes a share of its own row
+
+
+@pytest.mark.parametrize("skip", [True, False])
+def test_trainer_equals_autograd_sgd_on_the_literal_module(skip):
+    run = small_run()
+    sim = encoder.simulate([run], skip=skip, **FAST)
+    model = literal(run, skip)
+    losses = models.train_autograd(model, run.train.X, run.train.y, learning_rate=FAST["learning_rate"],
+                                   num_steps=FAST["num_steps"])
+    assert losses[-1] < losses[0] - 0.05  # it trains
+    assert sim.history.train_loss.to_numpy() == pytest.approx(losses, rel=1e-10)
+    for name, value in model.state_dict().items():
+        assert torch.allclose(sim.params[name][0], value, rtol=1e-10, atol=1e-12), name
+    with torch.no_grad():
+        f, attention = model.forward_with_scores(run.test.X)
+    final = sim.final.iloc[0]
+    assert final.test_acc == pytest.approx(float((run.test.y * f > 0).double().mean()))
+    assert final.test_loss == pytest.approx(float(models.logistic_loss(f, run.test.y)), rel=1e-10)
+    last = sim.scores[sim.scores.step == FAST["num_steps"]]
+    with torch.no_grad():
+        _, train_attention = model.forward_with_scores(run.train.X)
+    for row in last.itertuples():
+        assert row.score == pytest.approx(float(train_attention[row.sample, row.token]), rel=1e-10)
+
+
+def test_skip_connections_change_the_trained_model():
+    run = small_run()
+    with_skip, without = (encoder.simulate([run], skip=skip, **FAST) for skip in (True, False))
+    assert with_skip.history.train_loss.iloc[0] != pytest.approx(without.history.train_loss.iloc[0], rel=1e-3)
+    assert not torch.allclose(with_skip.params["to_qkv.weight"], without.params["to_qkv.weight"])
+
+
+def test_batched_runs_equal_runs_trained_alone():
+    runs = [small_run(mu, seed, label=f"r{i}") for i, (mu, seed) in enumerate([(2.0, 0), (5.0, 0), (3.0, 7)])]
+    batched = encoder.simulate(runs, **FAST)
+    for i, run in enumerate(runs):
+        alone = encoder.simulate([run], **FAST)
+        for name, value in alone.params.items():
+            assert torch.allclose(batched.params[name][i], value[0], rtol=1e-12, atol=1e-14), name
+        got = batched.history[batched.history.run == run.label].drop(columns="run").to_numpy()
+        assert got == pytest.approx(alone.history.drop(columns="run").to_numpy(), rel=1e-11, nan_ok=True)
+        scores = batched.scores[batched.scores.run == run.label].score.to_numpy()
+        assert scores == pytest.approx(alone.scores.score.to_numpy(), rel=1e-11)
+
+
+def test_grid_chunk_equals_simulate_on_the_same_runs():
+    mus = [2.0, 6.0]
+    common = dict(seed=4, n=8, n_test=50, noise_ratio=0.25)
+    points = sweep.grid(d=D, signal_norm=mus, hidden=HIDDEN, learning_rate=0.05, num_steps=40, dtype="float64",
+                        device="cpu", **common)
+    rows = encoder.grid_chunk(points)
+    runs = [synthetic.make_run(D, mu, W_init="identity", label=str(mu), **common) for mu in mus]
+    sim = encoder.simulate(runs, **FAST)
+    for row, (_, ref) in zip(rows, sim.final.iterrows()):
+        for key in ("train_loss", "train_acc", "test_loss", "test_acc"):
+            assert row[key] == pytest.approx(ref[key], rel=1e-10), key
+        assert 0 < row["attention_noisy_relevant"] < 1 and 0 < row["attention_clean_relevant"] < 1
+
+
+def test_sweep_drives_the_grid_kernel_with_its_cache(tmp_path):
+    points = sweep.grid(d=[12, 16], signal_norm=[2.0, 4.0], seed=1, hidden=8, n=6, n_test=20, num_steps=5,
+                        dtype="float64", device="cpu")
+    first = sweep.run(encoder.grid_chunk, points, cache=tmp_path)
+    again = sweep.run(encoder.grid_chunk, points, cache=tmp_path)
+    assert first.attrs["chunks"] == 2 and first.attrs["computed_chunks"] == 2 and again.attrs["computed_chunks"] == 0
+    assert again.test_loss.tolist() == first.test_loss.tolist()
+
+
+def test_reduced_settings_keep_the_signal_against_the_fourth_root_of_d():
+    d, mu, width = encoder.reduced(2000, 20.0, 2000, scale=10)
+    assert (d, width) == (200, 200) and mu / d ** 0.25 == pytest.approx(20.0 / 2000 ** 0.25, rel=1e-6)
+    assert encoder.reduced(5000, 5.0, 2000, scale=1) == (5000, 5.0, 2000)
+    with pytest.raises(ParameterError, match="scale = 0 is not allowed"):
+        encoder.reduced(2000, 20.0, 2000, scale=0)
+
+
+def test_bad_input_is_one_clear_line():
+    with pytest.raises(ParameterError, match=r"^hidden = 0 is not allowed: hidden must be an integer >= 1$"):
+        encoder.simulate([small_run()], **{**FAST, "hidden": 0})
+    with pytest.raises(ParameterError, match="skip = 'yes' is not allowed: skip must be True or False"):
+        encoder.simulate([small_run()], **FAST, skip="yes")
+    with pytest.raises(ParameterError, match="runs differ in n, T or d"):
+        encoder.simulate([small_run(), small_run(d=30)], **FAST)
+    with pytest.raises(ParameterError, match="unknown grid parameter 'W_init'"):
+        encoder.grid_chunk([{"d": D, "signal_norm": 2.0, "W_init": "kaiming"}])
+    with pytest.raises(ParameterError, match="a grid chunk must share"):
+        encoder.grid_chunk([{"d": D, "signal_norm": 2.0}, {"d": 30, "signal_norm": 2.0}])
