@@ -865,3 +865,19 @@ def headline(runs: pd.DataFrame, summary: pd.DataFrame) -> dict:
             "test_acc": 100 * float(cell.test_acc), "base_acc": 100 * float(cell.base_acc),
             "fitted": 100 * float(fitted.mean()) if len(fitted) else float("nan")}
 
+
+
+PROTOCOL_PARAMETERS = ("pretrain_num_epochs", "num_epochs", "max_steps", "batch_size", "optimizer",
+                       "add_special_tokens", "pretrain_size", "max_test")
+
+
+def runs_from(parameters: dict) -> tuple[Protocol, list, pd.DataFrame]:
+    """What a notebook's parameters ask for: the protocol, the prepared tasks and every (cached) run, one per row."""
+    p = parameters
+    protocol = Protocol(**{k: p[k] for k in PROTOCOL_PARAMETERS})
+    recipe = dict(epochs=p["vit_pretrain_epochs"], samples=p["vit_pretrain_samples"])
+    tasks = [prepare(name, p["text_backbone"], p["image_backbone"], recipe, p["progress"], p["device"])
+             for name in p["datasets"]]
+    runs = pd.concat([run_grid(task, protocol, p["seeds"], p["noise_ratios"], p["sample_sizes"], p["progress"])
+                      for task in tasks], ignore_index=True)
+    return protocol, tasks, runs

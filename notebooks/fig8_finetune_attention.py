@@ -47,7 +47,6 @@ out_dir = ""  # empty means results/fig8_finetune_attention/book
 
 # %%
 import matplotlib.pyplot as plt
-import pandas as pd
 from myst_nb import glue
 
 from benign import expected, finetune, notebooks, plots, records
@@ -55,14 +54,7 @@ from benign import expected, finetune, notebooks, plots, records
 plots.style()
 out = records.output_dir("fig8_finetune_attention", out_dir)
 parameters = notebooks.current("fig8_finetune_attention", globals())
-protocol = finetune.Protocol(pretrain_num_epochs=pretrain_num_epochs, num_epochs=num_epochs, max_steps=max_steps,
-                             batch_size=batch_size, optimizer=optimizer, add_special_tokens=add_special_tokens,
-                             pretrain_size=pretrain_size, max_test=max_test)
-tasks = [finetune.prepare(name, text_backbone, image_backbone, dict(epochs=vit_pretrain_epochs,
-                                                                    samples=vit_pretrain_samples), progress, device)
-         for name in datasets]
-runs = pd.concat([finetune.run_grid(task, protocol, seeds, noise_ratios, sample_sizes, progress) for task in tasks],
-                 ignore_index=True)
+protocol, tasks, runs = finetune.runs_from(parameters)
 curves = finetune.curves(runs)
 finetune.differences(protocol, seeds, noise_ratios, sample_sizes)
 

@@ -65,7 +65,6 @@ out_dir = ""  # empty means results/table2_finetune/book
 import time
 
 import matplotlib.pyplot as plt
-import pandas as pd
 from myst_nb import glue
 
 from benign import expected, finetune, notebooks, plots, records
@@ -73,10 +72,7 @@ from benign import expected, finetune, notebooks, plots, records
 plots.style()
 out = records.output_dir("table2_finetune", out_dir)
 parameters = notebooks.current("table2_finetune", globals())
-protocol = finetune.Protocol(pretrain_num_epochs=pretrain_num_epochs, num_epochs=num_epochs, max_steps=max_steps,
-                             batch_size=batch_size, optimizer=optimizer, add_special_tokens=add_special_tokens,
-                             pretrain_size=pretrain_size, max_test=max_test)
-vit_recipe = dict(epochs=vit_pretrain_epochs, samples=vit_pretrain_samples)
+protocol = finetune.Protocol(**{k: parameters[k] for k in finetune.PROTOCOL_PARAMETERS})
 
 # %% [markdown]
 # ## What this run changes from the paper's protocol
@@ -100,9 +96,7 @@ finetune.differences(protocol, seeds, noise_ratios, sample_sizes)
 
 # %%
 started = time.perf_counter()
-tasks = [finetune.prepare(name, text_backbone, image_backbone, vit_recipe, progress, device) for name in datasets]
-runs = pd.concat([finetune.run_grid(task, protocol, seeds, noise_ratios, sample_sizes, progress) for task in tasks],
-                 ignore_index=True)
+_, tasks, runs = finetune.runs_from(parameters)
 wall_s = time.perf_counter() - started
 summary = finetune.summarize(runs)
 finetune.assets(tasks)
