@@ -169,7 +169,15 @@ def _completed(futures, poll_s: float = 0.5):
             time.sleep(poll_s)
 
 
-def pivot(table: pd.DataFrame, value: str, rows: str = "d", columns: str = "signal_norm"):
-    """(row values, column values, 2-D array) of one metric of a sweep table."""
-    wide = table.pivot_table(index=rows, columns=columns, values=value, aggfunc="first")
-    return wide.index.to_list(), wide.columns.to_list(), wide.to_numpy()
+def maps(table: pd.DataFrame, keys, rows: str = "d", columns: str = "signal_norm"):
+    """A sweep table as maps: its row values, its column values, and one 2-D array (rows × columns) per metric."""
+    wide = table.set_index([rows, columns])[list(keys)].unstack(columns).sort_index()
+    column_values = sorted(wide.columns.get_level_values(1).unique())
+    return wide.index.to_list(), column_values, {k: wide[k][column_values].to_numpy() for k in keys}
+
+
+def describe(table: pd.DataFrame) -> str:
+    """One line on how a sweep table was made: runs, chunks, how many computed here (not cached), wall time."""
+    a = table.attrs
+    return (f"{len(table)} runs in {a['chunks']} chunks ({a['computed_chunks']} computed here) "
+            f"in {a['wall_s']:.1f} s")

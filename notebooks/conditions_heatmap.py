@@ -67,20 +67,18 @@ points = synthetic.grid_points(parameters, d=sweep.arange("d_grid", d_grid),
 cells = sweep.run(synthetic.grid_chunk, points, cache=paths.SWEEP_CACHE if use_cache else None, progress=progress)
 cells["eq9_ratio"] = cells.frak_clean / cells.frak_noisy  # clean over noisy cumulative 𝔖
 cells["eq10_ratio"] = cells.frak_clean_pos / cells.frak_clean_neg  # class +1 over class −1 (clean samples)
-print(f"{len(cells)} runs, {cells.attrs['computed_chunks']} of {cells.attrs['chunks']} chunks computed, "
-      f"{cells.attrs['wall_s']:.1f} s")
+print(sweep.describe(cells))
 
 # %%
-maps = {key: sweep.pivot(cells, key) for key in ("eq9_ratio", "eq10_ratio", "test_acc", "train_acc")}
-d_values, mu_values, _ = maps["eq9_ratio"]
+d_values, mu_values, maps = sweep.maps(cells, ("eq9_ratio", "eq10_ratio", "test_acc", "train_acc"))
 fig, axes = plt.subplots(1, 3, figsize=(17, 4.8))
-plots.heatmap(axes[0], d_values, mu_values, np.log10(maps["eq9_ratio"][2]),
+plots.heatmap(axes[0], d_values, mu_values, np.log10(maps["eq9_ratio"]),
               r"Eq. 9: $\log_{10}$ (clean $\mathfrak{S}$ / noisy $\mathfrak{S}$)", cmap="RdBu", vmin=-2, vmax=2,
               label="> 0: clean samples dominate")
-plots.heatmap(axes[1], d_values, mu_values, np.log10(maps["eq10_ratio"][2]),
+plots.heatmap(axes[1], d_values, mu_values, np.log10(maps["eq10_ratio"]),
               r"Eq. 10: $\log_{10}$ (class +1 $\mathfrak{S}$ / class −1 $\mathfrak{S}$)", cmap="PuOr", vmin=-1,
               vmax=1, label="0: balanced classes")
-plots.heatmap(axes[2], d_values, mu_values, maps["test_acc"][2], "test accuracy", vmin=0.5, vmax=1.0)
+plots.heatmap(axes[2], d_values, mu_values, maps["test_acc"], "test accuracy", vmin=0.5, vmax=1.0)
 for ax in axes:
     plots.theory_overlay(ax, d_values, n)
 fig.tight_layout()
@@ -90,7 +88,7 @@ plt.show()
 # %%
 eq9, eq10 = cells.eq9_ratio, cells.eq10_ratio
 metrics = {"grid_d": d_values, "grid_signal_norm": mu_values,
-           "eq9_ratio": np.asarray(maps["eq9_ratio"][2]).tolist(), "eq10_ratio": np.asarray(maps["eq10_ratio"][2]).tolist(),
+           "eq9_ratio": maps["eq9_ratio"], "eq10_ratio": maps["eq10_ratio"],
            "eq9_share_holds": float((eq9 > 1).mean()), "eq9_min_ratio": float(eq9.min()),
            "eq10_min_ratio": float(eq10.min()), "eq10_max_ratio": float(eq10.max()),
            "eq10_share_within_0.5_2.5": float(((eq10 >= 0.5) & (eq10 <= 2.5)).mean())}

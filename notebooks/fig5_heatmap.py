@@ -46,7 +46,6 @@ out_dir = ""  # empty: results/fig5_heatmap/book
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
 from myst_nb import glue
 
 from benign import expected, notebooks, paths, plots, records, sweep, synthetic, theory
@@ -70,13 +69,11 @@ points = synthetic.grid_points(parameters, d=sweep.arange("d_grid", d_grid),
 cells = sweep.run(synthetic.grid_chunk, points, cache=paths.SWEEP_CACHE if use_cache else None, progress=progress)
 cells["regime"] = theory.observed_regime(cells.train_acc, cells.test_acc, test_threshold)
 cells["regime_by_order"] = theory.regime(cells.signal_norm, cells.d, n)
-print(f"{len(cells)} runs in {cells.attrs['chunks']} chunks ({cells.attrs['computed_chunks']} computed here) "
-      f"in {cells.attrs['wall_s']:.1f} s")
+print(sweep.describe(cells))
 
 # %%
-maps = {key: sweep.pivot(cells, key) for key in ("train_loss", "test_loss", "train_acc", "test_acc", "regime",
-                                                  "regime_by_order")}
-d_values, mu_values, _ = maps["train_loss"]
+d_values, mu_values, maps = sweep.maps(cells, ("train_loss", "test_loss", "train_acc", "test_acc", "regime",
+                                                "regime_by_order"))
 figure3 = {"balanced": (2000, 20), "large noise": (4500, 5), "large signal": (1000, 80)}
 figure3 = {k: v for k, v in figure3.items() if min(d_values) <= v[0] <= max(d_values)
            and min(mu_values) <= v[1] <= max(mu_values)}
@@ -84,10 +81,10 @@ fig, axes = plt.subplots(2, 3, figsize=(17, 9.5))
 panels = [("train_loss", "final train loss", "magma", None), ("test_loss", "final test loss", "magma", None),
           ("train_acc", "train accuracy", "viridis", (0.5, 1.0)), ("test_acc", "test accuracy", "viridis", (0.5, 1.0))]
 for ax, (key, title, cmap, lims) in zip(axes.flat[[0, 1, 3, 4]], panels):
-    plots.heatmap(ax, d_values, mu_values, maps[key][2], title, cmap=cmap, vmin=lims and lims[0], vmax=lims and lims[1])
-plots.regime_map(axes[0, 2], d_values, mu_values, maps["regime"][2],
+    plots.heatmap(ax, d_values, mu_values, maps[key], title, cmap=cmap, vmin=lims and lims[0], vmax=lims and lims[1])
+plots.regime_map(axes[0, 2], d_values, mu_values, maps["regime"],
                  f"observed regime (test ≥ {test_threshold:g} = benign)")
-plots.regime_map(axes[1, 2], d_values, mu_values, maps["regime_by_order"][2], "regime by order (constants = 1)")
+plots.regime_map(axes[1, 2], d_values, mu_values, maps["regime_by_order"], "regime by order (constants = 1)")
 for ax in axes.flat:
     plots.theory_overlay(ax, d_values, n, settings=figure3)
 axes[0, 0].legend(loc="upper right", fontsize=8, facecolor="gray", labelcolor="white")
@@ -105,7 +102,7 @@ plt.show()
 # %%
 shares = cells.regime.value_counts(normalize=True).reindex(theory.REGIMES, fill_value=0.0)
 metrics = {"grid_d": d_values, "grid_signal_norm": mu_values,
-           **{key: np.asarray(maps[key][2]).tolist() for key in ("train_loss", "test_loss", "train_acc", "test_acc")},
+           **{key: maps[key] for key in ("train_loss", "test_loss", "train_acc", "test_acc")},
            **{f"share_{name}": float(share) for name, share in shares.items()},
            "sweep_wall_s": round(cells.attrs["wall_s"], 2), "computed_chunks": cells.attrs["computed_chunks"]}
 cell = cells.set_index(["d", "signal_norm"])

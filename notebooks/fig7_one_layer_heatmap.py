@@ -55,7 +55,6 @@ out_dir = ""  # empty: results/fig7_one_layer_heatmap/book
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
 import torch
 from myst_nb import glue
 
@@ -86,13 +85,11 @@ print(f"{len(points)} runs: d = {cells_run[0][0]} … {cells_run[-1][0]}, ‖μ�
 # %%
 cells = sweep.run(encoder.grid_chunk, points, cache=paths.SWEEP_CACHE if use_cache else None, progress=progress)
 cells["regime"] = theory.observed_regime(cells.train_acc, cells.test_acc, test_threshold)
-print(f"{len(cells)} runs in {cells.attrs['chunks']} chunks ({cells.attrs['computed_chunks']} computed here) "
-      f"in {cells.attrs['wall_s']:.1f} s")
+print(sweep.describe(cells))
 
 # %%
-maps = {key: sweep.pivot(cells, key) for key in ("train_loss", "test_loss", "train_acc", "test_acc", "regime",
-                                                  "attention_noisy_relevant")}
-d_values, mu_values, _ = maps["train_loss"]
+d_values, mu_values, maps = sweep.maps(cells, ("train_loss", "test_loss", "train_acc", "test_acc", "regime",
+                                                  "attention_noisy_relevant"))
 named = {"balanced": (2000, 20.0), "harmful": (5000, 5.0), "not_overfitting": (1000, 100.0)}
 named_run = {name: encoder.reduced(d, mu, hidden, scale)[:2] for name, (d, mu) in named.items()}
 marked = {name.replace("_", " "): cell for name, cell in named_run.items()
@@ -105,8 +102,8 @@ panels = [(axes[0, 0], "train_loss", "final train loss", "magma", (0.405, 0.55))
           (axes[1, 2], "attention_noisy_relevant", "noisy samples: [CLS] attention on the relevant token", "viridis",
            (0.0, None))]
 for ax, key, title, cmap, (vmin, vmax) in panels:
-    plots.heatmap(ax, d_values, mu_values, maps[key][2], title, cmap=cmap, vmin=vmin, vmax=vmax)
-plots.regime_map(axes[0, 2], d_values, mu_values, maps["regime"][2],
+    plots.heatmap(ax, d_values, mu_values, maps[key], title, cmap=cmap, vmin=vmin, vmax=vmax)
+plots.regime_map(axes[0, 2], d_values, mu_values, maps["regime"],
                  f"observed regime (test ≥ {test_threshold:g} = benign)")
 for ax in axes.flat:
     plots.theory_overlay(ax, d_values, n, settings=marked)
@@ -118,7 +115,7 @@ plt.show()
 # %%
 shares = cells.regime.value_counts(normalize=True).reindex(theory.REGIMES, fill_value=0.0)
 metrics = {"grid_d": d_values, "grid_signal_norm": mu_values,
-           **{key: np.asarray(maps[key][2]).tolist() for key in ("train_loss", "test_loss", "train_acc", "test_acc")},
+           **{key: maps[key] for key in ("train_loss", "test_loss", "train_acc", "test_acc")},
            **{f"{key}_{end}": float(getattr(cells[key], end)()) for key in ("train_loss", "test_loss")
               for end in ("min", "max")},
            **{f"share_{name}": float(share) for name, share in shares.items()},

@@ -181,3 +181,14 @@ def test_sweep_accepts_submitit_style_executors():
     points = small_grid()
     pd.testing.assert_frame_equal(sweep.run(synthetic.grid_chunk, points, executor=_JobExecutor()),
                                   sweep.run(synthetic.grid_chunk, points), check_exact=True)
+
+
+def test_maps_lay_a_sweep_table_out_as_grids():
+    cells = sweep.run(synthetic.grid_chunk, [p for p in small_grid() if p["seed"] == 3 and p["noise_ratio"] == 0.3])
+    d_values, mu_values, maps = sweep.maps(cells, ("test_loss", "train_acc"))
+    assert d_values == [40, 70] and mu_values == [2.0, 5.0]
+    for i, d in enumerate(d_values):
+        for j, mu in enumerate(mu_values):
+            row = cells[(cells.d == d) & (cells.signal_norm == mu)].iloc[0]
+            assert maps["test_loss"][i, j] == row.test_loss and maps["train_acc"][i, j] == row.train_acc
+    assert sweep.describe(cells).startswith("4 runs in 2 chunks (2 computed here) in ")
