@@ -25,7 +25,7 @@ import torch
 from torch.func import grad_and_value, vmap
 from torch.utils.flop_counter import FlopCounterMode
 
-from benign import encoder, models, sweep, synthetic
+from benign import data, encoder, models, sweep, synthetic
 
 D, HIDDEN, N = 500, 2000, 20
 H100 = {"flops": 30e12, "bytes": 2.5e12}  # assumed sustained float32 matmul rate and memory bandwidth on one H100
@@ -93,7 +93,7 @@ def main():
     parser.add_argument("--estimate", action="store_true")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    runs = [synthetic.make_run(D, 5.0 + 2.5 * i, seed=0, n=N, n_test=args.n_test, noise_ratio=0.2, W_init="identity",
+    runs = [data.make_run(D, 5.0 + 2.5 * i, seed=0, n=N, n_test=args.n_test, noise_ratio=0.2, W_init="identity",
                                label=f"mu{5.0 + 2.5 * i:g}") for i in range(16)]
     kwargs = dict(hidden=HIDDEN, num_steps=args.steps, log_every=args.steps, device=args.device)
     encoder.simulate(runs[:1], **{**kwargs, "num_steps": 1})  # warm-up

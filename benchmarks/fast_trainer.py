@@ -10,7 +10,7 @@ import time
 
 import torch
 
-from benign import models, synthetic
+from benign import data, models, synthetic
 
 
 def direct(run, steps, log_every, lr, device, dtype):
@@ -39,7 +39,7 @@ def main():
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
     torch.set_num_threads(torch.get_num_threads())
-    run = synthetic.make_run(2000, 20.0, seed=42, n=20, n_test=1000, T=8, rho=0.1, noise_ratio=0.2)
+    run = data.make_run(2000, 20.0, seed=42, n=20, n_test=1000, T=8, rho=0.1, noise_ratio=0.2)
     kwargs = dict(learning_rate=5e-3, num_steps=args.steps, log_every=10, dtype="float32", device=args.device)
 
     synthetic.simulate([run], **{**kwargs, "num_steps": 5})  # warm-up

@@ -14,12 +14,12 @@ import time
 import numpy as np
 import torch
 
-from benign import models, sweep, synthetic
+from benign import data, models, sweep, synthetic
 
 
 def direct_costs(d, steps, device):
     """Seconds per GD step and for one test evaluation of the direct computation at dimension d."""
-    run = synthetic.make_run(d, 20.0, seed=0, n=20, n_test=1000, noise_ratio=0.2)
+    run = data.make_run(d, 20.0, seed=0, n=20, n_test=1000, noise_ratio=0.2)
     X, y = run.train.X.float().to(device), run.train.y.float().to(device)
     model = models.TokenSelectionAttention(run.W0.float().to(device), run.train.nu.float().to(device))
     t0 = time.perf_counter()

@@ -68,9 +68,9 @@ def fast(d, n_test, device, dtype):
     """Data generation and two GD steps through benign.paper2; returns (seconds, simulation)."""
     t0 = time.perf_counter()
     if n_test:
-        train, test = paper2.make_train_test(N, d, RHO, eta=ETA, n_test=n_test, seed=0)
+        train, test = paper2.make_train_test(N, d, RHO, noise_ratio=ETA, n_test=n_test, seed=0)
     else:
-        train, test = paper2.make_data(N, d, RHO, eta=ETA, seed=0), None
+        train, test = paper2.make_data(N, d, RHO, noise_ratio=ETA, seed=0), None
     sim = paper2.simulate([paper2.Run(train, test, BETA)], dtype=dtype, device=device)
     if device.startswith("cuda"):
         torch.cuda.synchronize()

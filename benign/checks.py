@@ -66,7 +66,6 @@ RULES = {
     "train_W": ((lambda x: isinstance(x, bool)), "True or False"),
     "progress": ((lambda x: isinstance(x, bool)), "True or False"),
     "authors_test_seed": ((lambda x: isinstance(x, bool)), "True or False"),
-    "reuse_train_seed": ((lambda x: isinstance(x, bool)), "True or False"),
     "label_noise": ((lambda x: x in ("deterministic", "bernoulli")), "deterministic or bernoulli"),
     "out_dir": ((lambda x: isinstance(x, str)), "a folder path (empty: results/<notebook>/<profile>)"),
     "use_cache": ((lambda x: isinstance(x, bool)), "True or False"),
@@ -131,7 +130,8 @@ def check_all(**params):
     return params
 
 
-# Paper 2 (Magen et al.): label-flip probability, per-step step sizes and the (n, ρ) values of the SNR map.
+# Paper 2 (Magen et al.): per-step step sizes β and the n values of the SNR map (its flip rate is noise_ratio, its
+# signal norm ρ is signal_norm: one name per concept across both papers).
 def _list_of(rule):
     ok, description = rule
     return (lambda x: isinstance(x, list) and len(x) > 0 and all(ok(e) for e in x)), \
@@ -139,10 +139,9 @@ def _list_of(rule):
 
 
 RULES.update({
-    "eta": _real(0.0, 0.5, hi_open=True),
-    "beta": _list_of(_real(0.0, lo_open=True)),  # β₁, β₂, … one step size per GD step
+    "step_sizes": _list_of(_real(0.0, lo_open=True)),  # β₁, β₂, … one step size per GD step
+    "step_size_factors": _list_of(_real(0.0, lo_open=True)),  # β_t = c_t·n/d on the SNR map
     "n_values": _list_of(_int_at_least(2)),
-    "rho_values": _list_of(_real(0.0)),
     "num_seeds": _int_at_least(1),
     "min_test_acc": _real(0.0, 1.0),
 })
@@ -152,5 +151,19 @@ RULES.update({
     "hidden": _int_at_least(1),  # MLP hidden size
     "skip": ((lambda x: isinstance(x, bool)), "True or False"),  # residual connections
     "scale": _int_at_least(1),  # d and the MLP width divided by this, ‖μ‖ by its fourth root (CPU book profiles)
-    "cpu_threads": _int_at_least(0),  # torch CPU threads (0: torch's default)
 })
+RULES["cpu_threads"] = _int_at_least(0)  # torch's CPU threads (0: $BENIGN_CPU_THREADS, else torch's default)
+
+# Names the project used before: a notebook parameter given by its old name is a one-line error naming the new one.
+RENAMED = {"eta": "noise_ratio", "rho": "signal_norm", "rho_values": "signal_norm_values",
+           "beta_scale": "step_size_factors", "beta_seed_steps": "step_sizes_seed",
+           "beta_benign_steps": "step_sizes_benign", "beta_harmful_steps": "step_sizes_harmful",
+           "reuse_train_seed": "authors_test_seed"}
+
+
+def unknown_parameter(name: str, known, where: str) -> ParameterError:
+    """The error for a parameter `where` does not know: names its new name if it was renamed, else the known ones."""
+    new = RENAMED.get(name)
+    if new in known:
+        return ParameterError(f"parameter {name!r} was renamed: use {new!r} (one name per concept across both papers)")
+    return ParameterError(f"unknown parameter {name!r} for {where}: use one of {', '.join(known)}")

@@ -142,20 +142,22 @@ def make_train_test(
     *,
     n_test: int = 1000,
     seed: int = 0,
-    reuse_train_seed: bool = False,
+    authors_test_seed: bool = False,
     **kwargs,
 ) -> tuple[TokenData, TokenData]:
-    """A noisy training set and a clean test set.
-
-    The test set draws its noise from its own stream by default. `reuse_train_seed=True` reproduces the authors'
-    quirk: the test set uses the training seed, so its first n/2 inputs are copies of training inputs.
-    """
+    """A noisy training set and a clean test set (its noise from `clean_test_stream`)."""
     check("n_test", n_test)
     train = make_data(n, d, signal_norm, seed=seed, **kwargs)
     test_kwargs = {**kwargs, "noise_ratio": 0.0}
-    test_stream = seed if reuse_train_seed else [seed, 1]
-    test = make_data(n_test, d, signal_norm, seed=seed, noise_seed=test_stream, **test_kwargs)
+    test = make_data(n_test, d, signal_norm, seed=seed, noise_seed=clean_test_stream(seed, authors_test_seed),
+                     **test_kwargs)
     return train, test
+
+
+def clean_test_stream(seed: int, authors_test_seed: bool = False):
+    """The random stream of the test set's noise: its own by default. `authors_test_seed=True` reproduces the
+    authors' quirk: the test set reuses the training seed, so its first n/2 inputs are copies of training inputs."""
+    return seed if authors_test_seed else [seed, 1]
 
 
 def init_W(d: int, seed: int) -> torch.Tensor:
@@ -163,3 +165,30 @@ def init_W(d: int, seed: int) -> torch.Tensor:
     W = torch.empty(d, d, dtype=torch.float64)
     torch.nn.init.kaiming_uniform_(W, a=math.sqrt(5), generator=torch.Generator().manual_seed(seed))
     return W
+
+
+@dataclass
+class Run:
+    """One training run of paper 1's models: its training data, test data and W₀ (None: W₀ = I)."""
+
+    train: TokenData
+    test: TokenData | None
+    W0: torch.Tensor | None
+    label: str = ""
+
+
+def make_run(d: int, signal_norm: float, *, seed: int = 0, n: int = 20, n_test: int = 1000,
+             authors_test_seed: bool = False, W_init: str = "kaiming", label: str = "", **data_kwargs) -> Run:
+    """Training set, clean test set and W₀ for one setting: `kaiming` draws W₀ with the same seed (through torch),
+    `identity` fixes W₀ = I (the authors' p-only experiments have no W)."""
+    check_all(W_init=W_init)
+    train, test = make_train_test(n, d, signal_norm, n_test=n_test, seed=seed, authors_test_seed=authors_test_seed,
+                                  **data_kwargs)
+    return Run(train, test, init_W(d, seed) if W_init == "kaiming" else None, label)
+
+
+# The data parameters of a grid point (sweep kernels of both trainers), and those every point of a chunk shares.
+DATA_DEFAULTS = dict(d=None, signal_norm=None, seed=0, n=20, n_test=1000, T=8, rho=0.1, sigma=1.0, n_relevant=1,
+                     n_weak=1, noise_ratio=0.2, label_noise="deterministic", authors_test_seed=False)
+DATA_SHARED = ("d", "seed", "n", "n_test", "T", "rho", "sigma", "n_relevant", "n_weak", "label_noise",
+               "authors_test_seed")

@@ -21,10 +21,11 @@ import torch
 from torch.func import grad_and_value, vmap
 from torch.nn.functional import gelu, layer_norm, softplus
 
-from . import sweep
+from . import sweep, tables
 from .checks import ParameterError, check_all
-from .data import TOKEN_TYPES, balanced_labels, gaussian_noise, noise_mask, signal_pattern, token_types
-from .synthetic import Run, _final_table, _group_weights, _history, _scores_table, resolve_device, resolve_dtype
+from .data import (DATA_DEFAULTS, DATA_SHARED, Run, balanced_labels, clean_test_stream, gaussian_noise, noise_mask,
+                   signal_pattern, token_types)
+from .device import resolve_device, resolve_dtype
 
 
 def initial_parameters(d: int, hidden: int, seed: int) -> dict[str, torch.Tensor]:
@@ -101,7 +102,7 @@ def _margins_stats(f, y):
     return softplus(-margin).mean(-1).to(exact), (margin > 0).to(exact).mean(-1)
 
 
-def _descend(params, X, y, *, skip, learning_rate, num_steps, evaluate_at, evaluate, keep_scores, progress=False):
+def descend(params, X, y, *, skip, learning_rate, num_steps, evaluate_at, evaluate, keep_scores, progress=False):
     """Full-batch SGD on every parameter of R runs at once (`params` and X, y stacked along a leading run axis,
     updated in place). Train loss, accuracy and [CLS] attention come from the forward pass of each step (before its
     update) and one more pass after the last update; `evaluate(params)` runs at the steps in `evaluate_at`.
@@ -198,13 +199,13 @@ def simulate(runs: list[Run], *, hidden: int = 2000, skip: bool = True, learning
     X = torch.stack([r.train.X for r in runs]).to(dev, dt)
     y = torch.stack([r.train.y for r in runs]).to(dev, dt)
     noisy = torch.stack([r.train.noisy for r in runs]).to(dev)
-    track = _default_track(noisy[0]) if track is None else [int(i) for i in track]
+    track = tables.default_track(noisy[0]) if track is None else [int(i) for i in track]
     if any(not 0 <= i < n for i in track):
         raise ParameterError(f"track = {track} is not allowed: sample indices must lie in [0, {n - 1}]")
     test_sets = [(r.test.X.to(dev, dt), r.test.y.to(dev, dt)) for r in runs if r.test is not None]
     log_steps = sorted(set(range(0, num_steps + 1, log_every)) | {num_steps})
     evaluate_at = set(log_steps) if len(test_sets) == len(runs) else set()
-    loss, acc, scores, evaluations = _descend(params, X, y, skip=skip, learning_rate=float(learning_rate),
+    loss, acc, scores, evaluations = descend(params, X, y, skip=skip, learning_rate=float(learning_rate),
                                               num_steps=num_steps, evaluate_at=evaluate_at,
                                               evaluate=_test_evaluator(test_sets, skip), keep_scores=True,
                                               progress=progress)
@@ -213,33 +214,18 @@ def simulate(runs: list[Run], *, hidden: int = 2000, skip: bool = True, learning
     elapsed = time.perf_counter() - started
     labels = [r.label or f"run{i}" for i, r in enumerate(runs)]
     types = runs[0].train.token_type.to(dev)
-    history = _history(labels, loss, acc, _type_means(scores, noisy, types), log_steps, test[:, 0], test[:, 1])
+    history = tables.history(labels, loss, acc, tables.type_means(scores, noisy, types), log_steps, test[:, 0],
+                             test[:, 1])
     info = dict(device=str(dev), dtype=dtype, wall_s=elapsed, hidden=hidden, skip=skip, learning_rate=learning_rate,
                 num_steps=num_steps, log_every=log_every, track=track)
-    return EncoderSimulation(history, _scores_table(labels, scores[:, :, track], track, noisy),
-                             _final_table(runs, labels, history, num_steps),
+    return EncoderSimulation(history, tables.scores(labels, scores[:, :, track], track, noisy),
+                             tables.final(runs, labels, history, num_steps),
                              {k: v.detach().cpu() for k, v in params.items()}, info)
 
 
-def _default_track(noisy: torch.Tensor) -> list[int]:
-    """The first clean sample, then the first noisy one if there is one."""
-    clean = (~noisy).nonzero()
-    first = [int(clean[0]) if len(clean) else 0]
-    return first + ([int(noisy.nonzero()[0])] if noisy.any() else [])
-
-
-def _type_means(scores, noisy, types):
-    """Mean attention per token type for clean and noisy samples: (S, R, 2, len(TOKEN_TYPES))."""
-    grp = _group_weights([~noisy, noisy]).to(scores.dtype)
-    typ = torch.stack([(types == k) for k in range(len(TOKEN_TYPES))], -1).to(scores.dtype)
-    return torch.einsum("srnt,rng,tk->srgk", scores, grp, typ / typ.sum(0, keepdim=True))
-
-
-GRID_SHARED = ("d", "seed", "n", "n_test", "T", "rho", "sigma", "n_relevant", "n_weak", "label_noise",
-               "reuse_train_seed", "hidden", "skip", "learning_rate", "num_steps", "dtype", "device")
-GRID_DEFAULTS = dict(d=None, signal_norm=None, seed=0, n=20, n_test=1000, T=8, rho=0.1, sigma=1.0, n_relevant=1,
-                     n_weak=1, label_noise="deterministic", reuse_train_seed=False, hidden=2000, skip=True,
-                     learning_rate=5e-3, num_steps=1000, noise_ratio=0.2, dtype="float32", device="auto")
+GRID_SHARED = DATA_SHARED + ("hidden", "skip", "learning_rate", "num_steps", "dtype", "device")
+GRID_DEFAULTS = dict(DATA_DEFAULTS, hidden=2000, skip=True, learning_rate=5e-3, num_steps=1000, dtype="float32",
+                     device="auto")
 
 
 def grid_chunk(points: list[dict]) -> list[dict]:
@@ -265,7 +251,7 @@ def grid_chunk(points: list[dict]) -> list[dict]:
     X = torch.stack([train_inputs(r) for r in range(len(points))])
     noisy = torch.stack([noise_mask(n, p["noise_ratio"], shared["label_noise"], seed) for p in points]).to(dev)
     y = torch.where(noisy, -1.0, 1.0).to(dt) * balanced_labels(n).to(dev, dt)
-    test_inputs = inputs(shared["n_test"], seed if shared["reuse_train_seed"] else [seed, 1])
+    test_inputs = inputs(shared["n_test"], clean_test_stream(seed, shared["authors_test_seed"]))
     y_test = balanced_labels(shared["n_test"]).to(dev, dt)
 
     def evaluate(params):
@@ -276,7 +262,7 @@ def grid_chunk(points: list[dict]) -> list[dict]:
         return torch.stack(out, dim=1)
 
     params = _repeat_parameters(initial_parameters(d, shared["hidden"], seed), len(points), dev, dt)
-    loss, acc, scores, (test,) = _descend(params, X, y, skip=shared["skip"],
+    loss, acc, scores, (test,) = descend(params, X, y, skip=shared["skip"],
                                           learning_rate=float(shared["learning_rate"]),
                                           num_steps=shared["num_steps"], evaluate_at={shared["num_steps"]},
                                           evaluate=evaluate, keep_scores=False)

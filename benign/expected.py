@@ -57,10 +57,10 @@ PAPER = {
     "eta_sweep": [
         Expected("largest_eta_ratio_above_1", "largest η with Eq. 9 ratio > 1", 0.6, 0.05),
         Expected("min_test_acc_ratio_above_1", "smallest test accuracy while the ratio is > 1", 0.986, 0.02),
-        Expected("eta_0.65_frak_ratio", "η = 0.65: Eq. 9 ratio", 0.78, 0.3),
-        Expected("eta_0.65_test_acc", "η = 0.65: test accuracy", 0.579, 0.1),
-        Expected("eta_0.70_frak_ratio", "η = 0.70: Eq. 9 ratio", 0.50, 0.25),
-        Expected("eta_0.70_test_acc", "η = 0.70: test accuracy", 0.505, 0.1),
+        Expected("noise_ratio_0.65_frak_ratio", "η = 0.65: Eq. 9 ratio", 0.78, 0.3),
+        Expected("noise_ratio_0.65_test_acc", "η = 0.65: test accuracy", 0.579, 0.1),
+        Expected("noise_ratio_0.70_frak_ratio", "η = 0.70: Eq. 9 ratio", 0.50, 0.25),
+        Expected("noise_ratio_0.70_test_acc", "η = 0.70: test accuracy", 0.505, 0.1),
     ],
 }
 

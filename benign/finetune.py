@@ -49,9 +49,6 @@ OPTIMIZERS = {  # name: (class, keyword arguments)
 }
 MAX_GRAD_NORM = 1.0
 RUNS_VERSION = 1  # of the cached runs' numbers and fields
-# CPU threads for the fine-tuning work. Its operations are small (batches of 16); with more threads than free cores,
-# OpenMP's waiting made them several times slower on a shared 2-core machine, so one thread is the default.
-CPU_THREADS_ENV = "BENIGN_CPU_THREADS"
 
 
 @dataclass(frozen=True)
@@ -81,7 +78,7 @@ class Backbone:
                  device: str = "cpu"):
         from transformers import AutoConfig
 
-        from .synthetic import resolve_device
+        from .device import resolve_device
 
         self.name = name
         self.device = resolve_device(device)
@@ -595,27 +592,12 @@ def run_grid(task: Task, protocol: Protocol, seeds, noise_ratios, sample_sizes, 
     done = {k: _read(v) for k, v in keys.items()}
     missing = [k for k, v in done.items() if v is None]
     if missing:
-        with cpu_threads(bb.device):
-            fresh = _compute(task, protocol, pretrain, seeds, missing, progress)
+        fresh = _compute(task, protocol, pretrain, seeds, missing, progress)
         for k, row in fresh.items():
             write_atomic(_runs_dir() / f"{keys[k]}.json", json.dumps(row) + "\n")
             done[k] = row
     rows = [done[(s, eta, n)] for n in sample_sizes for eta in noise_ratios for s in seeds]
     return pd.DataFrame(rows)
-
-
-@contextlib.contextmanager
-def cpu_threads(device: torch.device):
-    """torch's intra-op threads for the fine-tuning work on the CPU: $BENIGN_CPU_THREADS, default 1."""
-    import os
-
-    before = torch.get_num_threads()
-    if device.type == "cpu":
-        torch.set_num_threads(max(1, int(os.environ.get(CPU_THREADS_ENV, "1"))))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _read(key: str):

@@ -1,7 +1,11 @@
 """The notebooks as runnable programs: their parameters, profiles, validation and headless execution.
 
 A notebook is a jupytext percent file in notebooks/ with one cell tagged `parameters` holding plain literals: its
-defaults are the `book` profile. notebooks/profiles/<name>.yml holds the `smoke` and `paper` overrides.
+defaults are the `book` profile. notebooks/profiles/<name>.yml holds the `smoke` and `paper` overrides. Inside,
+every notebook begins the same way (see `start`):
+
+    from benign import notebooks
+    nb = notebooks.start("fig3_dynamics", globals())
 """
 
 from __future__ import annotations
@@ -12,13 +16,14 @@ import os
 import shutil
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
-from .checks import ParameterError, check
+from .checks import ParameterError, check, unknown_parameter
 from .paths import NOTEBOOKS, PROFILES, results_dir
-from .records import write_atomic
+from .records import save_figure, save_metrics, output_dir, write_atomic
 
 PROFILE_NAMES = ("smoke", "book", "paper")
 
@@ -64,6 +69,57 @@ def defaults(name: str) -> dict:
 def current(name: str, namespace: dict) -> dict:
     """The values a running notebook holds for its parameters (out_dir aside): call with `globals()`."""
     return {k: namespace[k] for k in defaults(name) if k != "out_dir"}
+
+
+@dataclass
+class Notebook:
+    """A running notebook: its name, checked parameters, output folder, compute device and CPU threads."""
+
+    name: str
+    parameters: dict
+    out: Path
+    device: object  # torch.device
+    cpu_threads: int
+
+    def save_figure(self, fig, name: str = "") -> list[Path]:
+        """The figure as NAME.png and NAME.pdf in the output folder (NAME defaults to the notebook's name)."""
+        return save_figure(fig, self.out, name or self.name)
+
+    def save_metrics(self, metrics: dict, extra: dict | None = None) -> dict:
+        """Glue every headline number (a plain int or float, for the page's text) and write metrics.json with them,
+        the parameters, seeds, versions, device and threads."""
+        from myst_nb import glue
+
+        for key, value in metrics.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                glue(key, value, display=False)
+        return save_metrics(self.out, self.name, metrics, self.parameters, device=self.device,
+                            extra={"cpu_threads": self.cpu_threads, **(extra or {})})
+
+    def compare(self, metrics: dict):
+        """The paper-vs-here table of this notebook."""
+        from .expected import compare
+
+        return compare(self.name, metrics)
+
+
+def start(name: str, namespace: dict) -> Notebook:
+    """What every notebook does first: check its parameters (read from `namespace`, i.e. `globals()`), set the plot
+    style, make its output folder, resolve its device (parameter `device`; cpu for a notebook without one) and set
+    its CPU threads (parameter `cpu_threads`, 0: the default of `benign.device.thread_count`)."""
+    import torch
+
+    from .device import resolve_device, thread_count
+    from .plots import style
+
+    parameters = current(name, namespace)
+    for pname, value in parameters.items():
+        check(pname, value)
+    style()
+    threads = thread_count(parameters.get("cpu_threads", 0))
+    torch.set_num_threads(threads)
+    return Notebook(name, parameters, output_dir(name, namespace.get("out_dir", "")),
+                    resolve_device(parameters.get("device", "cpu")), threads)
 
 
 def title(name: str) -> str:
@@ -118,7 +174,7 @@ def resolve(name: str, profile_name: str = "book", overrides: dict | None = None
     chosen = {**profile(name, profile_name), **(overrides or {})}
     for pname, raw in chosen.items():
         if pname not in params:
-            raise ParameterError(f"unknown parameter {pname!r} for {name}: use one of {', '.join(params)}")
+            raise unknown_parameter(pname, list(params), name)
         params[pname] = coerce(pname, raw, params[pname])
     for pname, value in params.items():
         check(pname, value)

@@ -22,7 +22,7 @@ import pandas as pd
 import torch
 
 from .checks import ParameterError, check, check_all
-from .synthetic import resolve_device, resolve_dtype
+from .device import resolve_device, resolve_dtype
 
 TRAIN, TEST = 1, 2  # random streams of the two splits
 
@@ -37,13 +37,13 @@ class TwoTokenData:
     signal_first: torch.Tensor  # (n,) bool: the signal is token 0, else token 1
     xi: torch.Tensor  # (n, d) noise tokens
     u: torch.Tensor  # (2, d) orthonormal signal directions
-    rho: float  # ‖μ±‖
+    signal_norm: float  # ‖μ±‖
     params: dict = field(default_factory=dict)
 
     @property
     def mu(self) -> torch.Tensor:
         """(2, d): μ₊ and μ₋."""
-        return self.rho * self.u
+        return self.signal_norm * self.u
 
     @property
     def signal_class(self) -> torch.Tensor:
@@ -56,10 +56,11 @@ class TwoTokenData:
         first = self.signal_first[:, None]
         return torch.stack([torch.where(first, signal, self.xi), torch.where(first, self.xi, signal)], dim=1)
 
-    def with_rho(self, rho: float) -> "TwoTokenData":
-        """The same draw with ‖μ±‖ = rho (labels, order and noise unchanged; the noise does not depend on ρ)."""
-        check("rho", rho)
-        return replace(self, rho=float(rho), params={**self.params, "rho": float(rho)})
+    def with_signal_norm(self, signal_norm: float) -> "TwoTokenData":
+        """The same draw with ‖μ±‖ = ρ = signal_norm (labels, order and noise unchanged: the noise does not depend
+        on ρ)."""
+        check("signal_norm", signal_norm)
+        return replace(self, signal_norm=float(signal_norm), params={**self.params, "signal_norm": float(signal_norm)})
 
 
 def signal_directions(d: int, seed: int) -> torch.Tensor:
@@ -75,27 +76,28 @@ def projected_noise(n: int, d: int, u: torch.Tensor, rng: np.random.Generator) -
     return z.addmm_(z @ u.T, u, alpha=-1)  # in place: no second n × d array
 
 
-def make_data(n: int, d: int, rho: float, *, eta: float = 0.0, seed: int = 0, split: int = TRAIN,
+def make_data(n: int, d: int, signal_norm: float, *, noise_ratio: float = 0.0, seed: int = 0, split: int = TRAIN,
               u: torch.Tensor | None = None) -> TwoTokenData:
     """n inputs of paper 2. Row i depends only on (seed, split, i): a larger n extends a smaller one."""
-    check_all(n=n, d=d, rho=rho, eta=eta, seed=seed)
+    check_all(n=n, d=d, signal_norm=signal_norm, seed=seed)
+    _check_noise_ratio(noise_ratio)
     u = signal_directions(d, seed) if u is None else u
     draws = np.random.default_rng([seed, split, 0]).random((n, 3))  # class, token order, flip
     y_clean = torch.from_numpy(np.where(draws[:, 0] < 0.5, 1.0, -1.0))
-    noisy = torch.from_numpy(draws[:, 2] < eta)
+    noisy = torch.from_numpy(draws[:, 2] < noise_ratio)
     xi = projected_noise(n, d, u, np.random.default_rng([seed, split, 1]))
-    params = dict(n=n, d=d, rho=float(rho), eta=eta, seed=seed, split=split)
+    params = dict(n=n, d=d, signal_norm=float(signal_norm), noise_ratio=noise_ratio, seed=seed, split=split)
     return TwoTokenData(torch.where(noisy, -y_clean, y_clean), y_clean, noisy, torch.from_numpy(draws[:, 1] < 0.5),
-                        xi, u, float(rho), params)
+                        xi, u, float(signal_norm), params)
 
 
-def make_train_test(n: int, d: int, rho: float, *, eta: float = 0.0, n_test: int = 1000,
+def make_train_test(n: int, d: int, signal_norm: float, *, noise_ratio: float = 0.0, n_test: int = 1000,
                     seed: int = 0) -> tuple[TwoTokenData, TwoTokenData]:
     """A training set with labels flipped w.p. η and a clean test set from its own streams, sharing μ±."""
     check("n_test", n_test)
     u = signal_directions(d, seed)
-    return (make_data(n, d, rho, eta=eta, seed=seed, split=TRAIN, u=u),
-            make_data(n_test, d, rho, eta=0.0, seed=seed, split=TEST, u=u))
+    return (make_data(n, d, signal_norm, noise_ratio=noise_ratio, seed=seed, split=TRAIN, u=u),
+            make_data(n_test, d, signal_norm, noise_ratio=0.0, seed=seed, split=TEST, u=u))
 
 
 @dataclass
@@ -104,7 +106,7 @@ class Run:
 
     train: TwoTokenData
     test: TwoTokenData | None
-    beta: list
+    step_sizes: list
     label: str = ""
 
 
@@ -126,27 +128,27 @@ class Simulation:
         return a_u @ u + a_xi @ xi, b_u @ u + b_xi @ xi
 
 
-def _forward(rho, cls, gram, a, b):
+def _forward(signal_norm, cls, gram, a, b):
     """Softmax weight s on the signal token, outputs f and h_signal − h_noise for inputs whose noise tokens have
     inner products `gram` (R, k, n) with the training noise; a, b = (coefficients of u±, of ξ) of v and p."""
-    h_sig = rho[:, None] * a[0].gather(1, cls)  # μ_c·v
+    h_sig = signal_norm[:, None] * a[0].gather(1, cls)  # μ_c·v
     h_xi = torch.bmm(gram, a[1][..., None])[..., 0]  # ξ·v
-    z = rho[:, None] * b[0].gather(1, cls) - torch.bmm(gram, b[1][..., None])[..., 0]  # μ_c·p − ξ·p
+    z = signal_norm[:, None] * b[0].gather(1, cls) - torch.bmm(gram, b[1][..., None])[..., 0]  # μ_c·p − ξ·p
     s = torch.sigmoid(z)  # softmax(Xp) weight on the signal token
     return s, h_xi + s * (h_sig - h_xi), h_sig - h_xi
 
 
-def _gradients(rho, cls, y, s, f, dh):
+def _gradients(signal_norm, cls, y, s, f, dh):
     """∇_v L = Σᵢ gᵢ (sᵢ μ_c + (1 − sᵢ) ξᵢ) and ∇_p L = Σᵢ gᵢ sᵢ(1 − sᵢ)(h_sig − h_noise)ᵢ (μ_c − ξᵢ),
     gᵢ = ∂L/∂fᵢ = −yᵢ σ(−yᵢfᵢ)/n, as coefficients of (u±, ξ)."""
     g = -y * torch.sigmoid(-y * f) / y.shape[1]
     w = g * s * (1 - s) * dh
-    return (_per_class(rho, cls, g * s), g * (1 - s)), (_per_class(rho, cls, w), -w)
+    return (_per_class(signal_norm, cls, g * s), g * (1 - s)), (_per_class(signal_norm, cls, w), -w)
 
 
-def _per_class(rho, cls, x):
+def _per_class(signal_norm, cls, x):
     """ρ Σ_{i: cᵢ = c} xᵢ for c = +, −: the coefficient of u_c of Σᵢ xᵢ μ_cᵢ."""
-    return rho[:, None] * torch.zeros_like(x[:, :2]).scatter_add_(1, cls, x)
+    return signal_norm[:, None] * torch.zeros_like(x[:, :2]).scatter_add_(1, cls, x)
 
 
 def _stats(s, f, y, groups):
@@ -161,15 +163,15 @@ def _stats(s, f, y, groups):
 def simulate(runs: list[Run], *, dtype: str = "float32", device: str = "auto") -> Simulation:
     """GD from v = p = 0 with each run's step sizes, all runs at once (same n, n_test and number of steps).
 
-    Runs that share a noise tensor (`TwoTokenData.with_rho`) share its Gram matrix. History: train loss and
+    Runs that share a noise tensor (`TwoTokenData.with_signal_norm`) share its Gram matrix. History: train loss and
     accuracy, mean signal attention of clean and noisy training samples, test loss, accuracy and attention.
     """
     if not runs:
         raise ParameterError("runs is empty: give at least one Run")
     for run in runs:
-        check("beta", run.beta)
-    n, steps = runs[0].train.xi.shape[0], len(runs[0].beta)
-    if any(r.train.xi.shape[0] != n or len(r.beta) != steps for r in runs):
+        check("step_sizes", run.step_sizes)
+    n, steps = runs[0].train.xi.shape[0], len(runs[0].step_sizes)
+    if any(r.train.xi.shape[0] != n or len(r.step_sizes) != steps for r in runs):
         raise ParameterError("runs differ in n or in the number of steps: batch only runs that share both")
     with_test = all(r.test is not None for r in runs)
     if with_test and len({r.test.xi.shape[0] for r in runs}) > 1:
@@ -187,11 +189,11 @@ def simulate(runs: list[Run], *, dtype: str = "float32", device: str = "auto") -
         return cache[key]
 
     N = torch.stack([gram(r.train.xi, r.train.xi) for r in runs])  # (R, n, n) ξᵢ·ξⱼ
-    rho = torch.tensor([r.train.rho for r in runs], dtype=dt, device=dev)
+    signal_norm = torch.tensor([r.train.signal_norm for r in runs], dtype=dt, device=dev)
     cls = torch.stack([r.train.signal_class for r in runs]).to(dev)
     y = torch.stack([r.train.y for r in runs]).to(dev, dt)
     noisy = torch.stack([r.train.noisy for r in runs]).to(dev)
-    beta = torch.tensor([[float(b) for b in r.beta] for r in runs], dtype=dt, device=dev)  # (R, steps)
+    step_sizes = torch.tensor([[float(b) for b in r.step_sizes] for r in runs], dtype=dt, device=dev)  # β (R, steps)
     if with_test:
         C = torch.stack([gram(r.test.xi, r.train.xi) for r in runs])  # (R, n_test, n) ξ'ₖ·ξⱼ
         cls_t = torch.stack([r.test.signal_class for r in runs]).to(dev)
@@ -204,19 +206,19 @@ def simulate(runs: list[Run], *, dtype: str = "float32", device: str = "auto") -
     rows = []
     with torch.inference_mode():
         for step in range(steps + 1):
-            s, f, dh = _forward(rho, cls, N, a, b)
+            s, f, dh = _forward(signal_norm, cls, N, a, b)
             record = _stats(s, f, y, [~noisy, noisy])
             splits = [("train", s, y * f, noisy)]
             if with_test:
-                s_t, f_t, _ = _forward(rho, cls_t, C, a, b)
+                s_t, f_t, _ = _forward(signal_norm, cls_t, C, a, b)
                 record += _stats(s_t, f_t, y_t, [all_t])
                 splits.append(("test", s_t, y_t * f_t, ~all_t))
             rows.append([x.double().cpu() for x in record])
             if step == steps:
                 break
-            grad_v, grad_p = _gradients(rho, cls, y, s, f, dh)
-            a = tuple(x - beta[:, step, None] * g for x, g in zip(a, grad_v))  # v ← v − β_t ∇_v L
-            b = tuple(x - beta[:, step, None] * g for x, g in zip(b, grad_p))  # p ← p − β_t ∇_p L
+            grad_v, grad_p = _gradients(signal_norm, cls, y, s, f, dh)
+            a = tuple(x - step_sizes[:, step, None] * g for x, g in zip(a, grad_v))  # v ← v − β_t ∇_v L
+            b = tuple(x - step_sizes[:, step, None] * g for x, g in zip(b, grad_p))  # p ← p − β_t ∇_p L
     coefficients = [tuple(x[i].double().cpu() for x in (*a, *b)) for i in range(R)]
     elapsed = time.perf_counter() - started
     labels = [r.label or f"run{i}" for i, r in enumerate(runs)]
@@ -256,35 +258,45 @@ def _final(runs, labels, history, steps) -> pd.DataFrame:
     rows = []
     for run, label in zip(runs, labels):
         p = run.train.params
-        rows.append({"run": label, "n": p["n"], "d": p["d"], "rho": run.train.rho, "eta": p["eta"], "seed": p["seed"],
-                     "snr": run.train.rho / p["d"] ** 0.5, "beta": list(run.beta),
+        rows.append({"run": label, "n": p["n"], "d": p["d"], "signal_norm": run.train.signal_norm,
+                     "noise_ratio": p["noise_ratio"], "seed": p["seed"], "snr": run.train.signal_norm / p["d"] ** 0.5,
+                     "step_sizes": list(run.step_sizes),
                      **last.loc[label].drop("step").to_dict()})
     return pd.DataFrame(rows)
 
 
-def first_step_threshold(eta: float) -> float:
+def first_step_threshold(noise_ratio: float) -> float:
     """The n·SNR² above which, after a small first step from v = p = 0, a clean input's signal value exceeds its
     noise value: v₁ = β₁/(4n) Σᵢ yᵢ(μ_cᵢ + ξᵢ) gives μ_y·v₁ ≈ β₁ρ²(1 − 2η)/8 and yξᵢ·v₁ ≈ β₁d/(4n), so the
     second step turns clean inputs' attention towards their signal when n·SNR² > 2/(1 − 2η). Our reading of the
     first step (the terms ξᵢ·ξⱼ, i ≠ j, neglected), not a constant from the paper."""
-    check("eta", eta)
-    return 2 / (1 - 2 * eta)
+    _check_noise_ratio(noise_ratio)
+    return 2 / (1 - 2 * noise_ratio)
 
 
-def snr_sweep(n_values, rho_values, *, d: int, eta: float, beta_scale, n_test: int = 1000, num_seeds: int = 1,
-              seed: int = 0, dtype: str = "float32", device: str = "auto") -> pd.DataFrame:
-    """Final metrics of GD over n × ρ × seeds at fixed d, with step sizes β_t = c_t·n/d (c = `beta_scale`): the
+def _check_noise_ratio(noise_ratio: float) -> None:
+    """Paper 2 flips fewer labels than it keeps: η in [0, 1/2)."""
+    check("noise_ratio", noise_ratio)
+    if noise_ratio >= 0.5:
+        raise ParameterError(f"noise_ratio = {noise_ratio!r} is not allowed in paper 2: it must be a number in "
+                             "[0, 0.5) (more flips than not would swap the classes)")
+
+
+def snr_sweep(n_values, signal_norm_values, *, d: int, noise_ratio: float, step_size_factors, n_test: int = 1000,
+              num_seeds: int = 1, seed: int = 0, dtype: str = "float32", device: str = "auto") -> pd.DataFrame:
+    """Final metrics of GD over n × ρ × seeds at fixed d, with step sizes β_t = c_t·n/d (c = `step_size_factors`): the
     first step then moves every noise value ξᵢ·v by about c₁/4 whatever n and d, so the grid compares SNRs, not
     step sizes. One data draw per (n, seed), rescaled to every ρ and trained in one batch; one row per run."""
-    check_all(n_values=n_values, rho_values=rho_values, d=d, eta=eta, beta_scale=beta_scale, num_seeds=num_seeds,
-              seed=seed)
+    check_all(n_values=n_values, signal_norm_values=signal_norm_values, d=d, noise_ratio=noise_ratio,
+              step_size_factors=step_size_factors, num_seeds=num_seeds, seed=seed)
     frames = []
     for k in range(num_seeds):
         for n in n_values:
-            train, test = make_train_test(n, d, rho_values[0], eta=eta, n_test=n_test, seed=seed + k)
-            beta = [c * n / d for c in beta_scale]
-            runs = [Run(train.with_rho(r), test.with_rho(r), beta, f"n={n} rho={r:g} seed={seed + k}")
-                    for r in rho_values]
+            train, test = make_train_test(n, d, signal_norm_values[0], noise_ratio=noise_ratio, n_test=n_test,
+                                          seed=seed + k)
+            step_sizes = [c * n / d for c in step_size_factors]
+            runs = [Run(train.with_signal_norm(r), test.with_signal_norm(r), step_sizes,
+                        f"n={n} signal_norm={r:g} seed={seed + k}") for r in signal_norm_values]
             sim = simulate(runs, dtype=dtype, device=device)
             frames.append(sim.final)
     table = pd.concat(frames, ignore_index=True)
@@ -299,9 +311,10 @@ def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95) -> tuple[pd.Da
     √n·SNR there: if the boundary is SNR ≍ 1/√n, that number is the same for every n. Headline numbers: its mean,
     its spread (max/min), how many n have a benign cell, and the mean test accuracy below SNR = 1/√n."""
     check("min_test_acc", min_test_acc)
-    cells = grid.groupby(["n", "rho"], as_index=False)[["train_acc", "test_acc", "snr"]].mean()
+    cells = grid.groupby(["n", "signal_norm"], as_index=False)[["train_acc", "test_acc", "snr"]].mean()
     benign = cells[(cells.train_acc == 1.0) & (cells.test_acc >= min_test_acc)]
-    edge = benign.loc[benign.groupby("n").rho.idxmin(), ["n", "rho", "snr", "test_acc"]].reset_index(drop=True)
+    edge = benign.loc[benign.groupby("n").signal_norm.idxmin(), ["n", "signal_norm", "snr", "test_acc"]]
+    edge = edge.reset_index(drop=True)
     edge["sqrt_n_snr"] = np.sqrt(edge.n) * edge.snr
     below = cells[np.sqrt(cells.n) * cells.snr < 1]
     metrics = {"edge_sqrt_n_snr_mean": float(edge.sqrt_n_snr.mean()),

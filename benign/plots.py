@@ -80,11 +80,11 @@ def _log_edges(values) -> np.ndarray:
 def snr_heatmap(ax, grid, value: str, title: str, curves: dict):
     """Mean `value` over seeds on the (n, ρ) grid, both axes logarithmic, with curves ρ(n) drawn on it:
     `curves` maps a label to (n values, ρ values, line style). Returns the mesh (for a colour bar)."""
-    table = grid.pivot_table(index="rho", columns="n", values=value, aggfunc="mean")
+    table = grid.pivot_table(index="signal_norm", columns="n", values=value, aggfunc="mean")
     mesh = ax.pcolormesh(_log_edges(table.columns), _log_edges(table.index), table.to_numpy(), cmap="viridis",
                          vmin=0.5, vmax=1.0, shading="flat")
-    for label, (n, rho, style) in curves.items():
-        ax.plot(n, rho, style, color="#e41a1c", lw=2, label=label)
+    for label, (n, signal_norm, style) in curves.items():
+        ax.plot(n, signal_norm, style, color="#e41a1c", lw=2, label=label)
     ax.set(xscale="log", yscale="log", xlabel="n (training samples)", ylabel="ρ = ‖μ‖", title=title)
     ax.set_xticks(list(table.columns), [f"{n:g}" for n in table.columns])
     ax.set_yticks(list(table.index[::2]), [f"{r:g}" for r in table.index[::2]])

@@ -403,10 +403,7 @@ def small_vit(recipe: dict, progress: bool = False) -> Path:
     folder = cache_dir() / "backbones" / f"vit-fashion-mnist-{key}"
     if (folder / "record.json").exists():
         return folder
-    from .finetune import cpu_threads
-
-    with cpu_threads(torch.device("cpu")):
-        _pretrain_small_vit(recipe, folder, progress)
+    _pretrain_small_vit(recipe, folder, progress)
     return folder
 
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import datetime as _dt
+import hashlib
+import importlib.util
 import json
 import math
 import os
@@ -107,3 +110,51 @@ def _plain(value):
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
+
+
+def code_fingerprint(module: str, packages=("torch", "numpy")) -> str:
+    """A hash of the code that computes a cached result: the source of `module` and of every module of its own
+    package that it imports, directly or through others, plus the versions of `packages`.
+
+    Caches key their entries by it, so a change of a kernel, or of anything the kernel imports, is recomputed and
+    never served from an older result.
+    """
+    top = module.split(".")[0]
+    seen, todo, digest = set(), [module], hashlib.sha256()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):  # `from .module import function` also names module.function
+            continue
+        if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+            continue
+        source = Path(spec.origin).read_bytes()
+        digest.update(name.encode() + b"\0" + source + b"\0")
+        package = name if spec.submodule_search_locations else name.rpartition(".")[0]
+        todo += [m for m in _imported(source, package) if m.split(".")[0] == top]
+    for name in packages:
+        try:
+            digest.update(f"{name}={metadata.version(name)}".encode())
+        except metadata.PackageNotFoundError:
+            digest.update(f"{name}=none".encode())
+    return digest.hexdigest()[:20]
+
+
+def _imported(source: bytes, package: str) -> list[str]:
+    """The modules a source imports (`from . import x` gives package.x and package), relative ones resolved."""
+    names = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{parent}.{base}" if base else parent
+            names.append(base)
+            names += [f"{base}.{a.name}" for a in node.names]  # `from pkg import module`
+    return names

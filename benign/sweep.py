@@ -2,7 +2,8 @@
 
 A *kernel* is a picklable function `kernel(points) -> rows` that computes a chunk of grid points in one go (for
 paper 1, `benign.synthetic.grid_chunk`: every run of one d and seed in one tensor program). `run` splits the grid
-into chunks by the `by` parameters, takes finished chunks from the cache, computes the rest in-process or on an
+into chunks by the `by` parameters, takes finished chunks from the cache (keyed by the points and by the code
+that computes them, so a changed kernel is never served a stale result), computes the rest in-process or on an
 executor (`dask.distributed`'s `client.get_executor()`, a submitit executor, a process pool), and writes each
 chunk to the cache atomically as soon as it is done, so an interrupted sweep resumes where it stopped.
 """
@@ -20,8 +21,8 @@ from pathlib import Path
 import pandas as pd
 
 from . import __version__
-from .checks import GRID_RULE, ParameterError, check
-from .records import write_atomic
+from .checks import GRID_RULE, ParameterError, check, unknown_parameter
+from .records import code_fingerprint, write_atomic
 
 CACHE_FORMAT = 1
 
@@ -49,6 +50,12 @@ def grid(**axes) -> list[dict]:
     return [dict(zip(lists, combo)) for combo in itertools.product(*lists.values())]
 
 
+def grid_points(defaults: dict, parameters: dict, **axes) -> list[dict]:
+    """The points of a kernel's grid from a notebook's parameters: the swept `axes` (lists) and every other
+    parameter the kernel knows (its `GRID_DEFAULTS`) as a fixed value."""
+    return grid(**axes, **{k: v for k, v in parameters.items() if k in defaults and k not in axes})
+
+
 def chunk_points(points: list[dict], defaults: dict, shared: tuple) -> tuple[list[dict], dict]:
     """A kernel's view of its chunk: every point completed with `defaults`, checked, and the values all points
     must share (the `shared` keys). Unknown parameters, a split chunk and bad values raise ParameterError."""
@@ -57,7 +64,7 @@ def chunk_points(points: list[dict], defaults: dict, shared: tuple) -> tuple[lis
     allowed = set(defaults)
     unknown = sorted({k for p in points for k in p} - allowed)
     if unknown:
-        raise ParameterError(f"unknown grid parameter {unknown[0]!r}: use one of {', '.join(sorted(allowed))}")
+        raise unknown_parameter(unknown[0], sorted(allowed), "this grid kernel")
     points = [{**defaults, **p} for p in points]
     common = {k: points[0][k] for k in shared}
     if any(p[k] != common[k] for p in points for k in shared):
@@ -79,10 +86,12 @@ def chunks(points: list[dict], by=("d", "seed")) -> list[list[dict]]:
     return list(groups.values())
 
 
-def chunk_key(kernel, chunk: list[dict]) -> str:
-    """Hash of the kernel, the package version and the chunk's points."""
-    blob = json.dumps({"kernel": f"{kernel.__module__}.{kernel.__qualname__}", "version": __version__,
-                       "points": chunk}, sort_keys=True, default=str)
+def chunk_key(kernel, chunk: list[dict], code: str | None = None) -> str:
+    """Hash of the kernel's name, the code that computes it (`records.code_fingerprint` of its module, given as
+    `code` or computed here) and the chunk's points."""
+    code = code or code_fingerprint(kernel.__module__)
+    blob = json.dumps({"kernel": f"{kernel.__module__}.{kernel.__qualname__}", "code": code, "points": chunk},
+                      sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
@@ -119,7 +128,8 @@ def run(kernel, points: list[dict], *, by=("d", "seed"), executor=None, cache=No
     """
     started = time.perf_counter()
     groups = chunks(points, by)
-    keys = [chunk_key(kernel, g) for g in groups]
+    code = code_fingerprint(kernel.__module__)
+    keys = [chunk_key(kernel, g, code) for g in groups]
     cache = Path(cache) if cache else None
     results = [_load(cache, k) if cache else None for k in keys]
     todo = [i for i, rows in enumerate(results) if rows is None]

@@ -16,57 +16,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-import numpy as np
 import pandas as pd
 import torch
 
-from . import sweep
+from . import sweep, tables
 from .checks import ParameterError, check_all
-from .data import (TOKEN_TYPES, TokenData, balanced_labels, gaussian_noise, init_W, make_train_test, noise_mask,
-                   signal_pattern, token_types)
-
-
-def resolve_device(device: str = "auto") -> torch.device:
-    """cuda → mps → cpu for "auto"; otherwise the named device, with a clear error if it is not available."""
-    check_all(device=device)
-    if device == "auto":
-        if torch.cuda.is_available():
-            return torch.device("cuda")
-        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
-            return torch.device("mps")
-        return torch.device("cpu")
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ParameterError(f"device = {device!r} is not available here: use auto or cpu")
-    if device == "mps" and not torch.backends.mps.is_available():
-        raise ParameterError("device = 'mps' is not available here: use auto or cpu")
-    return torch.device(device)
-
-
-def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
-    check_all(dtype=dtype)
-    if dtype == "float64" and device.type == "mps":
-        raise ParameterError("dtype = 'float64' is not supported on mps: use float32")
-    return getattr(torch, dtype)
-
-
-@dataclass
-class Run:
-    """One training run: its training data, test data and W₀ (None: W₀ = I)."""
-
-    train: TokenData
-    test: TokenData | None
-    W0: torch.Tensor | None
-    label: str = ""
-
-
-def make_run(d: int, signal_norm: float, *, seed: int = 0, n: int = 20, n_test: int = 1000,
-             reuse_train_seed: bool = False, W_init: str = "kaiming", label: str = "", **data_kwargs) -> Run:
-    """Training set, clean test set and W₀ for one setting: `kaiming` draws W₀ with the same seed (through torch),
-    `identity` fixes W₀ = I (the authors' p-only experiments have no W)."""
-    check_all(W_init=W_init)
-    train, test = make_train_test(n, d, signal_norm, n_test=n_test, seed=seed, reuse_train_seed=reuse_train_seed,
-                                  **data_kwargs)
-    return Run(train, test, init_W(d, seed) if W_init == "kaiming" else None, label)
+from .data import (DATA_DEFAULTS, DATA_SHARED, Run, TokenData, balanced_labels, clean_test_stream, gaussian_noise,
+                   init_W, noise_mask, signal_pattern, token_types)
+from .device import resolve_device, resolve_dtype
 
 
 def _gram(run: Run, dtype, device):
@@ -94,12 +51,6 @@ def _outputs(logits: torch.Tensor, h: torch.Tensor):
     return s, (s * h).sum(-1)
 
 
-def _group_weights(masks: list[torch.Tensor]) -> torch.Tensor:
-    """(R, n, G) averaging weights for G sample groups; an empty group gets NaN weights."""
-    w = torch.stack(masks, dim=-1).double()
-    return w / w.sum(1, keepdim=True)
-
-
 @dataclass
 class Simulation:
     """The result of `simulate`: tidy tables and the final parameters."""
@@ -112,7 +63,7 @@ class Simulation:
     info: dict = field(default_factory=dict)
 
 
-def _descend(G, H, h, y, relevant, *, alpha, num_steps, log_steps, train_W, keep_scores, progress=False, lazy=16):
+def descend(G, H, h, y, relevant, *, alpha, num_steps, log_steps, train_W, keep_scores, progress=False, lazy=16):
     """Gradient descent in the coordinates q = U a, K Bᵀ = U M, for R runs at once (G, H: (R, m, m)).
 
     Returns a at the logged steps (L, R, 2m); the training scores of every step (S+1, R, n, T) if `keep_scores`;
@@ -186,8 +137,8 @@ def simulate(runs: list[Run], *, learning_rate: float, num_steps: int, log_every
     """Full-batch GD on (W, p) — or on p alone with `train_W=False` — from p = 0 for every run, batched.
 
     All runs must share n and T (d may differ). `track` lists the training samples whose full score rows are kept
-    (default: the first clean sample, then the first noisy one if any). Train metrics are kept every step, test metrics every
-    `log_every` steps and at the last step.
+    (default: the first clean sample, then the first noisy one if any). Train metrics are kept every step, test
+    metrics every `log_every` steps and at the last step.
     """
     check_all(learning_rate=learning_rate, num_steps=num_steps, log_every=log_every)
     if not runs:
@@ -208,26 +159,22 @@ def simulate(runs: list[Run], *, learning_rate: float, num_steps: int, log_every
     R, m = G.shape[0], n * T
     alpha = float(learning_rate)
 
-    if track is None:
-        first_clean = int((~noisy[0]).nonzero()[0]) if (~noisy[0]).any() else 0
-        first_noisy = int(noisy[0].nonzero()[0]) if noisy[0].any() else None
-        track = [first_clean] if first_noisy is None else [first_clean, first_noisy]
-    track = [int(i) for i in track]
+    track = tables.default_track(noisy[0]) if track is None else [int(i) for i in track]
     if any(not 0 <= i < n for i in track):
         raise ParameterError(f"track = {track} is not allowed: sample indices must lie in [0, {n - 1}]")
 
     log_steps = sorted(set(range(0, num_steps + 1, log_every)) | {num_steps})
     with torch.inference_mode():
         types = runs[0].train.token_type.to(dev)
-        A, scores, _, frak_s = _descend(G, H, h, y, (types == 0).to(dt), alpha=alpha, num_steps=num_steps,
+        A, scores, _, frak_s = descend(G, H, h, y, (types == 0).to(dt), alpha=alpha, num_steps=num_steps,
                                         log_steps=log_steps, train_W=train_W, keep_scores=True, progress=progress)
         test_loss, test_acc, q_final = _evaluate(runs, grams, A, dt, dev)
         loss, acc, type_means = _train_stats(scores, h, y, noisy, types)
     elapsed = time.perf_counter() - started
     labels = [r.label or f"run{i}" for i, r in enumerate(runs)]
-    history = _history(labels, loss, acc, type_means, log_steps, test_loss, test_acc)
-    tracked = _scores_table(labels, scores[:, :, track], track, noisy)
-    final = _final_table(runs, labels, history, num_steps)
+    history = tables.history(labels, loss, acc, type_means, log_steps, test_loss, test_acc)
+    tracked = tables.scores(labels, scores[:, :, track], track, noisy)
+    final = tables.final(runs, labels, history, num_steps)
     info = dict(device=str(dev), dtype=dtype, wall_s=elapsed, learning_rate=alpha, num_steps=num_steps,
                 log_every=log_every, train_W=train_W, track=track)
     return Simulation(history, tracked, final, q_final, frak_s.cpu(), info)
@@ -240,10 +187,7 @@ def _train_stats(scores, h, y, noisy, types):
     margin = y * f
     loss = torch.nn.functional.softplus(-margin).mean(-1)
     acc = (margin > 0).double().mean(-1) if scores.device.type != "mps" else (margin > 0).float().mean(-1)
-    grp = _group_weights([~noisy, noisy]).to(scores.dtype)  # (R, n, 2): clean, noisy
-    typ = torch.stack([(types == k) for k in range(len(TOKEN_TYPES))], -1).to(scores.dtype)
-    typ = typ / typ.sum(0, keepdim=True)  # (T, 4), NaN for an absent type
-    return loss, acc, torch.einsum("srnt,rng,tk->srgk", scores, grp, typ)
+    return loss, acc, tables.type_means(scores, noisy, types)
 
 
 def _evaluate(runs, grams, A, dt, dev):
@@ -265,49 +209,6 @@ def _evaluate(runs, grams, A, dt, dev):
         test_loss[:, r] = torch.nn.functional.softplus(-margin).mean(-1).double().cpu()
         test_acc[:, r] = (margin > 0).double().mean(-1).cpu()
     return test_loss, test_acc, q_final
-
-
-def _history(labels, loss, acc, type_means, log_steps, test_loss, test_acc) -> pd.DataFrame:
-    S, R = loss.shape
-    steps = np.arange(S)
-    cols = {"run": np.repeat(np.array(labels, dtype=object)[None], S, 0).ravel(),
-            "step": np.repeat(steps, R),
-            "train_loss": loss.double().cpu().numpy().ravel(),
-            "train_acc": acc.double().cpu().numpy().ravel()}
-    for li, logged in enumerate((test_loss, test_acc)):
-        full = np.full((S, R), np.nan)
-        full[log_steps] = logged.numpy()
-        cols[("test_loss", "test_acc")[li]] = full.ravel()
-    tm = type_means.double().cpu().numpy()
-    for g, group in enumerate(("clean", "noisy")):
-        for t, name in enumerate(TOKEN_TYPES):
-            cols[f"score_{group}_{name}"] = tm[:, :, g, t].ravel()
-    return pd.DataFrame(cols)
-
-
-def _scores_table(labels, tracked, track, noisy) -> pd.DataFrame:
-    S, R, K, T = tracked.shape
-    idx = np.indices((S, R, K, T)).reshape(4, -1)
-    noisy = noisy.cpu().numpy()
-    return pd.DataFrame({
-        "run": np.array(labels, dtype=object)[idx[1]],
-        "step": idx[0],
-        "sample": np.array(track)[idx[2]],
-        "noisy": noisy[idx[1], np.array(track)[idx[2]]],
-        "token": idx[3],
-        "score": tracked.double().cpu().numpy().ravel(),
-    })
-
-
-def _final_table(runs, labels, history, num_steps) -> pd.DataFrame:
-    last = history[history.step == num_steps].set_index("run")
-    rows = []
-    for run, label in zip(runs, labels):
-        p = run.train.params
-        rows.append({"run": label, "d": p["d"], "signal_norm": p["signal_norm"], "n": p["n"], "T": p["T"],
-                     "rho": p["rho"], "noise_ratio": p["noise_ratio"], "seed": p["seed"],
-                     **last.loc[label, ["train_loss", "train_acc", "test_loss", "test_acc"]].to_dict()})
-    return pd.DataFrame(rows)
 
 
 def handbuilt_p(train: TokenData, c: float) -> torch.Tensor:
@@ -337,19 +238,9 @@ def attend(data: TokenData, q: torch.Tensor) -> dict:
             "coords": torch.stack([token @ data.mu_neg, token @ data.mu_pos], -1) / data.params["signal_norm"]}
 
 
-GRID_SHARED = ("d", "seed", "n", "n_test", "T", "rho", "sigma", "n_relevant", "n_weak", "label_noise",
-               "reuse_train_seed", "W_init", "train_W", "learning_rate", "num_steps", "dtype", "device")
-GRID_DEFAULTS = dict(d=None, signal_norm=None, seed=0, n=20, n_test=1000, T=8, rho=0.1, sigma=1.0, n_relevant=1,
-                     n_weak=1, label_noise="deterministic", reuse_train_seed=False, W_init="kaiming", train_W=True, learning_rate=5e-3, num_steps=1000,
-                     noise_ratio=0.2, dtype="float32", device="auto")
-
-
-def grid_points(parameters: dict, **axes) -> list[dict]:
-    """Points for `grid_chunk` from a notebook's parameters: the swept `axes` (lists) and every other parameter the
-    kernel knows (`authors_test_seed` passed on as `reuse_train_seed`)."""
-    known = set(GRID_DEFAULTS)
-    fixed = {("reuse_train_seed" if k == "authors_test_seed" else k): v for k, v in parameters.items()}
-    return sweep.grid(**axes, **{k: v for k, v in fixed.items() if k in known and k not in axes})
+GRID_SHARED = DATA_SHARED + ("W_init", "train_W", "learning_rate", "num_steps", "dtype", "device")
+GRID_DEFAULTS = dict(DATA_DEFAULTS, W_init="kaiming", train_W=True, learning_rate=5e-3, num_steps=1000,
+                     dtype="float32", device="auto")
 
 
 def grid_chunk(points: list[dict]) -> list[dict]:
@@ -368,7 +259,6 @@ def grid_chunk(points: list[dict]) -> list[dict]:
     d, seed, n, T = shared["d"], shared["seed"], shared["n"], shared["T"]
     mu = torch.tensor([float(p["signal_norm"]) for p in points], dtype=torch.float64)
     types = token_types(T, shared["n_relevant"], shared["n_weak"])
-    test_stream = seed if shared["reuse_train_seed"] else [seed, 1]
 
     def tokens(n_samples, stream):
         E = gaussian_noise(n_samples, T, d, stream, shared["sigma"]).reshape(n_samples * T, d)
@@ -394,7 +284,7 @@ def grid_chunk(points: list[dict]) -> list[dict]:
     y = torch.where(masks, -1.0, 1.0).to(dt) * balanced_labels(n).to(dev, dt)
     h = head_values(E, P).view(len(points), n, T)
     with torch.inference_mode():
-        A, _, s, frak = _descend(G, H, h, y, (types == 0).to(dev, dt), alpha=float(shared["learning_rate"]),
+        A, _, s, frak = descend(G, H, h, y, (types == 0).to(dev, dt), alpha=float(shared["learning_rate"]),
                                  num_steps=shared["num_steps"], log_steps=[shared["num_steps"]],
                                  train_W=shared["train_W"], keep_scores=False)
         a1, a2 = A[0, :, : n * T].T, A[0, :, n * T:].T  # (m, R)
@@ -404,7 +294,7 @@ def grid_chunk(points: list[dict]) -> list[dict]:
         else:  # q = Bᵀa₁ + W₀(W₀ᵀBᵀ a₂)
             Q = E.T @ a1 + W0 @ (Z @ a2 + mu_d * (V @ (P.T @ a2)))
             Q[:2] += mu_d * (P.T @ a1)
-        Et, Pt = tokens(shared["n_test"], test_stream)
+        Et, Pt = tokens(shared["n_test"], clean_test_stream(seed, shared["authors_test_seed"]))
         logits = (Et @ Q + mu_d * (Pt @ Q[:2])).T.reshape(len(points), -1, T)
         _, f_test = _outputs(logits, head_values(Et, Pt).view(len(points), -1, T))
     f = (s * h).sum(-1)

@@ -47,7 +47,8 @@ num_steps = 1000
 train_W = False
 W_init = "identity"  # identity or kaiming
 dtype = "float32"
-device = "auto"
+device = "auto"  # auto: cuda, then mps, then cpu
+cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
 progress = False
 use_cache = True
 out_dir = ""  # empty: results/conditions_heatmap/book
@@ -55,15 +56,12 @@ out_dir = ""  # empty: results/conditions_heatmap/book
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
-from myst_nb import glue
 
-from benign import expected, notebooks, paths, plots, records, sweep, synthetic
+from benign import notebooks, paths, plots, sweep, synthetic
 
-plots.style()
-out = records.output_dir("conditions_heatmap", out_dir)
-parameters = notebooks.current("conditions_heatmap", globals())
-points = synthetic.grid_points(parameters, d=sweep.arange("d_grid", d_grid),
-                                signal_norm=sweep.arange("signal_norm_grid", signal_norm_grid))
+nb = notebooks.start("conditions_heatmap", globals())
+points = sweep.grid_points(synthetic.GRID_DEFAULTS, nb.parameters, d=sweep.arange("d_grid", d_grid),
+                           signal_norm=sweep.arange("signal_norm_grid", signal_norm_grid))
 cells = sweep.run(synthetic.grid_chunk, points, cache=paths.SWEEP_CACHE if use_cache else None, progress=progress)
 cells["eq9_ratio"] = cells.frak_clean / cells.frak_noisy  # clean over noisy cumulative 𝔖
 cells["eq10_ratio"] = cells.frak_clean_pos / cells.frak_clean_neg  # class +1 over class −1 (clean samples)
@@ -82,7 +80,7 @@ plots.heatmap(axes[2], d_values, mu_values, maps["test_acc"], "test accuracy", v
 for ax in axes:
     plots.theory_overlay(ax, d_values, n)
 fig.tight_layout()
-records.save_figure(fig, out, "conditions_heatmap")
+nb.save_figure(fig)
 plt.show()
 
 # %%
@@ -92,9 +90,7 @@ metrics = {"grid_d": d_values, "grid_signal_norm": mu_values,
            "eq9_share_holds": float((eq9 > 1).mean()), "eq9_min_ratio": float(eq9.min()),
            "eq10_min_ratio": float(eq10.min()), "eq10_max_ratio": float(eq10.max()),
            "eq10_share_within_0.5_2.5": float(((eq10 >= 0.5) & (eq10 <= 2.5)).mean())}
-for key in ("eq9_share_holds", "eq9_min_ratio", "eq10_min_ratio", "eq10_max_ratio"):
-    glue(key, metrics[key], display=False)
-records.save_metrics(out, "conditions_heatmap", metrics, parameters, device=synthetic.resolve_device(device))
+nb.save_metrics(metrics)
 
 # %% [markdown]
 # ## Paper vs here
@@ -104,4 +100,4 @@ records.save_metrics(out, "conditions_heatmap", metrics, parameters, device=synt
 # {glue:text}`eq10_max_ratio:.2f`.
 
 # %%
-expected.compare("conditions_heatmap", metrics)
+nb.compare(metrics)

@@ -40,7 +40,8 @@ train_W = False  # the authors train p only for this sweep
 W_init = "identity"
 label_noise = "deterministic"  # or bernoulli
 dtype = "float32"
-device = "auto"
+device = "auto"  # auto: cuda, then mps, then cpu
+cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
 progress = False
 use_cache = True
 out_dir = ""  # empty: results/eta_sweep/book
@@ -48,15 +49,13 @@ out_dir = ""  # empty: results/eta_sweep/book
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
-from myst_nb import glue
 
-from benign import expected, notebooks, paths, plots, records, sweep, synthetic
+from benign import notebooks, paths, sweep, synthetic
 from benign.data import noise_mask
 
-plots.style()
-out = records.output_dir("eta_sweep", out_dir)
-parameters = notebooks.current("eta_sweep", globals())
-points = synthetic.grid_points(parameters, noise_ratio=sweep.arange("noise_ratio_grid", noise_ratio_grid))
+nb = notebooks.start("eta_sweep", globals())
+points = sweep.grid_points(synthetic.GRID_DEFAULTS, nb.parameters,
+                           noise_ratio=sweep.arange("noise_ratio_grid", noise_ratio_grid))
 runs = sweep.run(synthetic.grid_chunk, points, cache=paths.SWEEP_CACHE if use_cache else None, progress=progress)
 runs["flipped_share"] = [float(noise_mask(n, eta, label_noise, seed).double().mean()) for eta in runs.noise_ratio]
 runs["frak_ratio"] = runs.frak_clean / runs.frak_noisy  # Eq. 9: clean over noisy cumulative 𝔖
@@ -65,14 +64,15 @@ runs["frak_ratio"] = runs.frak_clean / runs.frak_noisy  # Eq. 9: clean over nois
 fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.5))
 left.semilogy(runs.noise_ratio, runs.frak_ratio, "o-", color="#1f77b4")
 left.axhline(1.0, color="black", ls="--", lw=1)
-left.set(title=r"Eq. 9 ratio: clean $\mathfrak{S}$ / noisy $\mathfrak{S}$", xlabel="η (label-noise rate asked for)", ylabel="ratio")
+left.set(title=r"Eq. 9 ratio: clean $\mathfrak{S}$ / noisy $\mathfrak{S}$", xlabel="η (label-noise rate asked for)",
+         ylabel="ratio")
 right.plot(runs.noise_ratio, runs.test_acc, "o-", label="test accuracy", color="#ff7f0e")
 right.plot(runs.noise_ratio, runs.train_acc, "s--", label="train accuracy", color="#444444")
 right.plot(runs.noise_ratio, runs.flipped_share, ":", label="share of labels flipped", color="#7f7f7f")
 right.set(title="accuracy", xlabel="η (label-noise rate asked for)", ylim=(0, 1.02))
 right.legend()
 fig.tight_layout()
-records.save_figure(fig, out, "eta_sweep")
+nb.save_figure(fig)
 plt.show()
 runs[["noise_ratio", "flipped_share", "frak_ratio", "train_acc", "test_acc"]]
 
@@ -80,20 +80,18 @@ runs[["noise_ratio", "flipped_share", "frak_ratio", "train_acc", "test_acc"]]
 metrics = {}
 for _, row in runs.iterrows():
     for key in ("frak_ratio", "test_acc", "train_acc"):
-        metrics[f"eta_{row.noise_ratio:.2f}_{key}"] = float(row[key])
+        metrics[f"noise_ratio_{row.noise_ratio:.2f}_{key}"] = float(row[key])
 above = runs[runs.frak_ratio > 1]
 metrics["largest_eta_ratio_above_1"] = float(above.noise_ratio.max()) if len(above) else float("nan")
 metrics["min_test_acc_ratio_above_1"] = float(above.test_acc.min()) if len(above) else float("nan")
-glue("largest_eta", metrics["largest_eta_ratio_above_1"], display=False)
-glue("min_test_acc", metrics["min_test_acc_ratio_above_1"], display=False)
-records.save_metrics(out, "eta_sweep", metrics, parameters, device=synthetic.resolve_device(device))
+nb.save_metrics(metrics)
 
 # %% [markdown]
 # ## Paper vs here
 #
-# Here the ratio stays above one up to $\eta =$ {glue:text}`largest_eta:.2f`, with test accuracy at least
-# {glue:text}`min_test_acc:.3f` there. The paper does not state $n$ or the seed for this sweep; rows for $\eta$
+# Here the ratio stays above one up to $\eta =$ {glue:text}`largest_eta_ratio_above_1:.2f`, with test accuracy at
+# least {glue:text}`min_test_acc_ratio_above_1:.3f` there. The paper does not state $n$ or the seed for this sweep; rows for $\eta$
 # values this profile did not run are left out.
 
 # %%
-expected.compare("eta_sweep", metrics)
+nb.compare(metrics)

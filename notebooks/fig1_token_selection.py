@@ -41,16 +41,13 @@ out_dir = ""  # empty: results/fig1_token_selection/book
 
 # %%
 import matplotlib.pyplot as plt
-from myst_nb import glue
 
-from benign import expected, notebooks, plots, records, synthetic
+from benign import notebooks, plots, synthetic
 from benign.data import make_train_test
 
-plots.style()
-out = records.output_dir("fig1_token_selection", out_dir)
-parameters = notebooks.current("fig1_token_selection", globals())
+nb = notebooks.start("fig1_token_selection", globals())
 train, test = make_train_test(n, d, signal_norm, n_test=n_test, seed=seed, T=T, rho=rho, noise_ratio=noise_ratio,
-                              label_noise=label_noise, reuse_train_seed=authors_test_seed)
+                              label_noise=label_noise, authors_test_seed=authors_test_seed)
 columns = {"harmful": c_harmful, "benign": c_benign, "not_overfitting": c_not_overfitting}
 results = {name: {split: synthetic.attend(data, synthetic.handbuilt_p(train, c))
                   for split, data in (("train", train), ("test", test))}
@@ -73,7 +70,7 @@ for col, (name, c) in enumerate(columns.items()):
                                f"{name.replace('_', ' ')} (c={c:g}), {split}: acc {res['acc']:.2f}")
 axes[0, 0].legend(loc="lower left", fontsize=8)
 fig.tight_layout()
-records.save_figure(fig, out, "fig1_token_selection")
+nb.save_figure(fig)
 plt.show()
 
 # %% [markdown]
@@ -85,9 +82,7 @@ plt.show()
 
 # %%
 metrics = {f"{name}_{split}_acc": results[name][split]["acc"] for name in columns for split in ("train", "test")}
-for key, value in metrics.items():
-    glue(key, value, display=False)
-records.save_metrics(out, "fig1_token_selection", metrics, parameters, device="cpu")
+nb.save_metrics(metrics)
 
 # %% [markdown]
 # ## Paper vs here
@@ -98,4 +93,4 @@ records.save_metrics(out, "fig1_token_selection", metrics, parameters, device="c
 # accuracy rests on 100 test samples and one draw of the data, so it moves by several points with the seed.
 
 # %%
-expected.compare("fig1_token_selection", metrics)
+nb.compare(metrics)

@@ -43,18 +43,16 @@ label_noise = "deterministic"  # k = ceil(n η) flips, k//2 per class, as the au
 authors_test_seed = False  # True: the test set reuses the training seed, as the authors did
 dtype = "float32"
 device = "auto"  # auto: cuda, then mps, then cpu
+cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
 progress = False
 out_dir = ""  # empty: results/fig3_dynamics/book
 
 # %%
 import matplotlib.pyplot as plt
-from myst_nb import glue
 
-from benign import expected, notebooks, plots, records, synthetic, theory
+from benign import data, notebooks, plots, synthetic, theory
 
-plots.style()
-out = records.output_dir("fig3_dynamics", out_dir)
-parameters = notebooks.current("fig3_dynamics", globals())
+nb = notebooks.start("fig3_dynamics", globals())
 settings = {"balanced": (d_balanced, signal_norm_balanced),
             "large_noise": (d_large_noise, signal_norm_large_noise),
             "large_signal": (d_large_signal, signal_norm_large_signal)}
@@ -68,8 +66,8 @@ settings = {"balanced": (d_balanced, signal_norm_balanced),
 # suite checks agreement to $10^{-15}$ in float64), at a cost per step that does not grow with $d$.
 
 # %%
-runs = [synthetic.make_run(d, mu, seed=seed, n=n, n_test=n_test, T=T, rho=rho, noise_ratio=noise_ratio,
-                           label_noise=label_noise, reuse_train_seed=authors_test_seed, label=name)
+runs = [data.make_run(d, mu, seed=seed, n=n, n_test=n_test, T=T, rho=rho, noise_ratio=noise_ratio,
+                      label_noise=label_noise, authors_test_seed=authors_test_seed, label=name)
         for name, (d, mu) in settings.items()]
 sim = synthetic.simulate(runs, learning_rate=learning_rate, num_steps=num_steps, log_every=log_every,
                          dtype=dtype, device=device, progress=progress)
@@ -97,7 +95,7 @@ for row, (name, (d, mu)) in enumerate(settings.items()):
 axes[0, 0].legend(loc="center right", fontsize=8)
 axes[0, 2].legend(loc="lower right")
 fig.tight_layout()
-records.save_figure(fig, out, "fig3_dynamics")
+nb.save_figure(fig)
 plt.show()
 
 # %% [markdown]
@@ -112,10 +110,7 @@ metrics = {}
 for _, row in sim.final.iterrows():
     for key in ("train_acc", "test_acc", "train_loss", "test_loss"):
         metrics[f"{row.run}_{key}"] = float(row[key])
-for key, value in metrics.items():
-    glue(key, value, display=False)
-records.save_metrics(out, "fig3_dynamics", metrics, parameters, device=sim.info["device"],
-                     extra={"trainer_wall_s": round(sim.info["wall_s"], 3)})
+nb.save_metrics(metrics, extra={"trainer_wall_s": round(sim.info["wall_s"], 3)})
 sim.final
 
 # %% [markdown]
@@ -129,4 +124,4 @@ sim.final
 # within the tolerances below.
 
 # %%
-expected.compare("fig3_dynamics", metrics)
+nb.compare(metrics)

@@ -39,22 +39,20 @@ label_noise = "deterministic"  # or bernoulli
 authors_test_seed = False  # True: the test set reuses the training seed, as the authors did
 test_threshold = 0.95  # test accuracy separating benign from harmful in the observed regime map
 dtype = "float32"
-device = "auto"
+device = "auto"  # auto: cuda, then mps, then cpu
+cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
 progress = False
 use_cache = True  # reuse finished chunks from results/.cache/sweeps
 out_dir = ""  # empty: results/fig5_heatmap/book
 
 # %%
 import matplotlib.pyplot as plt
-from myst_nb import glue
 
-from benign import expected, notebooks, paths, plots, records, sweep, synthetic, theory
+from benign import notebooks, paths, plots, sweep, synthetic, theory
 
-plots.style()
-out = records.output_dir("fig5_heatmap", out_dir)
-parameters = notebooks.current("fig5_heatmap", globals())
-points = synthetic.grid_points(parameters, d=sweep.arange("d_grid", d_grid),
-                                signal_norm=sweep.arange("signal_norm_grid", signal_norm_grid))
+nb = notebooks.start("fig5_heatmap", globals())
+points = sweep.grid_points(synthetic.GRID_DEFAULTS, nb.parameters, d=sweep.arange("d_grid", d_grid),
+                           signal_norm=sweep.arange("signal_norm_grid", signal_norm_grid))
 
 # %% [markdown]
 # ## The sweep
@@ -62,7 +60,7 @@ points = synthetic.grid_points(parameters, d=sweep.arange("d_grid", d_grid),
 # `benign.sweep.run` splits the grid by $d$: all $\|\mu\|$ values of one $d$ share the noise of every token and
 # $W_0$, and differ only in two coordinates of three tokens, so `benign.synthetic.grid_chunk` builds their Gram
 # matrices from one $O(d^2 nT)$ product and trains them as one batch with the exact recursion of the
-# [model page](../book/model.md). Finished chunks are cached (keyed by every parameter and the package version), so
+# [model page](../book/model.md). Finished chunks are cached (keyed by every parameter and by the source code that computes them), so
 # rerunning this page with one parameter changed recomputes only what changed.
 
 # %%
@@ -89,7 +87,7 @@ for ax in axes.flat:
     plots.theory_overlay(ax, d_values, n, settings=figure3)
 axes[0, 0].legend(loc="upper right", fontsize=8, facecolor="gray", labelcolor="white")
 fig.tight_layout()
-records.save_figure(fig, out, "fig5_heatmap")
+nb.save_figure(fig)
 plt.show()
 
 # %% [markdown]
@@ -110,18 +108,15 @@ for name, (d0, mu0) in {"balanced": (2000, 20.0), "large_noise": (4500, 5.0), "l
     if (d0, mu0) in cell.index:
         metrics[f"{name}_test_acc"] = float(cell.loc[(d0, mu0), "test_acc"])
         metrics[f"{name}_train_acc"] = float(cell.loc[(d0, mu0), "train_acc"])
-for name in theory.REGIMES:
-    glue(f"share_{name}", 100 * metrics[f"share_{name}"], display=False)
-glue("sweep_wall_s", metrics["sweep_wall_s"], display=False)
-records.save_metrics(out, "fig5_heatmap", metrics, parameters, device=synthetic.resolve_device(device))
+nb.save_metrics(metrics)
 
 # %% [markdown]
 # ## Paper vs here
 #
-# Of the {glue:text}`share_benign:.0f` % benign, {glue:text}`share_harmful:.0f` % harmful and
-# {glue:text}`share_not_overfitting:.0f` % not-overfitting cells, the regions sit where the paper's Figure 5 puts
+# Of the {glue:text}`share_benign:.0%` benign, {glue:text}`share_harmful:.0%` harmful and
+# {glue:text}`share_not_overfitting:.0%` not-overfitting cells, the regions sit where the paper's Figure 5 puts
 # them. The paper gives its heatmaps as pictures, not numbers; the rows below check the cells of Figure 3, which the
 # paper does report. The sweep took {glue:text}`sweep_wall_s:.1f` s here (0 when every chunk came from the cache).
 
 # %%
-expected.compare("fig5_heatmap", metrics)
+nb.compare(metrics)

@@ -54,25 +54,19 @@ signal_norm_not_overfitting = 100.0
 test_threshold = 0.9  # test accuracy separating benign from harmful in the observed regime
 label_noise = "deterministic"  # ceil(n η) flips, half per class, as the authors did; or bernoulli
 authors_test_seed = False  # True: the test set reuses the training seed, as the authors did
-cpu_threads = 1  # torch threads on a CPU, 0 keeps the default; one avoids thread contention on a busy machine
 dtype = "float32"
 device = "auto"  # auto: cuda, then mps, then cpu
+cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
 progress = False
 out_dir = ""  # empty: results/fig6_one_layer_dynamics/book
 
 # %%
 import matplotlib.pyplot as plt
 import pandas as pd
-import torch
-from myst_nb import glue
 
-from benign import data, encoder, expected, notebooks, plots, records, synthetic, theory
+from benign import data, encoder, notebooks, plots, theory
 
-if cpu_threads:
-    torch.set_num_threads(cpu_threads)
-plots.style()
-out = records.output_dir("fig6_one_layer_dynamics", out_dir)
-parameters = notebooks.current("fig6_one_layer_dynamics", globals())
+nb = notebooks.start("fig6_one_layer_dynamics", globals())
 paper_settings = {"balanced": (d_balanced, signal_norm_balanced), "harmful": (d_harmful, signal_norm_harmful),
                   "not_overfitting": (d_not_overfitting, signal_norm_not_overfitting)}
 settings = {name: encoder.reduced(d, mu, hidden, scale) for name, (d, mu) in paper_settings.items()}
@@ -91,10 +85,9 @@ pd.DataFrame([{"setting": name, "paper d": paper_settings[name][0], "paper ‖μ
 # batched with `torch.func.vmap`; here each setting has its own $d$, so each is one call.
 
 # %%
-sims = {name: encoder.simulate([synthetic.make_run(d, mu, seed=seed, n=n, n_test=n_test, T=T, rho=rho,
-                                                   noise_ratio=noise_ratio, label_noise=label_noise,
-                                                   reuse_train_seed=authors_test_seed, W_init="identity",
-                                                   label=name)],
+sims = {name: encoder.simulate([data.make_run(d, mu, seed=seed, n=n, n_test=n_test, T=T, rho=rho,
+                                              noise_ratio=noise_ratio, label_noise=label_noise,
+                                              authors_test_seed=authors_test_seed, W_init="identity", label=name)],
                                hidden=width, skip=skip, learning_rate=learning_rate, num_steps=num_steps,
                                log_every=log_every, dtype=dtype, device=device, progress=progress)
         for name, (d, mu, width) in settings.items()}
@@ -124,7 +117,7 @@ for row, (name, sim) in enumerate(sims.items()):
 axes[0, 0].legend(loc="upper right", fontsize=8)
 axes[0, 2].legend(loc="lower right")
 fig.tight_layout()
-records.save_figure(fig, out, "fig6_one_layer_dynamics")
+nb.save_figure(fig)
 plt.show()
 
 # %%
@@ -165,11 +158,8 @@ for row in final.itertuples():
         metrics[f"{row.run}_{key}"] = float(getattr(row, key))
     metrics[f"{row.run}_regime"] = row.regime
     metrics[f"{row.run}_as_named"] = float(row.regime == expected_regime[row.run])
-for key, value in metrics.items():
-    glue(key, value, display=False)
-records.save_metrics(out, "fig6_one_layer_dynamics", metrics, parameters, device=sims["balanced"].info["device"],
-                     extra={"trainer_wall_s": round(wall_s, 2),
-                            "settings_run": {k: list(v) for k, v in settings.items()}})
+nb.save_metrics(metrics, extra={"trainer_wall_s": round(wall_s, 2),
+                                "settings_run": {k: list(v) for k, v in settings.items()}})
 
 # %% [markdown]
 # ## Paper vs here
@@ -182,4 +172,4 @@ records.save_metrics(out, "fig6_one_layer_dynamics", metrics, parameters, device
 # threshold `test_threshold`) is the one the setting is named after.
 
 # %%
-expected.compare("fig6_one_layer_dynamics", metrics)
+nb.compare(metrics)

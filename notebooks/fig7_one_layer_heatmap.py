@@ -46,33 +46,25 @@ num_steps = 1000
 label_noise = "deterministic"  # or bernoulli
 authors_test_seed = False  # True: the test set reuses the training seed, as the authors did
 test_threshold = 0.9  # test accuracy separating benign from harmful in the observed regime map
-cpu_threads = 1  # torch threads on a CPU, 0 keeps the default; one avoids thread contention on a busy machine
 dtype = "float32"
-device = "auto"
+device = "auto"  # auto: cuda, then mps, then cpu
+cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
 progress = False
 use_cache = True  # reuse finished chunks from results/.cache/sweeps
 out_dir = ""  # empty: results/fig7_one_layer_heatmap/book
 
 # %%
 import matplotlib.pyplot as plt
-import torch
-from myst_nb import glue
 
-from benign import encoder, expected, notebooks, paths, plots, records, sweep, synthetic, theory
+from benign import encoder, notebooks, paths, plots, sweep, theory
 
-if cpu_threads:
-    torch.set_num_threads(cpu_threads)
-plots.style()
-out = records.output_dir("fig7_one_layer_heatmap", out_dir)
-parameters = notebooks.current("fig7_one_layer_heatmap", globals())
-common = dict(seed=seed, n=n, n_test=n_test, T=T, rho=rho, noise_ratio=noise_ratio, learning_rate=learning_rate,
-              num_steps=num_steps, label_noise=label_noise, reuse_train_seed=authors_test_seed, skip=skip, dtype=dtype,
-              device=device)
-cells_run = [encoder.reduced(d, mu, hidden, scale) for d in sweep.arange("d_grid", d_grid)
-             for mu in sweep.arange("signal_norm_grid", signal_norm_grid)]
-points = [dict(d=d, signal_norm=mu, hidden=width, **common) for d, mu, width in cells_run]
-print(f"{len(points)} runs: d = {cells_run[0][0]} … {cells_run[-1][0]}, ‖μ‖ = {cells_run[0][1]:g} … "
-      f"{cells_run[-1][1]:g}, MLP width {cells_run[0][2]}")
+nb = notebooks.start("fig7_one_layer_heatmap", globals())
+d_paper, mu_paper = sweep.arange("d_grid", d_grid), sweep.arange("signal_norm_grid", signal_norm_grid)
+d_run = [encoder.reduced(d, mu_paper[0], hidden, scale)[0] for d in d_paper]  # the cells as run: shrunk by scale
+mu_run = [encoder.reduced(d_paper[0], mu, hidden, scale)[1] for mu in mu_paper]
+width = encoder.reduced(d_paper[0], mu_paper[0], hidden, scale)[2]
+points = sweep.grid_points(encoder.GRID_DEFAULTS, nb.parameters, d=d_run, signal_norm=mu_run, hidden=width)
+print(f"{len(points)} runs: d = {d_run[0]} … {d_run[-1]}, ‖μ‖ = {mu_run[0]:g} … {mu_run[-1]:g}, MLP width {width}")
 
 # %% [markdown]
 # ## The sweep
@@ -80,7 +72,7 @@ print(f"{len(points)} runs: d = {cells_run[0][0]} … {cells_run[-1][0]}, ‖μ�
 # `benign.sweep.run` splits the grid by $d$; `benign.encoder.grid_chunk` trains all $\|\mu\|$ values of one $d$ —
 # same noise draws, same initialisation — as one batch (`torch.func.vmap` over the runs), for 1000 SGD steps on
 # every parameter, and evaluates each on its clean test set at the end. Finished chunks are cached, keyed by every
-# parameter and the package version.
+# parameter and by the source code that computes them.
 
 # %%
 cells = sweep.run(encoder.grid_chunk, points, cache=paths.SWEEP_CACHE if use_cache else None, progress=progress)
@@ -109,7 +101,7 @@ for ax in axes.flat:
     plots.theory_overlay(ax, d_values, n, settings=marked)
 axes[0, 0].legend(loc="upper right", fontsize=8, facecolor="gray", labelcolor="white")
 fig.tight_layout()
-records.save_figure(fig, out, "fig7_one_layer_heatmap")
+nb.save_figure(fig)
 plt.show()
 
 # %%
@@ -129,10 +121,7 @@ for name, key in named_run.items():
         for column in ("train_acc", "test_acc", "test_loss"):
             metrics[f"{name}_{column}"] = float(cell.loc[key, column])
         metrics[f"{name}_as_named"] = float(cell.loc[key, "regime"] == expected_regime[name])
-for key in ("share_benign", "share_harmful", "share_not_overfitting", "share_train_loss_in_paper_limits",
-            "share_test_loss_in_paper_limits", "train_loss_max", "test_loss_min", "test_loss_max", "sweep_wall_s"):
-    glue(key, 100 * metrics[key] if key.startswith("share") else metrics[key], display=False)
-records.save_metrics(out, "fig7_one_layer_heatmap", metrics, parameters, device=synthetic.resolve_device(device))
+nb.save_metrics(metrics)
 
 # %% [markdown]
 # The cells of one $d$ share their noise draws and initialisation (one seed), so the map has column structure: a
@@ -140,14 +129,14 @@ records.save_metrics(out, "fig7_one_layer_heatmap", metrics, parameters, device=
 #
 # ## Paper vs here
 #
-# Here {glue:text}`share_benign:.0f` % of the cells are benign, {glue:text}`share_harmful:.0f` % harmful and
-# {glue:text}`share_not_overfitting:.0f` % leave noisy labels unfitted. The encoder fits its training labels far
+# Here {glue:text}`share_benign:.0%` of the cells are benign, {glue:text}`share_harmful:.0%` harmful and
+# {glue:text}`share_not_overfitting:.0%` leave noisy labels unfitted. The encoder fits its training labels far
 # more tightly than the analysed model can (the largest final train loss is {glue:text}`train_loss_max:.3f`), so
-# only {glue:text}`share_train_loss_in_paper_limits:.0f` % of the cells fall inside the paper's train-loss colour
-# range and the train-loss panel saturates at its dark end; {glue:text}`share_test_loss_in_paper_limits:.0f` % of
+# only {glue:text}`share_train_loss_in_paper_limits:.0%` of the cells fall inside the paper's train-loss colour
+# range and the train-loss panel saturates at its dark end; {glue:text}`share_test_loss_in_paper_limits:.0%` of
 # the test losses (here {glue:text}`test_loss_min:.3f` to {glue:text}`test_loss_max:.3f`) fall inside the paper's
 # test-loss range. The paper's limits are colour-bar settings, not reported values, so the range rows below are a
 # loose reading. The sweep took {glue:text}`sweep_wall_s:.1f` s here (0 when every chunk came from the cache).
 
 # %%
-expected.compare("fig7_one_layer_heatmap", metrics)
+nb.compare(metrics)

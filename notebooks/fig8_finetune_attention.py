@@ -42,19 +42,17 @@ max_test = 0  # 0 means the whole test split
 vit_pretrain_epochs = 2  # how the small ViT is pre-trained on Fashion-MNIST
 vit_pretrain_samples = 60000
 device = "auto"  # auto means cuda, then mps, then cpu
+cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
 progress = False
 out_dir = ""  # empty means results/fig8_finetune_attention/book
 
 # %%
 import matplotlib.pyplot as plt
-from myst_nb import glue
 
-from benign import expected, finetune, notebooks, plots, records
+from benign import finetune, notebooks, plots
 
-plots.style()
-out = records.output_dir("fig8_finetune_attention", out_dir)
-parameters = notebooks.current("fig8_finetune_attention", globals())
-protocol, tasks, runs = finetune.runs_from(parameters)
+nb = notebooks.start("fig8_finetune_attention", globals())
+protocol, tasks, runs = finetune.runs_from(nb.parameters)
 curves = finetune.curves(runs)
 finetune.differences(protocol, seeds, noise_ratios, sample_sizes)
 
@@ -78,7 +76,7 @@ for row, task in enumerate(tasks):
         axes[row, col].axhline(finetune.uniform_attention(task), color="grey", ls=":", lw=1)
     axes[row, 0].legend(fontsize=8)
 fig.tight_layout()
-records.save_figure(fig, out, "fig8_finetune_attention")
+nb.save_figure(fig)
 plt.show()
 
 # %%
@@ -86,9 +84,7 @@ ends = finetune.attention_ends(curves)
 metrics = {f"{r.dataset}_noise{r.noise_ratio:g}_n{r.n}_max_attention_{when}": float(r[when])
            for _, r in ends.iterrows() for when in ("first", "last")}
 metrics["max_attention_rises"] = float((ends["last"] > ends["first"]).all())
-for key, value in metrics.items():
-    glue(key, value, display=False)
-record = records.save_metrics(out, "fig8_finetune_attention", metrics, parameters, device=tasks[0].bb.device)
+nb.save_metrics(metrics)
 ends
 
 # %% [markdown]
@@ -100,4 +96,4 @@ ends
 # (1 = yes).
 
 # %%
-expected.compare("fig8_finetune_attention", metrics)
+nb.compare(metrics)

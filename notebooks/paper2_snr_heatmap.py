@@ -28,14 +28,15 @@
 seed = 0  # first seed, the others follow it
 num_seeds = 3  # data draws per cell
 d = 40000  # token dimension
-eta = 0.05  # probability that a training label is flipped
+noise_ratio = 0.05  # η, probability that a training label is flipped
 n_values = [50, 100, 200, 400, 800]  # training samples, one column each
-rho_values = [2.0, 2.8, 4.0, 5.7, 8.0, 11.3, 16.0, 22.6, 32.0, 45.3, 64.0, 90.5, 128.0, 181.0, 256.0]  # signal norms
+signal_norm_values = [2.0, 2.8, 4.0, 5.7, 8.0, 11.3, 16.0, 22.6, 32.0, 45.3, 64.0, 90.5, 128.0, 181.0, 256.0]  # ρ
 n_test = 500  # clean test samples per draw
-beta_scale = [2.0, 200.0]  # step size of GD step t is beta_scale[t] times n over d
+step_size_factors = [2.0, 200.0]  # c: the step size of GD step t is β_t = c_t·n/d
 min_test_acc = 0.95  # a cell is benign if it interpolates with at least this test accuracy
 dtype = "float32"
 device = "auto"  # auto: cuda, then mps, then cpu
+cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
 out_dir = ""  # empty: results/paper2_snr_heatmap/book
 
 # %%
@@ -43,13 +44,10 @@ import time
 
 import matplotlib.pyplot as plt
 import numpy as np
-from myst_nb import glue
 
-from benign import expected, notebooks, paper2, plots, records, theory
+from benign import notebooks, paper2, plots, theory
 
-plots.style()
-out = records.output_dir("paper2_snr_heatmap", out_dir)
-parameters = notebooks.current("paper2_snr_heatmap", globals())
+nb = notebooks.start("paper2_snr_heatmap", globals())
 
 # %% [markdown]
 # ## The sweep
@@ -59,8 +57,8 @@ parameters = notebooks.current("paper2_snr_heatmap", globals())
 
 # %%
 started = time.perf_counter()
-grid = paper2.snr_sweep(n_values, rho_values, d=d, eta=eta, beta_scale=beta_scale, n_test=n_test, num_seeds=num_seeds,
-                        seed=seed, dtype=dtype, device=device)
+grid = paper2.snr_sweep(n_values, signal_norm_values, d=d, noise_ratio=noise_ratio, step_size_factors=step_size_factors,
+                        n_test=n_test, num_seeds=num_seeds, seed=seed, dtype=dtype, device=device)
 sweep_s = time.perf_counter() - started
 edge, summary = paper2.sweep_summary(grid, min_test_acc)
 edge
@@ -76,14 +74,14 @@ edge
 # %%
 n_line = np.geomspace(min(n_values), max(n_values), 50)
 curves = {"SNR = 1/√n": (n_line, theory.signal_norm_at_n_snr2(d, n_line), "-"),
-          "n·SNR² = 2/(1−2η)": (n_line, theory.signal_norm_at_n_snr2(d, n_line, paper2.first_step_threshold(eta)),
+          "n·SNR² = 2/(1−2η)": (n_line, theory.signal_norm_at_n_snr2(d, n_line, paper2.first_step_threshold(noise_ratio)),
                                 "--")}
 fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
 for ax, value, title in zip(axes, ("test_acc", "train_acc"), ("test accuracy", "train accuracy")):
-    mesh = plots.snr_heatmap(ax, grid, value, f"{title}, d = {d}, η = {eta:g}", curves)
+    mesh = plots.snr_heatmap(ax, grid, value, f"{title}, d = {d}, η = {noise_ratio:g}", curves)
 axes[0].legend(loc="upper right", fontsize=8)
 fig.colorbar(mesh, ax=axes, shrink=0.9, label="accuracy")
-records.save_figure(fig, out, "paper2_snr_heatmap")
+nb.save_figure(fig)
 plt.show()
 
 # %% [markdown]
@@ -96,11 +94,8 @@ plt.show()
 
 # %%
 metrics = {**summary, "runs": len(grid)}
-for key, value in summary.items():
-    glue(key, value, display=False)
-records.save_metrics(out, "paper2_snr_heatmap", metrics, parameters, device=grid.attrs["device"],
-                     extra={"sweep_s": round(sweep_s, 2)})
-grid.pivot_table(index="rho", columns="n", values="test_acc").round(3)
+nb.save_metrics(metrics, extra={"sweep_s": round(sweep_s, 2)})
+grid.pivot_table(index="signal_norm", columns="n", values="test_acc").round(3)
 
 # %% [markdown]
 # ## Paper vs here
@@ -112,4 +107,4 @@ grid.pivot_table(index="rho", columns="n", values="test_acc").round(3)
 # reading; each row's note says which.
 
 # %%
-expected.compare("paper2_snr_heatmap", metrics)
+nb.compare(metrics)

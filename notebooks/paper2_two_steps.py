@@ -31,28 +31,26 @@
 seed = 0  # signal directions, labels, flips, token order and noise
 n = 200  # training samples
 d = 40000  # token dimension
-rho = 30.0  # signal norm, the norm of mu plus and mu minus
-eta = 0.05  # probability that a training label is flipped
+signal_norm = 30.0  # ρ, the norm of μ₊ and μ₋
+noise_ratio = 0.05  # η, probability that a training label is flipped
 n_test = 1000  # clean test samples
-beta_seed_steps = [0.01, 0.01]  # step sizes of the seed notebook, one per GD step
-beta_benign_steps = [0.01, 1.0]  # a small first and a large second step
-beta_harmful_steps = [0.5, 1.0]  # a large first step
+step_sizes_seed = [0.01, 0.01]  # β, one step size per GD step: the seed notebook's
+step_sizes_benign = [0.01, 1.0]  # a small first and a large second step
+step_sizes_harmful = [0.5, 1.0]  # a large first step
 dtype = "float32"
 device = "auto"  # auto: cuda, then mps, then cpu
+cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
 out_dir = ""  # empty: results/paper2_two_steps/book
 
 # %%
 import time
 
 import matplotlib.pyplot as plt
-from myst_nb import glue
 
-from benign import expected, notebooks, paper2, plots, records
+from benign import notebooks, paper2, plots
 
-plots.style()
-out = records.output_dir("paper2_two_steps", out_dir)
-parameters = notebooks.current("paper2_two_steps", globals())
-cases = {"seed_steps": beta_seed_steps, "benign_steps": beta_benign_steps, "harmful_steps": beta_harmful_steps}
+nb = notebooks.start("paper2_two_steps", globals())
+cases = {"seed_steps": step_sizes_seed, "benign_steps": step_sizes_benign, "harmful_steps": step_sizes_harmful}
 
 # %% [markdown]
 # ## Training, exactly and fast
@@ -65,12 +63,12 @@ cases = {"seed_steps": beta_seed_steps, "benign_steps": beta_benign_steps, "harm
 
 # %%
 started = time.perf_counter()
-train, test = paper2.make_train_test(n, d, rho, eta=eta, n_test=n_test, seed=seed)
+train, test = paper2.make_train_test(n, d, signal_norm, noise_ratio=noise_ratio, n_test=n_test, seed=seed)
 data_s = time.perf_counter() - started
 sim = paper2.simulate([paper2.Run(train, test, beta, name) for name, beta in cases.items()], dtype=dtype,
                       device=device)
 total_s = time.perf_counter() - started
-sim.final.drop(columns=["n", "d", "eta", "seed"])
+sim.final.drop(columns=["n", "d", "noise_ratio", "seed"])
 
 # %% [markdown]
 # ## The figure
@@ -87,7 +85,7 @@ plots.signal_attention_strips(axes[0], sim.samples, titles)
 axes[0].legend(loc="center", fontsize=8, markerscale=2)
 plots.accuracy_bars(axes[1], sim.final, {name: name.split("_")[0] for name in cases})
 fig.tight_layout()
-records.save_figure(fig, out, "paper2_two_steps")
+nb.save_figure(fig)
 plt.show()
 
 # %% [markdown]
@@ -107,11 +105,8 @@ plt.show()
 metrics = {f"{name}_{key}": float(row[key]) for name, row in sim.final.set_index("run").iterrows()
            for key in ("train_acc", "test_acc", "clean_signal_attention", "noisy_signal_attention",
                        "test_signal_attention")}
-for key, value in metrics.items():
-    glue(key, value, display=False)
-records.save_metrics(out, "paper2_two_steps", metrics, parameters, device=sim.info["device"],
-                     extra={"data_s": round(data_s, 3), "trainer_wall_s": round(sim.info["wall_s"], 3),
-                            "total_s": round(total_s, 3), "noisy_count": int(train.noisy.sum())})
+nb.save_metrics(metrics, extra={"data_s": round(data_s, 3), "trainer_wall_s": round(sim.info["wall_s"], 3),
+                                "total_s": round(total_s, 3), "noisy_count": int(train.noisy.sum())})
 sim.history  # step 0 is v = p = 0
 
 # %% [markdown]
@@ -127,4 +122,4 @@ sim.history  # step 0 is v = p = 0
 # seed notebook's setting; each row's note says which.
 
 # %%
-expected.compare("paper2_two_steps", metrics)
+nb.compare(metrics)

@@ -58,6 +58,7 @@ max_test = 0  # 0 means the whole test split
 vit_pretrain_epochs = 2  # how the small ViT is pre-trained on Fashion-MNIST
 vit_pretrain_samples = 60000
 device = "auto"  # auto means cuda, then mps, then cpu
+cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
 progress = False
 out_dir = ""  # empty means results/table2_finetune/book
 
@@ -65,14 +66,11 @@ out_dir = ""  # empty means results/table2_finetune/book
 import time
 
 import matplotlib.pyplot as plt
-from myst_nb import glue
 
-from benign import expected, finetune, notebooks, plots, records
+from benign import expected, finetune, notebooks, plots
 
-plots.style()
-out = records.output_dir("table2_finetune", out_dir)
-parameters = notebooks.current("table2_finetune", globals())
-protocol = finetune.Protocol(**{k: parameters[k] for k in finetune.PROTOCOL_PARAMETERS})
+nb = notebooks.start("table2_finetune", globals())
+protocol = finetune.Protocol(**{k: nb.parameters[k] for k in finetune.PROTOCOL_PARAMETERS})
 
 # %% [markdown]
 # ## What this run changes from the paper's protocol
@@ -96,7 +94,7 @@ finetune.differences(protocol, seeds, noise_ratios, sample_sizes)
 
 # %%
 started = time.perf_counter()
-_, tasks, runs = finetune.runs_from(parameters)
+_, tasks, runs = finetune.runs_from(nb.parameters)
 wall_s = time.perf_counter() - started
 summary = finetune.summarize(runs)
 finetune.assets(tasks)
@@ -120,7 +118,7 @@ fig, axes = plt.subplots(len(tasks), 2, figsize=(11, 3.6 * len(tasks)), squeeze=
 for row, task in enumerate(tasks):
     plots.finetune_cells(axes[row, 0], axes[row, 1], summary[summary.dataset == task.dataset], task.label)
 fig.tight_layout()
-records.save_figure(fig, out, "table2_finetune")
+nb.save_figure(fig)
 plt.show()
 
 # %% [markdown]
@@ -140,10 +138,7 @@ metrics = finetune.table_metrics(summary)
 metrics["finetune_wall_s"] = round(wall_s, 1)
 headline = finetune.headline(runs, summary)
 metrics.update({f"headline_{k}": v for k, v in headline.items()})
-for key, value in metrics.items():
-    glue(key, value, display=False)
-record = records.save_metrics(out, "table2_finetune", metrics, parameters, device=tasks[0].bb.device,
-                              extra={"assets": finetune.assets(tasks).to_dict(orient="records")})
+nb.save_metrics(metrics, extra={"assets": finetune.assets(tasks).to_dict(orient="records")})
 
 # %% [markdown]
 # ## Paper vs here
@@ -154,5 +149,5 @@ record = records.save_metrics(out, "table2_finetune", metrics, parameters, devic
 # does the training loss on noisy labels fall while the test accuracy stays near the base accuracy?
 
 # %%
-comparison = expected.compare("table2_finetune", metrics)
+comparison = nb.compare(metrics)
 comparison[comparison.here.notna()].reset_index(drop=True)

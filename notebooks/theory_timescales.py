@@ -32,20 +32,18 @@ num_steps = 4000
 learning_rate = 0.005
 noise_ratio = 0.2
 n_test = 1000
-device = "auto"
+device = "auto"  # auto: cuda, then mps, then cpu
+cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
 out_dir = ""  # empty: results/theory_timescales/book
 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
-from myst_nb import glue
 
-from benign import notebooks, plots, records, synthetic, theory
+from benign import data, notebooks, synthetic, theory
 
-plots.style()
-out = records.output_dir("theory_timescales", out_dir)
-parameters = notebooks.current("theory_timescales", globals())
-runs = [synthetic.make_run(d, mu, seed=seed, n=n, n_test=n_test, noise_ratio=noise_ratio, label=f"‖μ‖={mu:g}")
+nb = notebooks.start("theory_timescales", globals())
+runs = [data.make_run(d, mu, seed=seed, n=n, n_test=n_test, noise_ratio=noise_ratio, label=f"‖μ‖={mu:g}")
         for mu in signal_norm_values]
 sim = synthetic.simulate(runs, learning_rate=learning_rate, num_steps=num_steps, log_every=max(1, num_steps // 100),
                          device=device)
@@ -69,7 +67,7 @@ for r in runs:
 axes[2].set(title=f"test accuracy while training (d = {d})", xlabel="step", ylabel="test accuracy", ylim=(0.45, 1.02))
 axes[2].legend(fontsize=8)
 fig.tight_layout()
-records.save_figure(fig, out, "theory_timescales")
+nb.save_figure(fig)
 plt.show()
 
 # %% [markdown]
@@ -87,6 +85,6 @@ table = final.assign(n_snr2=theory.n_snr2(final.signal_norm, d, n), test_acc_at_
                      first_step_train_acc_1=[fit_step[r] for r in final.index])
 metrics = {f"mu_{mu:g}_{key}": float(table.loc[f"‖μ‖={mu:g}", key]) for mu in signal_norm_values
            for key in ("test_acc", "test_acc_at_step_0", "train_acc")}
-glue("growth_at_log_T", float(theory.growth(np.log(T), T)), display=False)
-records.save_metrics(out, "theory_timescales", metrics, parameters, device=sim.info["device"])
+metrics["growth_at_log_T"] = float(theory.growth(np.log(T), T))
+nb.save_metrics(metrics)
 table[["signal_norm", "n_snr2", "test_acc_at_step_0", "test_acc", "train_acc", "first_step_train_acc_1"]]

@@ -64,7 +64,7 @@ def test_W_init_is_kaiming_uniform_bound():
 def test_test_set_is_independent_by_default_and_a_copy_with_the_authors_seed():
     train, test = make_train_test(6, 20, 3.0, n_test=10, seed=2)
     assert not torch.isclose(test.X[:6], train.X).any()
-    train, test = make_train_test(6, 20, 3.0, n_test=10, seed=2, reuse_train_seed=True)
+    train, test = make_train_test(6, 20, 3.0, n_test=10, seed=2, authors_test_seed=True)
     assert torch.equal(test.X[:3], train.X[:3])  # the authors' quirk: the first n/2 test inputs are training inputs
     assert test.noisy.sum() == 0
 

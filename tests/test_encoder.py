@@ -4,7 +4,7 @@ against runs trained alone, the grid kernel against `simulate`, and bad input.""
 import pytest
 import torch
 
-from benign import encoder, models, sweep, synthetic
+from benign import data, encoder, models, sweep
 from benign.checks import ParameterError
 
 D, HIDDEN = 24, 16
@@ -12,7 +12,7 @@ FAST = dict(hidden=HIDDEN, learning_rate=0.05, num_steps=40, log_every=10, dtype
 
 
 def small_run(signal_norm=3.0, seed=3, d=D, label=""):
-    return synthetic.make_run(d, signal_norm, seed=seed, n=8, n_test=50, noise_ratio=0.25, W_init="identity",
+    return data.make_run(d, signal_norm, seed=seed, n=8, n_test=50, noise_ratio=0.25, W_init="identity",
                               label=label)
 
 
@@ -96,7 +96,7 @@ def test_grid_chunk_equals_simulate_on_the_same_runs():
     points = sweep.grid(d=D, signal_norm=mus, hidden=HIDDEN, learning_rate=0.05, num_steps=40, dtype="float64",
                         device="cpu", **common)
     rows = encoder.grid_chunk(points)
-    runs = [synthetic.make_run(D, mu, W_init="identity", label=str(mu), **common) for mu in mus]
+    runs = [data.make_run(D, mu, W_init="identity", label=str(mu), **common) for mu in mus]
     sim = encoder.simulate(runs, **FAST)
     for row, (_, ref) in zip(rows, sim.final.iterrows()):
         for key in ("train_loss", "train_acc", "test_loss", "test_acc"):
@@ -128,7 +128,7 @@ def test_bad_input_is_one_clear_line():
         encoder.simulate([small_run()], **FAST, skip="yes")
     with pytest.raises(ParameterError, match="runs differ in n, T or d"):
         encoder.simulate([small_run(), small_run(d=30)], **FAST)
-    with pytest.raises(ParameterError, match="unknown grid parameter 'W_init'"):
+    with pytest.raises(ParameterError, match="unknown parameter 'W_init' for this grid kernel"):
         encoder.grid_chunk([{"d": D, "signal_norm": 2.0, "W_init": "kaiming"}])
     with pytest.raises(ParameterError, match="a grid chunk must share"):
         encoder.grid_chunk([{"d": D, "signal_norm": 2.0}, {"d": 30, "signal_norm": 2.0}])

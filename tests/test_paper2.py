@@ -42,7 +42,7 @@ def rel(a, b):
 
 @pytest.mark.parametrize("n,d,rho,eta,beta,seed", CONFIGS)
 def test_fast_trainer_equals_autograd_on_the_literal_module(n, d, rho, eta, beta, seed):
-    train, test = paper2.make_train_test(n, d, rho, eta=eta, n_test=40, seed=seed)
+    train, test = paper2.make_train_test(n, d, rho, noise_ratio=eta, n_test=40, seed=seed)
     sim = paper2.simulate([paper2.Run(train, test, beta)], dtype="float64", device="cpu")
     model, losses = autograd_gd(train, beta)
     assert model.p.norm() > 0.1 and (signal_weight(model, train) - 0.5).abs().max() > 0.05  # attention moved
@@ -62,10 +62,10 @@ def test_fast_trainer_equals_autograd_on_the_literal_module(n, d, rho, eta, beta
 
 
 def test_batched_runs_equal_single_runs_and_share_rescaled_noise():
-    train, test = paper2.make_train_test(12, 80, 3.0, eta=0.2, n_test=25, seed=4)
-    other, other_test = paper2.make_train_test(12, 50, 2.0, eta=0.1, n_test=25, seed=5)
+    train, test = paper2.make_train_test(12, 80, 3.0, noise_ratio=0.2, n_test=25, seed=4)
+    other, other_test = paper2.make_train_test(12, 50, 2.0, noise_ratio=0.1, n_test=25, seed=5)
     runs = [paper2.Run(train, test, [0.1, 1.0], "a"),
-            paper2.Run(train.with_rho(6.0), test.with_rho(6.0), [0.5, 0.2], "b"),
+            paper2.Run(train.with_signal_norm(6.0), test.with_signal_norm(6.0), [0.5, 0.2], "b"),
             paper2.Run(other, other_test, [0.3, 0.3], "c")]
     batched = paper2.simulate(runs, dtype="float64", device="cpu")
     for i, run in enumerate(runs):
@@ -78,7 +78,7 @@ def test_batched_runs_equal_single_runs_and_share_rescaled_noise():
 
 
 def test_float32_agrees_with_float64_at_the_seed_scale_of_d():
-    train, test = paper2.make_train_test(50, 20000, 30.0, eta=0.1, n_test=100, seed=0)
+    train, test = paper2.make_train_test(50, 20000, 30.0, noise_ratio=0.1, n_test=100, seed=0)
     runs = [paper2.Run(train, test, [0.01, 1.0])]
     f32, f64 = (paper2.simulate(runs, dtype=dt, device="cpu") for dt in ("float32", "float64"))
     for got, want in zip(f32.weights(0), f64.weights(0)):
@@ -87,7 +87,7 @@ def test_float32_agrees_with_float64_at_the_seed_scale_of_d():
 
 
 def test_noise_is_orthogonal_to_the_signals_and_norms_are_right():
-    data = paper2.make_data(50, 400, 7.0, eta=0.2, seed=3)
+    data = paper2.make_data(50, 400, 7.0, noise_ratio=0.2, seed=3)
     mu = data.mu
     assert mu.norm(dim=1).numpy() == pytest.approx([7.0, 7.0], rel=1e-12)
     assert abs(float(mu[0] @ mu[1])) < 1e-10
@@ -108,32 +108,34 @@ def test_noise_covariance_is_the_projector():
 
 
 def test_labels_flips_and_seeds():
-    data = paper2.make_data(20000, 3, 1.0, eta=0.1, seed=0)
+    data = paper2.make_data(20000, 3, 1.0, noise_ratio=0.1, seed=0)
     assert torch.equal(data.noisy, data.y != data.y_clean)
     assert float(data.noisy.double().mean()) == pytest.approx(0.1, abs=0.01)
     assert float((data.y_clean > 0).double().mean()) == pytest.approx(0.5, abs=0.01)
-    assert not paper2.make_data(500, 3, 1.0, eta=0.0, seed=0).noisy.any()
-    a, b, c = (paper2.make_data(30, 40, 2.0, eta=0.2, seed=s) for s in (5, 5, 6))
+    assert not paper2.make_data(500, 3, 1.0, noise_ratio=0.0, seed=0).noisy.any()
+    a, b, c = (paper2.make_data(30, 40, 2.0, noise_ratio=0.2, seed=s) for s in (5, 5, 6))
     assert torch.equal(a.inputs(), b.inputs()) and torch.equal(a.y, b.y)
     assert not torch.equal(a.xi, c.xi) and not torch.equal(a.u, c.u)
-    longer = paper2.make_data(45, 40, 2.0, eta=0.2, seed=5)  # a larger n extends a smaller one
+    longer = paper2.make_data(45, 40, 2.0, noise_ratio=0.2, seed=5)  # a larger n extends a smaller one
     assert torch.equal(longer.inputs()[:30], a.inputs()) and torch.equal(longer.y[:30], a.y)
 
 
 def test_train_and_test_share_the_signals_but_not_the_noise():
-    train, test = paper2.make_train_test(10, 60, 3.0, eta=0.3, n_test=10, seed=2)
+    train, test = paper2.make_train_test(10, 60, 3.0, noise_ratio=0.3, n_test=10, seed=2)
     assert torch.equal(train.u, test.u)
     assert not test.noisy.any() and not torch.equal(train.xi, test.xi)
-    rescaled = train.with_rho(9.0)
+    rescaled = train.with_signal_norm(9.0)
     assert rescaled.xi is train.xi and rescaled.mu.norm(dim=1).numpy() == pytest.approx([9.0, 9.0])
 
 
 @pytest.mark.parametrize("call,message", [
-    (lambda: paper2.make_data(10, 50, 3.0, eta=0.6), "eta = 0.6 is not allowed: eta must be a number in [0.0, 0.5)"),
+    (lambda: paper2.make_data(10, 50, 3.0, noise_ratio=0.6),
+     "noise_ratio = 0.6 is not allowed in paper 2: it must be a number in [0, 0.5)"),
+    (lambda: paper2.first_step_threshold(0.5), "noise_ratio = 0.5 is not allowed in paper 2"),
     (lambda: paper2.make_data(1, 50, 3.0), "n = 1 is not allowed"),
-    (lambda: paper2.make_data(10, 50, -1.0), "rho = -1.0 is not allowed"),
+    (lambda: paper2.make_data(10, 50, -1.0), "signal_norm = -1.0 is not allowed"),
     (lambda: paper2.simulate([paper2.Run(paper2.make_data(5, 9, 1.0), None, [0.1, -1.0])]),
-     "beta = [0.1, -1.0] is not allowed: beta must be a non-empty list, each a number in (0.0, inf)"),
+     "step_sizes = [0.1, -1.0] is not allowed: step_sizes must be a non-empty list, each a number in (0.0, inf)"),
     (lambda: paper2.simulate([paper2.Run(paper2.make_data(5, 9, 1.0), None, [0.1]),
                               paper2.Run(paper2.make_data(6, 9, 1.0), None, [0.1])]), "runs differ in n"),
     (lambda: paper2.simulate([]), "runs is empty"),
@@ -147,7 +149,7 @@ def test_bad_arguments_are_one_line_parameter_errors(call, message):
 def test_the_paper_regimes_at_the_seed_settings():
     """n = 200, d = 40000, ρ = 30, η = 0.05: small steps do not interpolate, a small then a large step is benign,
     a large first step makes every input attend to its noise."""
-    train, test = paper2.make_train_test(200, 40000, 30.0, eta=0.05, n_test=500, seed=0)
+    train, test = paper2.make_train_test(200, 40000, 30.0, noise_ratio=0.05, n_test=500, seed=0)
     cases = {"seed": [0.01, 0.01], "benign": [0.01, 1.0], "harmful": [0.5, 1.0]}
     final = paper2.simulate([paper2.Run(train, test, b, k) for k, b in cases.items()], device="cpu").final
     final = final.set_index("run")
@@ -180,7 +182,7 @@ def seed_notebook_gradients(X, y, v, p):
 
 
 def test_the_seed_notebooks_p_gradient_is_a_broadcast_scalar_with_the_wrong_sign():
-    train = paper2.make_data(40, 200, 5.0, eta=0.1, seed=7)
+    train = paper2.make_data(40, 200, 5.0, noise_ratio=0.1, seed=7)
     sim = paper2.simulate([paper2.Run(train, None, [0.05, 0.5])], dtype="float64", device="cpu")
     model = models.SingleHeadAttention(200)
     with torch.no_grad():  # a point where v ≠ 0 and p ≠ 0, reached by two true GD steps
@@ -209,7 +211,7 @@ def test_the_seed_notebooks_p_gradient_is_a_broadcast_scalar_with_the_wrong_sign
 
 
 def test_per_sample_table_matches_the_literal_module():
-    train, test = paper2.make_train_test(10, 50, 3.0, eta=0.3, n_test=7, seed=8)
+    train, test = paper2.make_train_test(10, 50, 3.0, noise_ratio=0.3, n_test=7, seed=8)
     sim = paper2.simulate([paper2.Run(train, test, [0.2, 1.0], "r")], dtype="float64", device="cpu")
     model, _ = autograd_gd(train, [0.2, 1.0])
     for split, data in (("train", train), ("test", test)):
@@ -223,7 +225,7 @@ def test_per_sample_table_matches_the_literal_module():
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_cuda_equals_cpu():
-    train, test = paper2.make_train_test(30, 400, 5.0, eta=0.1, n_test=50, seed=1)
+    train, test = paper2.make_train_test(30, 400, 5.0, noise_ratio=0.1, n_test=50, seed=1)
     runs = [paper2.Run(train, test, [0.1, 1.0])]
     cpu, cuda = (paper2.simulate(runs, dtype="float64", device=dev) for dev in ("cpu", "cuda"))
     for got, want in zip(cuda.weights(0), cpu.weights(0)):
@@ -232,12 +234,12 @@ def test_cuda_equals_cpu():
 
 
 def test_snr_sweep_rows_are_single_runs_with_steps_scaled_by_n_over_d():
-    grid = paper2.snr_sweep([10, 20], [1.0, 4.0], d=100, eta=0.1, beta_scale=[2.0, 50.0], n_test=20, num_seeds=2,
+    grid = paper2.snr_sweep([10, 20], [1.0, 4.0], d=100, noise_ratio=0.1, step_size_factors=[2.0, 50.0], n_test=20, num_seeds=2,
                             dtype="float64", device="cpu")
     assert len(grid) == 8 and sorted(set(grid.seed)) == [0, 1]
-    row = grid[(grid.n == 20) & (grid.rho == 4.0) & (grid.seed == 1)].iloc[0]
-    assert row.beta == pytest.approx([0.4, 10.0])
-    train, test = paper2.make_train_test(20, 100, 4.0, eta=0.1, n_test=20, seed=1)
+    row = grid[(grid.n == 20) & (grid.signal_norm == 4.0) & (grid.seed == 1)].iloc[0]
+    assert row.step_sizes == pytest.approx([0.4, 10.0])
+    train, test = paper2.make_train_test(20, 100, 4.0, noise_ratio=0.1, n_test=20, seed=1)
     alone = paper2.simulate([paper2.Run(train, test, [0.4, 10.0])], dtype="float64", device="cpu").final.iloc[0]
     for key in ("train_loss", "test_loss", "test_acc", "clean_signal_attention"):
         assert row[key] == pytest.approx(alone[key], rel=1e-12)
@@ -245,12 +247,13 @@ def test_snr_sweep_rows_are_single_runs_with_steps_scaled_by_n_over_d():
 
 def test_sweep_summary_finds_where_benign_starts():
     d = 10000
-    cells = [(n, rho, train, test) for n, rows in {
+    cells = [(n, signal_norm, train, test) for n, rows in {
         100: [(5.0, 1.0, 0.6), (10.0, 1.0, 0.97), (20.0, 1.0, 0.99), (40.0, 0.8, 0.99)],
         400: [(2.5, 1.0, 0.55), (5.0, 1.0, 0.96), (10.0, 1.0, 1.0), (20.0, 0.7, 1.0)],
-    }.items() for rho, train, test in rows]
-    grid = pd.DataFrame(cells, columns=["n", "rho", "train_acc", "test_acc"]).assign(snr=lambda t: t.rho / d ** 0.5)
+    }.items() for signal_norm, train, test in rows]
+    grid = pd.DataFrame(cells, columns=["n", "signal_norm", "train_acc", "test_acc"]).assign(
+        snr=lambda t: t.signal_norm / d ** 0.5)
     edge, metrics = paper2.sweep_summary(grid, min_test_acc=0.95)
-    assert edge.rho.tolist() == [10.0, 5.0] and edge.sqrt_n_snr.to_numpy() == pytest.approx([1.0, 1.0])
+    assert edge.signal_norm.tolist() == [10.0, 5.0] and edge.sqrt_n_snr.to_numpy() == pytest.approx([1.0, 1.0])
     assert metrics["edge_sqrt_n_snr_spread"] == pytest.approx(1.0) and metrics["edge_n_count"] == 2
     assert metrics["below_boundary_test_acc"] == pytest.approx((0.6 + 0.55) / 2)  # √n·SNR = 0.5 in both columns

@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pandas as pd
 import pytest
 
-from benign import sweep, synthetic
+from benign import data, sweep, synthetic
 from benign.checks import ParameterError
 
 SMALL = dict(n=9, n_test=40, T=8, learning_rate=0.5, num_steps=120, dtype="float64", device="cpu")
@@ -22,7 +22,7 @@ def test_grid_chunk_equals_the_same_runs_one_by_one():
     points = [p for p in small_grid() if p["d"] == 40 and p["seed"] == 3]
     rows = synthetic.grid_chunk(points)
     for point, row in zip(points, rows):
-        run = synthetic.make_run(40, point["signal_norm"], seed=3, n=9, n_test=40, noise_ratio=point["noise_ratio"])
+        run = data.make_run(40, point["signal_norm"], seed=3, n=9, n_test=40, noise_ratio=point["noise_ratio"])
         sim = synthetic.simulate([run], learning_rate=0.5, num_steps=120, log_every=120, dtype="float64",
                                  device="cpu")
         final = sim.final.iloc[0]
@@ -38,7 +38,7 @@ def test_grid_chunk_with_identity_W_and_only_p_trained_equals_single_runs():
                         W_init="identity", train_W=False, **SMALL)
     rows = synthetic.grid_chunk(points)
     for point, row in zip(points, rows):
-        run = synthetic.make_run(50, point["signal_norm"], seed=1, n=9, n_test=40, noise_ratio=0.3, n_relevant=2,
+        run = data.make_run(50, point["signal_norm"], seed=1, n=9, n_test=40, noise_ratio=0.3, n_relevant=2,
                                  n_weak=2, W_init="identity")
         final = synthetic.simulate([run], learning_rate=0.5, num_steps=120, log_every=120, dtype="float64",
                                    device="cpu", train_W=False).final.iloc[0]
@@ -129,7 +129,7 @@ def test_cache_key_depends_on_every_parameter():
     (lambda: sweep.grid(d=[0, 10], signal_norm=[1.0]), "d = 0 is not allowed"),
     (lambda: sweep.grid(d=[10], signal_norm=[-1.0]), "signal_norm = -1.0 is not allowed"),
     (lambda: sweep.run(synthetic.grid_chunk, [{"d": 10, "signal_norm": 1.0}]), "grid points lack seed"),
-    (lambda: synthetic.grid_chunk([{"d": 10, "seed": 0, "signal_norm": 1.0, "lr": 1}]), "unknown grid parameter 'lr'"),
+    (lambda: synthetic.grid_chunk([{"d": 10, "seed": 0, "signal_norm": 1.0, "lr": 1}]), "unknown parameter 'lr' for this grid kernel"),
     (lambda: synthetic.grid_chunk([{"d": 10, "seed": 0, "signal_norm": 1.0}, {"d": 20, "seed": 0, "signal_norm": 1.0}]),
      "a grid chunk must share d"),
 ])

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from benign import models, synthetic
+from benign import data, models, synthetic
 from benign.checks import ParameterError
 from benign.data import make_train_test
 
@@ -29,7 +29,7 @@ def rel(a, b):
 @pytest.mark.parametrize("n,T,d,eta,steps,lr", CONFIGS)
 @pytest.mark.parametrize("train_W", [True, False])
 def test_fast_trainer_equals_autograd(n, T, d, eta, steps, lr, train_W):
-    run = synthetic.make_run(d, 5.0, seed=3, n=n, T=T, rho=0.3, noise_ratio=eta, n_test=10)
+    run = data.make_run(d, 5.0, seed=3, n=n, T=T, rho=0.3, noise_ratio=eta, n_test=10)
     sim = synthetic.simulate([run], learning_rate=lr, num_steps=steps, log_every=7, dtype="float64", device="cpu",
                              train_W=train_W)
     q_ref, loss_ref = reference(run, lr, steps, train_W)
@@ -39,7 +39,7 @@ def test_fast_trainer_equals_autograd(n, T, d, eta, steps, lr, train_W):
 
 
 def test_batched_runs_equal_single_runs():
-    runs = [synthetic.make_run(d, mu, seed=s, n=9, T=8, noise_ratio=0.2, n_test=30, label=f"r{i}")
+    runs = [data.make_run(d, mu, seed=s, n=9, T=8, noise_ratio=0.2, n_test=30, label=f"r{i}")
             for i, (d, mu, s) in enumerate([(40, 5.0, 0), (70, 3.0, 1), (25, 8.0, 2)])]
     kwargs = dict(learning_rate=0.7, num_steps=120, log_every=10, dtype="float64", device="cpu")
     batched = synthetic.simulate(runs, **kwargs)
@@ -52,7 +52,7 @@ def test_batched_runs_equal_single_runs():
 
 
 def test_test_metrics_match_the_literal_model():
-    run = synthetic.make_run(60, 4.0, seed=5, n=10, T=8, noise_ratio=0.2, n_test=200)
+    run = data.make_run(60, 4.0, seed=5, n=10, T=8, noise_ratio=0.2, n_test=200)
     sim = synthetic.simulate([run], learning_rate=1.0, num_steps=50, log_every=50, dtype="float64", device="cpu")
     model = models.TokenSelectionAttention(run.W0, run.train.nu)
     models.train_autograd(model, run.train.X, run.train.y, learning_rate=1.0, num_steps=50)
@@ -64,7 +64,7 @@ def test_test_metrics_match_the_literal_model():
 
 
 def test_tracked_scores_and_token_means_are_consistent():
-    run = synthetic.make_run(50, 5.0, seed=1, n=10, T=8, noise_ratio=0.2, n_test=10)
+    run = data.make_run(50, 5.0, seed=1, n=10, T=8, noise_ratio=0.2, n_test=10)
     sim = synthetic.simulate([run], learning_rate=1.0, num_steps=20, dtype="float64", device="cpu")
     clean, noisy = sim.info["track"]
     assert not run.train.noisy[clean] and run.train.noisy[noisy]
@@ -78,7 +78,7 @@ def test_tracked_scores_and_token_means_are_consistent():
 
 
 def test_bad_trainer_arguments_are_refused():
-    run = synthetic.make_run(20, 5.0, n=4, T=3, n_test=4)
+    run = data.make_run(20, 5.0, n=4, T=3, n_test=4)
     with pytest.raises(ParameterError, match="learning_rate"):
         synthetic.simulate([run], learning_rate=-1.0, num_steps=5)
     with pytest.raises(ParameterError, match="track"):
@@ -90,7 +90,7 @@ def test_bad_trainer_arguments_are_refused():
 def test_figure3_settings_reproduce_the_regimes():
     """The paper's three settings at full scale (n = 20, T = 8, ρ = 0.1, η = 0.2, α = 5e-3, 1000 steps)."""
     settings = {"balanced": (2000, 20.0), "large_noise": (4500, 5.0), "large_signal": (1000, 80.0)}
-    runs = [synthetic.make_run(d, mu, seed=42, n=20, n_test=1000, rho=0.1, noise_ratio=0.2, label=name)
+    runs = [data.make_run(d, mu, seed=42, n=20, n_test=1000, rho=0.1, noise_ratio=0.2, label=name)
             for name, (d, mu) in settings.items()]
     final = synthetic.simulate(runs, learning_rate=5e-3, num_steps=1000, log_every=100, device="cpu").final
     final = final.set_index("run")
