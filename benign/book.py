@@ -3,10 +3,15 @@
 1. Every notebook of the table of contents runs headless through `benign run` (papermill) at the profile, in
    table-of-contents order, into results/<notebook>/<profile>/ (executed .ipynb, metrics.json, figures). A failing
    notebook stops the build; its executed copy is kept in _build/reports/.
-2. The sources are staged into _build/stage/<profile>/ with the executed notebooks in place of the .py files,
-   execution switched off, and three pages generated from the runs' records: the paper-vs-here summary,
+2. The sources are staged into _build/stage/<profile>/ with the executed notebooks in place of the .py files
+   (papermill's injected-parameters cell hidden on the page, kept in the downloads), the package's source (the
+   book shows its core recursion), and three pages generated from the runs' records: the paper-vs-here summary,
    reproducibility (versions, seeds, device, wall times) and downloads (figures as PNG/PDF, notebooks as .ipynb).
 3. Jupyter Book renders the staged tree strictly: any warning (a broken cross-reference, a missing file) fails.
+   MathJax is served from the book itself (sphinx-mathjax-offline), so formulas typeset with no network.
+
+This module is also the Sphinx extension that refuses to render anything but a staged tree: `jupyter-book build .`
+by hand would render notebooks nobody ran, so it stops with a message pointing to `make book`.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import yaml
@@ -24,7 +30,7 @@ from .checks import ParameterError
 from .notebooks import NotebookFailed
 from .paths import BOOK_BUILD, ROOT, results_dir
 
-SOURCES = ("_config.yml", "_toc.yml", "references.bib", "book")
+SOURCES = ("_config.yml", "_toc.yml", "references.bib", "book", "benign")
 GENERATED = ("summary", "reproducibility", "downloads")  # book/<page>.md, written from the runs' records
 
 
@@ -36,9 +42,12 @@ def toc_notebooks() -> list[str]:
 
 
 def run_all(profile_name: str, reports: Path) -> dict[str, dict]:
-    """Run every notebook at the profile; their metrics.json records by name."""
+    """Run every notebook at the profile, printing `[k/N] name  wall s` as each finishes; their metrics.json
+    records by name."""
     records = {}
-    for name in toc_notebooks():
+    names = toc_notebooks()
+    for k, name in enumerate(names, 1):
+        started = time.perf_counter()
         try:
             out = notebooks.run(name, profile_name, out=results_dir(name, profile_name))
         except NotebookFailed as err:
@@ -47,6 +56,7 @@ def run_all(profile_name: str, reports: Path) -> dict[str, dict]:
             shutil.copy2(err.executed, kept)
             raise RuntimeError(f"{err} — report: {kept}") from None
         records[name] = json.loads((out / "metrics.json").read_text())
+        print(f"[{k}/{len(names)}] {name}  {time.perf_counter() - started:.1f} s", flush=True)
     return records
 
 
@@ -60,22 +70,49 @@ def stage(profile_name: str, records: dict[str, dict]) -> Path:
     for name in SOURCES:
         src = ROOT / name
         if src.is_dir():
-            shutil.copytree(src, target / name)
+            shutil.copytree(src, target / name, ignore=shutil.ignore_patterns("__pycache__"))
         elif src.exists():
             shutil.copy2(src, target / name)
     config = yaml.safe_load((target / "_config.yml").read_text())
-    config["execute"]["execute_notebooks"] = "off"  # executed by papermill above
+    config["sphinx"]["config"]["benign_staged"] = True  # see `setup`
     (target / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
     (target / "notebooks").mkdir()
     for name in records:
         results = results_dir(name, profile_name)
-        shutil.copy2(results / f"{name}.ipynb", target / "notebooks" / f"{name}.ipynb")
+        page = json.loads((results / f"{name}.ipynb").read_text())
+        (target / "notebooks" / f"{name}.ipynb").write_text(json.dumps(hide_injected_parameters(page)))
         shutil.copytree(results, target / "downloads" / name, ignore=shutil.ignore_patterns(".*"))
     pages = {"summary": summary_page(records), "reproducibility": reproducibility_page(records, profile_name),
              "downloads": downloads_page(records, profile_name)}
     for page, text in pages.items():
         (target / "book" / f"{page}.md").write_text(text)
     return target
+
+
+def hide_injected_parameters(notebook: dict) -> dict:
+    """The executed notebook with papermill's "injected-parameters" cell tagged remove-cell: the page shows the
+    parameters cell once, and no machine path (the cell holds out_dir)."""
+    for cell in notebook["cells"]:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if "injected-parameters" in tags and "remove-cell" not in tags:
+            cell["metadata"]["tags"] = [*tags, "remove-cell"]
+    return notebook
+
+
+def setup(app):
+    """The Sphinx extension (named in _config.yml): only a tree staged by `benign book` may be rendered."""
+    app.add_config_value("benign_staged", False, "env")
+    app.connect("config-inited", _require_staged)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+def _require_staged(app, config) -> None:
+    if not config.benign_staged:
+        from sphinx.errors import ConfigError
+
+        raise ConfigError("build the book with `make book` (benign book): it executes every notebook with papermill "
+                          "and then renders the executed copies; `jupyter-book build` on the sources would render "
+                          "notebooks that never ran")
 
 
 def summary_page(records: dict[str, dict]) -> str:

@@ -69,6 +69,7 @@ RULES = {
     "label_noise": ((lambda x: x in ("deterministic", "bernoulli")), "deterministic or bernoulli"),
     "out_dir": ((lambda x: isinstance(x, str)), "a folder path (empty: results/<notebook>/<profile>)"),
     "use_cache": ((lambda x: isinstance(x, bool)), "True or False"),
+    "test_threshold": _real(0.0, 1.0),  # test accuracy that separates benign from harmful in an observed regime
     "signal_norm_values": ((lambda x: isinstance(x, list) and len(x) > 0 and all(_is_real(v) and v > 0 for v in x)),
                            "a non-empty list of positive numbers"),
     # real-data fine-tuning (Table 2, Figures 8/9)

@@ -11,9 +11,11 @@ every notebook begins the same way (see `start`):
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ import yaml
 
 from .checks import ParameterError, check, unknown_parameter
 from .paths import NOTEBOOKS, PROFILES, results_dir
+from .progress import TTY_ENV, terminal_name
 from .records import save_figure, save_metrics, output_dir, write_atomic
 
 PROFILE_NAMES = ("smoke", "book", "paper")
@@ -182,16 +185,22 @@ def resolve(name: str, profile_name: str = "book", overrides: dict | None = None
 
 
 def run(name: str, profile_name: str = "book", overrides: dict | None = None, out: str | Path | None = None,
-        kernel: str = "python3") -> Path:
+        kernel: str = "python3", progress: bool | None = None) -> Path:
     """Execute a notebook headless with papermill into `out` (default results/<name>/<profile>/).
 
     Runs in a temporary folder beside `out` and moves the results in only when the notebook succeeded, so a failed
-    or rejected run leaves `out` as it was. Returns `out`.
+    or rejected run leaves `out` as it was. Returns `out`. `progress` (default: whether stderr is a terminal) shows
+    a bar of the cells executed and, unless the `progress` parameter is given, turns the notebook's own bars on,
+    drawn on the terminal (`benign.progress`), never into the notebook.
     """
     import jupytext
     import papermill
 
+    terminal = terminal_name()
+    progress = terminal is not None if progress is None else progress
     params = resolve(name, profile_name, overrides)
+    if progress and "progress" in params and "progress" not in (overrides or {}):
+        params["progress"] = True
     out = Path(out) if out else results_dir(name, profile_name)
     out.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
@@ -199,9 +208,11 @@ def run(name: str, profile_name: str = "book", overrides: dict | None = None, ou
     jupytext.write(jupytext.read(path(name)), source)
     started = time.perf_counter()
     try:
-        papermill.execute_notebook(str(source), str(work / f"{name}.ipynb"),
-                                   parameters={**params, "out_dir": str(work)}, kernel_name=kernel,
-                                   progress_bar=False, cwd=str(NOTEBOOKS))
+        with _environment({TTY_ENV: terminal if progress else None}):
+            papermill.execute_notebook(str(source), str(work / f"{name}.ipynb"),
+                                       parameters={**params, "out_dir": str(work)}, kernel_name=kernel,
+                                       progress_bar=progress, cwd=str(NOTEBOOKS),
+                                       kernel_manager_class=_local_kernel_manager())
     except papermill.PapermillExecutionError as err:
         if err.ename == "ParameterError":
             shutil.rmtree(work, ignore_errors=True)
@@ -218,6 +229,36 @@ def run(name: str, profile_name: str = "book", overrides: dict | None = None, ou
         os.replace(item, target)
     work.rmdir()
     return out
+
+
+@contextlib.contextmanager
+def _environment(values: dict):
+    """Environment variables set (a value) or unset (None) for a block, as they were after it."""
+    def apply(settings: dict) -> None:
+        for key, value in settings.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+    before = {k: os.environ.get(k) for k in values}
+    apply(values)
+    try:
+        yield
+    finally:
+        apply(before)
+
+
+def _local_kernel_manager():
+    """The kernel manager papermill starts kernels with, talking to the kernel over local (IPC) sockets: the kernel
+    is on this machine, so no TCP port is opened (and ipykernel has nothing to warn about)."""
+    from jupyter_client.manager import AsyncKernelManager
+    from traitlets import CaselessStrEnum
+
+    class LocalKernelManager(AsyncKernelManager):
+        transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc")
+
+    return LocalKernelManager
 
 
 def _finish_record(work: Path, out: Path, profile_name: str, wall_s: float) -> None:

@@ -78,7 +78,9 @@ def projected_noise(n: int, d: int, u: torch.Tensor, rng: np.random.Generator) -
 
 def make_data(n: int, d: int, signal_norm: float, *, noise_ratio: float = 0.0, seed: int = 0, split: int = TRAIN,
               u: torch.Tensor | None = None) -> TwoTokenData:
-    """n inputs of paper 2. Row i depends only on (seed, split, i): a larger n extends a smaller one."""
+    """n inputs of paper 2. The random draws of row i (class, token order, flip and the Gaussian vector behind ξᵢ)
+    depend only on (seed, split, i), so a larger n extends a smaller one: labels, order and flips exactly, ξᵢ up to
+    the rounding of its projection (a product whose last bits may depend on n and the CPU)."""
     check_all(n=n, d=d, signal_norm=signal_norm, seed=seed)
     _check_noise_ratio(noise_ratio)
     u = signal_directions(d, seed) if u is None else u

@@ -22,6 +22,7 @@ import pandas as pd
 
 from . import __version__
 from .checks import GRID_RULE, ParameterError, check, unknown_parameter
+from .progress import bar
 from .records import code_fingerprint, write_atomic
 
 CACHE_FORMAT = 1
@@ -123,8 +124,8 @@ def run(kernel, points: list[dict], *, by=("d", "seed"), executor=None, cache=No
     """Compute every point of a grid; one row per point, in the order of `points`' chunks.
 
     `executor`: any concurrent.futures-style executor (None: in this process, chunk after chunk). `cache`: a folder
-    for finished chunks (None: no cache). `progress`: a tqdm bar over chunks. The table's `attrs` record the number
-    of chunks, how many were computed (not cached) and the wall time.
+    for finished chunks (None: no cache). `progress`: a bar over chunks (`benign.progress`). The table's `attrs`
+    record the number of chunks, how many were computed (not cached) and the wall time.
     """
     started = time.perf_counter()
     groups = chunks(points, by)
@@ -133,14 +134,13 @@ def run(kernel, points: list[dict], *, by=("d", "seed"), executor=None, cache=No
     cache = Path(cache) if cache else None
     results = [_load(cache, k) if cache else None for k in keys]
     todo = [i for i, rows in enumerate(results) if rows is None]
-    bar = _progress_bar(len(groups), len(groups) - len(todo)) if progress else None
+    chunk_bar = bar(len(groups), "sweep chunks", progress, initial=len(groups) - len(todo))
 
     def finish(i, rows):
         if cache:
             _store(cache, keys[i], rows)
         results[i] = rows
-        if bar:
-            bar.update()
+        chunk_bar.update()
 
     try:
         if executor is None:
@@ -151,17 +151,10 @@ def run(kernel, points: list[dict], *, by=("d", "seed"), executor=None, cache=No
             for future in _completed(list(futures)):
                 finish(futures[future], future.result())
     finally:
-        if bar:
-            bar.close()
+        chunk_bar.close()
     table = pd.DataFrame([row for rows in results for row in rows])
     table.attrs.update(chunks=len(groups), computed_chunks=len(todo), wall_s=time.perf_counter() - started)
     return table
-
-
-def _progress_bar(total: int, done: int):
-    from tqdm import tqdm  # a text bar: no widget library needed in a notebook
-
-    return tqdm(total=total, initial=done, desc="sweep chunks")
 
 
 def _completed(futures, poll_s: float = 0.5):

@@ -24,6 +24,7 @@ from .checks import ParameterError, check_all
 from .data import (DATA_DEFAULTS, DATA_SHARED, Run, TokenData, balanced_labels, clean_test_stream, gaussian_noise,
                    init_W, noise_mask, signal_pattern, token_types)
 from .device import resolve_device, resolve_dtype
+from .progress import track
 
 
 def _gram(run: Run, dtype, device):
@@ -86,11 +87,7 @@ def descend(G, H, h, y, relevant, *, alpha, num_steps, log_steps, train_W, keep_
     A = torch.empty(len(log_steps), R, 2 * m, device=dev, dtype=dt)
     scores = torch.empty(num_steps + 1, R, n, T, device=dev, dtype=dt) if keep_scores else None
     frak = None if relevant is None else torch.zeros(R, n, device=dev, dtype=dt)
-    steps = range(num_steps + 1)
-    if progress:
-        from tqdm import tqdm
-
-        steps = tqdm(steps, desc="gradient descent", leave=False)
+    steps = track(range(num_steps + 1), num_steps + 1, "gradient descent", progress)
     k = 0
     for step in steps:
         s, f = _outputs(z.view(R, n, T), h)

@@ -32,25 +32,25 @@
 # stated (unverified).
 
 # %% tags=["parameters"]
-seed = 0
-d_grid = [250, 5000, 250]
-signal_norm_grid = [5.0, 100.0, 5.0]
-n = 20
-n_test = 1000
-T = 8
+seed = 0  # data, label noise and initialisation
+d_grid = [250, 5000, 250]  # d from, to, step (inclusive)
+signal_norm_grid = [5.0, 100.0, 5.0]  # ‖μ‖ from, to, step (inclusive)
+n = 20  # training samples
+n_test = 1000  # clean test samples
+T = 8  # tokens per input
 n_relevant = 2  # relevant tokens, the set R
 n_weak = 2  # weakly relevant tokens of each kind
-rho = 0.1
-noise_ratio = 0.2
-learning_rate = 0.005
-num_steps = 1000
-train_W = False
+rho = 0.1  # ρ, scale of the weakly relevant tokens
+noise_ratio = 0.2  # η, share of flipped training labels
+learning_rate = 0.005  # α, gradient-descent step size
+num_steps = 1000  # gradient-descent steps
+train_W = False  # False trains p only, the analysed model
 W_init = "identity"  # identity or kaiming
-dtype = "float32"
+dtype = "float32"  # float32 or float64
 device = "auto"  # auto: cuda, then mps, then cpu
 cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
-progress = False
-use_cache = True
+progress = False  # progress bars (benign run turns them on in a terminal)
+use_cache = True  # reuse finished chunks from results/.cache/sweeps
 out_dir = ""  # empty: results/conditions_heatmap/book
 
 # %%

@@ -24,26 +24,26 @@
 # table below also shows the share of labels actually flipped.
 
 # %% tags=["parameters"]
-seed = 0
-d = 12000
-signal_norm = 120.0
-noise_ratio_grid = [0.0, 0.9, 0.05]
-n = 20
-n_test = 1000
-T = 8
-n_relevant = 2
-n_weak = 2
-rho = 0.1
-learning_rate = 0.005
-num_steps = 1000
+seed = 0  # data, label noise and initialisation
+d = 12000  # token dimension
+signal_norm = 120.0  # ‖μ‖, norm of each class signal
+noise_ratio_grid = [0.0, 0.9, 0.05]  # η from, to, step (inclusive)
+n = 20  # training samples
+n_test = 1000  # clean test samples
+T = 8  # tokens per input
+n_relevant = 2  # relevant tokens, the set R
+n_weak = 2  # weakly relevant tokens of each kind
+rho = 0.1  # ρ, scale of the weakly relevant tokens
+learning_rate = 0.005  # α, gradient-descent step size
+num_steps = 1000  # gradient-descent steps
 train_W = False  # the authors train p only for this sweep
-W_init = "identity"
+W_init = "identity"  # identity (W = I, no W trained) or kaiming
 label_noise = "deterministic"  # or bernoulli
-dtype = "float32"
+dtype = "float32"  # float32 or float64
 device = "auto"  # auto: cuda, then mps, then cpu
 cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
-progress = False
-use_cache = True
+progress = False  # progress bars (benign run turns them on in a terminal)
+use_cache = True  # reuse finished chunks from results/.cache/sweeps
 out_dir = ""  # empty: results/eta_sweep/book
 
 # %%

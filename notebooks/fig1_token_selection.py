@@ -33,9 +33,9 @@ T = 8  # tokens per input
 rho = 0.2  # scale of the weakly relevant tokens
 noise_ratio = 0.2  # η
 c_harmful = 1.0  # memorisation scale of each column
-c_benign = 0.06
-c_not_overfitting = 0.001
-label_noise = "deterministic"  # k = ceil(n η) flips, k//2 per class, as the authors did; or bernoulli
+c_benign = 0.06  # memorisation scale c of the benign column
+c_not_overfitting = 0.001  # memorisation scale c of the not overfitting column
+label_noise = "deterministic"  # ceil(n η) flips, half per class, as the authors did; or bernoulli
 authors_test_seed = False  # True: the test set reuses the training seed, as the authors did
 out_dir = ""  # empty: results/fig1_token_selection/book
 

@@ -33,18 +33,18 @@ n_test = 1000  # clean test samples
 T = 8  # tokens per input
 rho = 0.1  # scale of the weakly relevant tokens
 log_every = 10  # test metrics every this many steps
-d_balanced = 2000
-signal_norm_balanced = 20.0
-d_large_noise = 4500
-signal_norm_large_noise = 5.0
-d_large_signal = 1000
-signal_norm_large_signal = 80.0
-label_noise = "deterministic"  # k = ceil(n η) flips, k//2 per class, as the authors did; or bernoulli
+d_balanced = 2000  # the balanced setting (d, ‖μ‖)
+signal_norm_balanced = 20.0  # ‖μ‖ of that setting
+d_large_noise = 4500  # the large-noise setting
+signal_norm_large_noise = 5.0  # ‖μ‖ of that setting
+d_large_signal = 1000  # the large-signal setting
+signal_norm_large_signal = 80.0  # ‖μ‖ of that setting
+label_noise = "deterministic"  # ceil(n η) flips, half per class, as the authors did; or bernoulli
 authors_test_seed = False  # True: the test set reuses the training seed, as the authors did
-dtype = "float32"
+dtype = "float32"  # float32 or float64
 device = "auto"  # auto: cuda, then mps, then cpu
 cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
-progress = False
+progress = False  # progress bars (benign run turns them on in a terminal)
 out_dir = ""  # empty: results/fig3_dynamics/book
 
 # %%

@@ -46,18 +46,18 @@ hidden = 2000  # MLP width at the paper scale
 skip = True  # residual connections (False: the variant without)
 scale = 10  # d and hidden divided by this, signal norms by its fourth root; 1 is the paper scale
 d_balanced = 2000  # settings at the paper scale
-signal_norm_balanced = 20.0
-d_harmful = 5000
-signal_norm_harmful = 5.0
-d_not_overfitting = 1000
-signal_norm_not_overfitting = 100.0
+signal_norm_balanced = 20.0  # ‖μ‖ of that setting
+d_harmful = 5000  # the harmful setting
+signal_norm_harmful = 5.0  # ‖μ‖ of that setting
+d_not_overfitting = 1000  # the not-overfitting setting
+signal_norm_not_overfitting = 100.0  # ‖μ‖ of that setting
 test_threshold = 0.9  # test accuracy separating benign from harmful in the observed regime
 label_noise = "deterministic"  # ceil(n η) flips, half per class, as the authors did; or bernoulli
 authors_test_seed = False  # True: the test set reuses the training seed, as the authors did
-dtype = "float32"
+dtype = "float32"  # float32 or float64
 device = "auto"  # auto: cuda, then mps, then cpu
 cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
-progress = False
+progress = False  # progress bars (benign run turns them on in a terminal)
 out_dir = ""  # empty: results/fig6_one_layer_dynamics/book
 
 # %%

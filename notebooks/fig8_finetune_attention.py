@@ -30,20 +30,20 @@ text_backbone = "all-minilm-l6-v2"  # offline; online bert-base-uncased, or a lo
 image_backbone = "vit-fashion-mnist"  # small ViT pre-trained here; online google/vit-base-patch16-224-in21k
 noise_ratios = [0.0, 0.2]  # η, share of labels replaced by a different class
 sample_sizes = [20, 200, 1000]  # n, size of the noisy finetune subset
-seeds = [42, 314, 2718]
+seeds = [42, 314, 2718]  # one run per seed, as the paper's three
 pretrain_num_epochs = 100  # phase 1 epochs, the paper ran 300
 num_epochs = 2000  # phase 2 epochs
 max_steps = 600  # phase 2 stops after this many steps, 0 means no cap as in the paper
-batch_size = 16
+batch_size = 16  # the authors' batch size
 optimizer = "adamw"  # adamw as the authors ran it, or sgd as they configured it
 add_special_tokens = False  # the authors fed BERT without CLS and SEP tokens
 pretrain_size = 0  # clean phase 1 subset, 0 means the size the paper used for the data set
 max_test = 0  # 0 means the whole test split
 vit_pretrain_epochs = 2  # how the small ViT is pre-trained on Fashion-MNIST
-vit_pretrain_samples = 60000
+vit_pretrain_samples = 60000  # Fashion-MNIST images it sees
 device = "auto"  # auto means cuda, then mps, then cpu
 cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
-progress = False
+progress = False  # progress bars (benign run turns them on in a terminal)
 out_dir = ""  # empty means results/fig8_finetune_attention/book
 
 # %%

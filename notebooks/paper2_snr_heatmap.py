@@ -32,9 +32,9 @@ noise_ratio = 0.05  # η, probability that a training label is flipped
 n_values = [50, 100, 200, 400, 800]  # training samples, one column each
 signal_norm_values = [2.0, 2.8, 4.0, 5.7, 8.0, 11.3, 16.0, 22.6, 32.0, 45.3, 64.0, 90.5, 128.0, 181.0, 256.0]  # ρ
 n_test = 500  # clean test samples per draw
-step_size_factors = [2.0, 200.0]  # c: the step size of GD step t is β_t = c_t·n/d
+step_size_factors = [2.0, 200.0]  # c, step t has step size β_t of c_t times n/d
 min_test_acc = 0.95  # a cell is benign if it interpolates with at least this test accuracy
-dtype = "float32"
+dtype = "float32"  # float32 or float64
 device = "auto"  # auto: cuda, then mps, then cpu
 cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
 out_dir = ""  # empty: results/paper2_snr_heatmap/book

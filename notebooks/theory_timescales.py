@@ -23,15 +23,15 @@
 # model with the paper's fixed head.
 
 # %% tags=["parameters"]
-T = 8
-n = 20
-seed = 0
-d = 2000
-signal_norm_values = [6.0, 10.0, 20.0, 40.0]
-num_steps = 4000
-learning_rate = 0.005
-noise_ratio = 0.2
-n_test = 1000
+T = 8  # tokens per input
+n = 20  # training samples
+seed = 0  # data, label noise and initialisation
+d = 2000  # token dimension
+signal_norm_values = [6.0, 10.0, 20.0, 40.0]  # ‖μ‖ of each run
+num_steps = 4000  # gradient-descent steps
+learning_rate = 0.005  # α, gradient-descent step size
+noise_ratio = 0.2  # η, share of flipped training labels
+n_test = 1000  # clean test samples
 device = "auto"  # auto: cuda, then mps, then cpu
 cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
 out_dir = ""  # empty: results/theory_timescales/book

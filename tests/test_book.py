@@ -53,3 +53,53 @@ def test_every_notebook_and_page_is_in_the_table_of_contents():
     assert {f"notebooks/{name}" for name in notebooks.names()} <= files
     assert {f"book/{p.stem}" for p in (paths.ROOT / "book").glob("*.md")} <= files
     assert sorted(book.toc_notebooks()) == notebooks.names()
+
+
+def test_building_the_sources_by_hand_stops_and_points_to_make_book(tmp_path):
+    """`jupyter-book build .` would render notebooks that never ran: the configuration refuses, in one message."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    done = subprocess.run([str(Path(sys.executable).parent / "jupyter-book"), "build", str(paths.ROOT),
+                           "--path-output", str(tmp_path)], capture_output=True, text=True, timeout=600)
+    assert done.returncode != 0
+    assert "build the book with `make book` (benign book)" in done.stdout + done.stderr
+    assert not list(tmp_path.rglob("*.html"))
+
+
+def test_the_page_hides_papermill_s_injected_cell_and_the_download_keeps_it():
+    cell = {"cell_type": "code", "metadata": {"tags": ["injected-parameters"]}, "source": "out_dir = '/tmp/x'"}
+    other = {"cell_type": "code", "metadata": {"tags": ["parameters"]}, "source": "out_dir = ''"}
+    page = book.hide_injected_parameters({"cells": [dict(other), dict(cell, metadata={"tags": ["injected-parameters"]})]})
+    assert page["cells"][1]["metadata"]["tags"] == ["injected-parameters", "remove-cell"]
+    assert page["cells"][0]["metadata"]["tags"] == ["parameters"]
+
+
+def test_built_pages_show_parameters_once_and_downloads_keep_the_injected_cell(built_book):
+    import json
+
+    for name in notebooks.names():
+        html = (built_book / "notebooks" / f"{name}.html").read_text()
+        assert html.count("tag_parameters") == 1 and "injected-parameters" not in html, name
+        executed = next((built_book / "_downloads").rglob(f"{name}.ipynb"))
+        tags = [c.get("metadata", {}).get("tags", []) for c in json.loads(executed.read_text())["cells"]]
+        assert ["injected-parameters"] in tags, name
+
+
+def test_the_build_prints_one_line_per_notebook(tmp_path, monkeypatch, capsys):
+    import json
+
+    def fake_run(name, profile_name, out):
+        out.mkdir(parents=True)
+        (out / "metrics.json").write_text(json.dumps({"notebook": name}))
+        return out
+
+    monkeypatch.setattr(notebooks, "run", fake_run)
+    monkeypatch.setattr(book, "results_dir", lambda name, profile: tmp_path / name)
+    records = book.run_all("smoke", tmp_path / "reports")
+    lines = capsys.readouterr().out.splitlines()
+    names = book.toc_notebooks()
+    assert list(records) == names and len(lines) == len(names)
+    assert all(re.fullmatch(rf"\[{k}/{len(names)}\] {name}  \d+\.\d s", line)
+               for k, (name, line) in enumerate(zip(names, lines), 1))

@@ -36,6 +36,7 @@ def test_every_notebook_runs_with_the_smoke_profile(benign_cli, name, tmp_path):
     out = tmp_path / "out"
     done = run(benign_cli, "run", name, "--profile", "smoke", "--out", str(out))
     assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stderr == "" and done.stdout == f"wrote {out}\n"  # quiet: no warning, no bar without a terminal
     assert (out / f"{name}.ipynb").exists()
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["profile"] == "smoke" and metrics["notebook"] == name
@@ -82,6 +83,9 @@ BAD = [
     (["run", "fig3_dynamics", "-p", "seed"], "expected 2 arguments"),
     (["run", "fig3_dynamics", "-p", "seed", "1", "-p", "seed", "2"], "parameter 'seed' given twice"),
     (["launch"], "invalid choice"),
+    (["run", "paper2_two_steps", "-p", "eta", "0.1"], "parameter 'eta' was renamed: use 'noise_ratio'"),
+    (["run", "paper2_snr_heatmap", "-p", "rho_values", "[1.0]"], "parameter 'rho_values' was renamed: use"),
+    (["run", "fig3_dynamics", "-p", "reuse_train_seed", "True"], "was renamed: use 'authors_test_seed'"),
 ]
 
 
@@ -111,3 +115,54 @@ def test_module_entry_point_matches_console_script():
     done = subprocess.run([sys.executable, "-m", "benign.cli", "run", "fig3_dynamics", "-p", "n", "1"],
                           capture_output=True, text=True)
     assert done.returncode == 2 and "n = 1 is not allowed: n must be an integer >= 2" in done.stderr
+
+
+@pytest.mark.parametrize("name", notebooks.names())
+def test_papermill_sees_every_parameter_the_notebook_declares(name):
+    """papermill reads a parameters cell line by line and skips a line it cannot parse (a comment holding '=' is
+    enough), then warns 'Passed unknown parameter' on every run: each parameter must be one it can read."""
+    from papermill.translators import PythonTranslator
+
+    _, cell = notebooks._parameter_cell(name)
+    seen = [p.name for p in PythonTranslator.inspect(cell)]
+    assert seen == list(notebooks.defaults(name))
+
+
+def test_a_run_in_a_terminal_shows_cells_and_training_progress_there_not_in_the_notebook(tmp_path):
+    """In a terminal `benign run` draws papermill's bar of cells and the trainer's own bar (written by the kernel
+    to the terminal); the executed notebook keeps no trace of either."""
+    import fcntl
+    import os
+    import pty
+    import select
+    import struct
+    import termios
+
+    out = tmp_path / "out"
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))  # a terminal of 40 × 120
+    proc = subprocess.Popen([str(BIN / "benign"), "run", "fig3_dynamics", "--profile", "smoke", "-p", "num_steps",
+                             "200", "--out", str(out)], stdin=follower, stdout=follower, stderr=follower,
+                            close_fds=True)
+    os.close(follower)
+    seen = b""
+    while True:
+        ready, _, _ = select.select([leader], [], [], 600)
+        if not ready:
+            break
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal closed: the run is over
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    assert proc.wait(timeout=60) == 0, seen.decode(errors="replace")[-2000:]
+    text = seen.decode(errors="replace")
+    assert "Executing" in text and "cell/s" in text  # cells done of total
+    assert "gradient descent" in text  # the trainer's steps
+    assert f"wrote {out}" in text and "WARNING" not in text
+    outputs = json.dumps([c.get("outputs", []) for c in json.loads((out / "fig3_dynamics.ipynb").read_text())["cells"]])
+    assert "gradient descent" not in outputs and "it/s" not in outputs
+    assert json.loads((out / "metrics.json").read_text())["parameters"]["progress"] is True
