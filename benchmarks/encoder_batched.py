@@ -56,9 +56,9 @@ def timed(fn):
 
 def step_flops(d, hidden, runs=2):
     """Matmul FLOPs of one batched SGD step per run, and of one test forward per sample, at dimension d."""
-    params = encoder._repeat_parameters(encoder.initial_parameters(d, hidden, 0), runs, "cpu", torch.float32)
+    params = encoder.repeat_parameters(encoder.initial_parameters(d, hidden, 0), runs, "cpu", torch.float32)
     X, y = torch.randn(runs, N, 8, d), torch.ones(runs, N)
-    step = vmap(grad_and_value(encoder._loss, has_aux=True), in_dims=(0, 0, 0, None))
+    step = vmap(grad_and_value(encoder.training_loss, has_aux=True), in_dims=(0, 0, 0, None))
     with FlopCounterMode(display=False) as train:
         step(params, X, y, True)
     with FlopCounterMode(display=False) as test, torch.no_grad():

@@ -91,7 +91,8 @@ def _mlp(params, h):
         + params["mlp_out.bias"]
 
 
-def _loss(params, X, y, skip):
+def training_loss(params, X, y, skip):
+    """The mean logistic loss of one run, with its outputs and [CLS] attention (for `grad_and_value`)."""
     f, attention = cls_forward(params, X, skip)
     return softplus(-y * f).mean(), (f, attention)
 
@@ -111,7 +112,7 @@ def descend(params, X, y, *, skip, learning_rate, num_steps, evaluate_at, evalua
     Returns loss and accuracy (S+1, R), the attention of every step (S+1, R, n, T) or of the last (R, n, T), and
     the evaluations in step order.
     """
-    step_fn = vmap(grad_and_value(_loss, has_aux=True), in_dims=(0, 0, 0, None))
+    step_fn = vmap(grad_and_value(training_loss, has_aux=True), in_dims=(0, 0, 0, None))
     forward = vmap(cls_forward, in_dims=(0, 0, None))
     R, n, T, _ = X.shape
     loss = torch.empty(num_steps + 1, R, dtype=torch.float32 if X.device.type == "mps" else torch.float64,
@@ -142,7 +143,7 @@ def _stack_parameters(inits: list[dict], device, dtype) -> dict:
     return {name: torch.stack([p[name].to(device, dtype) for p in inits]) for name in inits[0]}
 
 
-def _repeat_parameters(init: dict, runs: int, device, dtype) -> dict:
+def repeat_parameters(init: dict, runs: int, device, dtype) -> dict:
     """One initialisation for R runs (a grid chunk), copied on the device."""
     return {name: value.to(device, dtype).expand(runs, *value.shape).clone() for name, value in init.items()}
 
@@ -258,7 +259,7 @@ def grid_chunk(points: list[dict]) -> list[dict]:
             out.append(torch.stack(_margins_stats(f, y_test)))
         return torch.stack(out, dim=1)
 
-    params = _repeat_parameters(initial_parameters(d, shared["hidden"], seed), len(points), dev, dt)
+    params = repeat_parameters(initial_parameters(d, shared["hidden"], seed), len(points), dev, dt)
     loss, acc, scores, (test,) = descend(params, X, y, skip=shared["skip"],
                                           learning_rate=float(shared["learning_rate"]),
                                           num_steps=shared["num_steps"], evaluate_at={shared["num_steps"]},

@@ -311,7 +311,8 @@ def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95) -> tuple[pd.Da
 
     Per n, the smallest ρ whose cell interpolates (train accuracy 1) with test accuracy ≥ `min_test_acc`, and
     √n·SNR there: if the boundary is SNR ≍ 1/√n, that number is the same for every n. Headline numbers: its mean,
-    its spread (max/min), how many n have a benign cell, and the mean test accuracy below SNR = 1/√n."""
+    its spread (max/min), how many n have a benign cell, the mean train and test accuracy below SNR = 1/√n, and the
+    mean test accuracy of the largest ρ."""
     check("min_test_acc", min_test_acc)
     cells = grid.groupby(["n", "signal_norm"], as_index=False)[["train_acc", "test_acc", "snr"]].mean()
     benign = cells[(cells.train_acc == 1.0) & (cells.test_acc >= min_test_acc)]
@@ -319,8 +320,11 @@ def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95) -> tuple[pd.Da
     edge = edge.reset_index(drop=True)
     edge["sqrt_n_snr"] = np.sqrt(edge.n) * edge.snr
     below = cells[np.sqrt(cells.n) * cells.snr < 1]
+    top = cells[cells.signal_norm == cells.signal_norm.max()]
     metrics = {"edge_sqrt_n_snr_mean": float(edge.sqrt_n_snr.mean()),
                "edge_sqrt_n_snr_spread": float(edge.sqrt_n_snr.max() / edge.sqrt_n_snr.min()),
                "edge_n_count": len(edge),
-               "below_boundary_test_acc": float(below.test_acc.mean())}
+               "below_boundary_train_acc": float(below.train_acc.mean()),
+               "below_boundary_test_acc": float(below.test_acc.mean()),
+               "largest_signal_norm_test_acc": float(top.test_acc.mean())}
     return edge, metrics

@@ -85,11 +85,14 @@ nb.save_figure(fig)
 plt.show()
 
 # %% [markdown]
-# Below the boundary every training label is still fitted, but clean inputs fit theirs through their noise token,
-# so fresh inputs are classified little better than by chance: harmful overfitting. Just above it the band where
-# two steps overfit benignly runs parallel to the boundary, as $\mathrm{SNR} \asymp 1/\sqrt n$ predicts. Far above
-# it the first step already fits the clean inputs (their margin grows like $n\,\mathrm{SNR}^2$), the second step is
-# driven by the noisy inputs alone and turns attention away from the signal — the upper limit in
+# What this run shows. Below the boundary the training labels are fitted (mean train accuracy
+# {glue:text}`below_boundary_train_acc:.2f`), clean inputs through their noise token, so fresh inputs are classified
+# near chance (mean test accuracy {glue:text}`below_boundary_test_acc:.2f`): harmful overfitting. The first benign
+# cell of each $n$ sits at $\sqrt n\,\mathrm{SNR} \approx$ {glue:text}`edge_sqrt_n_snr_mean:.2f` (max/min over $n$:
+# {glue:text}`edge_sqrt_n_snr_spread:.2f`), a band parallel to the boundary as $\mathrm{SNR} \asymp 1/\sqrt n$
+# predicts. At the largest $\rho$ the mean test accuracy is {glue:text}`largest_signal_norm_test_acc:.2f`: where it
+# falls, the first step already fits the clean inputs (their margin grows like $n\,\mathrm{SNR}^2$), the second step
+# is driven by the noisy inputs alone and turns attention away from the signal — the upper limit in
 # $\mathrm{SNR} = \Theta(1/\sqrt n)$; a smaller $c_1$ moves that limit up.
 
 # %%

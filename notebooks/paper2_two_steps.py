@@ -24,8 +24,9 @@
 # Model: $f(X) = v^\top X^\top \operatorname{softmax}(Xp)$ with $v = p = 0$ at the start. An input has two tokens, the
 # signal $\mu_y$ ($\|\mu_\pm\| = \rho$, $\mu_+ \perp \mu_-$) and a noise token
 # $\xi \sim N(0, I - \mu_+\mu_+^\top/\rho^2 - \mu_-\mu_-^\top/\rho^2)$, in random order; a training label is flipped
-# with probability $\eta$. The setting is the seed notebook's: $n = 200$, $d = 40000$, $\rho = 30$, $\eta = 0.05$,
-# so $\mathrm{SNR} = \rho/\sqrt d = 0.15$ and $n\,\mathrm{SNR}^2 = 4.5$.
+# with probability $\eta$. The `book` profile runs the seed notebook's setting, $n = 200$, $d = 40000$,
+# $\rho = 30$, $\eta = 0.05$, so $\mathrm{SNR} = \rho/\sqrt d = 0.15$ and $n\,\mathrm{SNR}^2 = 4.5$; the run on
+# this page has $\mathrm{SNR} =$ {glue:text}`snr:.3f` and $n\,\mathrm{SNR}^2 =$ {glue:text}`n_snr2:.2f`.
 
 # %% tags=["parameters"]
 seed = 0  # signal directions, labels, flips, token order and noise
@@ -94,9 +95,9 @@ plt.show()
 # carries. A clean input then has signal value $\mu_y^\top v_1 \approx \beta_1\rho^2(1-2\eta)/8$ and noise value
 # $y\,\xi_i^\top v_1 \approx \beta_1 d/(4n)$. The second step is the first to move $p$, by
 # $\sum_i (\cdots)\,(\text{signal value} - \text{noise value})_i\,(\mu_{y_i^*} - \xi_i)$: clean inputs pull $p$
-# towards their signal when their signal value is the larger one (about $1.0$ against $0.5$ at this page's
-# setting), and every noisy input pulls $p$
-# towards its own noise token. A large $\beta_2$ makes those pulls decisive (attention saturates), a small one
+# towards their signal when their signal value is the larger one (here, with the benign $\beta_1$,
+# {glue:text}`benign_steps_signal_value:.2f` against {glue:text}`benign_steps_noise_value:.2f`), and every noisy
+# input pulls $p$ towards its own noise token. A large $\beta_2$ makes those pulls decisive (attention saturates), a small one
 # leaves attention near $1/2$, where the noisy labels cannot be fitted. A large $\beta_1$ instead fits the clean
 # inputs in the first step, so only the noisy inputs drive the second: their pull turns $\mu_\pm^\top p$ negative,
 # and every input, clean or test, attends to its noise token.
@@ -105,6 +106,10 @@ plt.show()
 metrics = {f"{name}_{key}": float(row[key]) for name, row in sim.final.set_index("run").iterrows()
            for key in ("train_acc", "test_acc", "clean_signal_attention", "noisy_signal_attention",
                        "test_signal_attention")}
+snr = signal_norm / d ** 0.5  # SNR = ρ/√d
+metrics.update(snr=snr, n_snr2=n * snr ** 2,  # the first step's values of a clean input (see the text above):
+               benign_steps_signal_value=step_sizes_benign[0] * signal_norm ** 2 * (1 - 2 * noise_ratio) / 8,
+               benign_steps_noise_value=step_sizes_benign[0] * d / (4 * n))
 nb.save_metrics(metrics, extra={"data_s": round(data_s, 3), "trainer_wall_s": round(sim.info["wall_s"], 3),
                                 "total_s": round(total_s, 3), "noisy_count": int(train.noisy.sum())})
 sim.history  # step 0 is v = p = 0
