@@ -6,22 +6,20 @@ benign regime τ = Θ(exp(n⁻¹SNR⁻²) / (α n⁻¹ σ_ε² ‖ν‖ ‖μ‖
 and `synthetic.simulate` keeps every step's scores. Here nothing grows with the number of steps:
 
 - the recursion (`synthetic.Descent`, exactly the one `simulate` runs) goes in blocks of `block` steps; within a
-  block only the training outputs f (block × R × n) and the trajectory of a (q = U a) are kept;
+  block only the training outputs f (block × R × n) and the trajectory of the coordinates b (the moving part of a,
+  q = U a) are kept;
 - at the end of a block, vectorised over its steps, each event's condition gives its first step and the last step
   it failed (so also the step from which it held to the end), and the test error is decided at every step (below);
 - a log-spaced history (`history_points` steps) keeps train/test loss and accuracy and the attention per token type.
 
-The test error at a step needs the test logits C a (C = X_test U, n_test·T × 2m, built once by `grams`): 50 training
-steps' worth at n = 20, T = 8, n_test = 1000. It is computed exactly at the first step τ₀ of every block. Within the
-block a test output can move by at most
-
-    |f_j(τ) − f_j(τ₀)| ≤ ½ (max_t h_jt − min_t h_jt) · max_t ‖C_jt‖ · ‖a(τ) − a(τ₀)‖,
-
-because f = Σ_t s_t h_t has gradient s_t (h_t − f) in the logits, whose ℓ₁ norm is at most half the range of h, and
-each logit moves by C_jt (a(τ) − a(τ₀)). Test samples farther from the decision boundary than this keep their sign
-through the block; only the others are evaluated at every step — or, when they are many, the block is halved with
-an exact evaluation at its midpoint. The test error is thus exact at every step, at a cost that vanishes once
-training slows down.
+The test error at a step needs the test logits C b (C = X_test U, n_test·T × 2m, built once by `grams`), as much
+work as n_test / n training steps, so it is computed exactly only at the two ends τ₀, τ₁ of every block. Within the
+block, b(τ) − b(τ₀) = λ(τ) (b(τ₁) − b(τ₀)) + r(τ) (along the block's chord, and the rest), so a test logit moves by
+at most λ_max |z(τ₁) − z(τ₀)|_jt + ‖C_jt‖ r_max, and a test output f_j = Σ_t s_t h_t by at most half the range of
+h_j times the largest of its logits' moves (its gradient in the logits is s_t (h_t − f_j), of ℓ₁ norm at most half
+the range of h_j). Test samples farther from the decision boundary than this keep their sign through the block; only
+the others are evaluated at every step — or, when they are many, the block is halved with an exact evaluation at
+its midpoint. The test error is thus exact at every step, at a cost that shrinks as training slows down.
 """
 
 from __future__ import annotations
@@ -35,7 +33,8 @@ import torch
 
 from . import grams, sweep, tables, theory
 from .checks import ParameterError, check_all
-from .data import DATA_DEFAULTS, RELEVANT, TOKEN_TYPES, balanced_labels, clean_test_stream, init_W, noise_mask, signal_pattern, token_types
+from .data import (DATA_DEFAULTS, RELEVANT, TOKEN_TYPES, balanced_labels, clean_test_stream, init_W, noise_mask,
+                   signal_pattern, token_types)
 from .device import resolve_device, resolve_dtype
 from .synthetic import Descent, outputs
 

@@ -28,8 +28,9 @@ class GroupGram:
         self.base = base  # (Gb, N, M)
         self.symmetric = symmetric  # base = baseᵀ: products use it as it is (a transposed operand is slower)
         self.V = V
-        self.left, self.right = left, right  # (Gb, N, k), (Gb, M, k) or None
-        self.coreT = None if core is None else core.transpose(-1, -2).contiguous()  # (Gb, V, k, k)
+        self.left, self.right, self.core = left, right, core  # (Gb, N, k), (Gb, M, k), (Gb, V, k, k) or None
+        if core is not None:  # F_R Cᵀ of every run (R, M, k): x C_rᵀ = x baseᵀ + (x F_R Cᵀ) F_Lᵀ
+            self.right_core = (right[:, None] @ core.transpose(-1, -2)).flatten(0, 1)
 
     @classmethod
     def symmetric(cls, C: torch.Tensor) -> "GroupGram":
@@ -43,7 +44,7 @@ class GroupGram:
         xg = x.reshape(Gb, self.V * j, M)
         out = torch.bmm(xg, self.base if self.symmetric else self.base.transpose(1, 2))
         if self.left is not None:
-            t = torch.matmul(torch.bmm(xg, self.right).view(Gb, self.V, j, -1), self.coreT)  # (x F_R) Cᵀ
+            t = torch.bmm(x, self.right_core)  # (x F_R) Cᵀ, (R, j, k)
             out = torch.baddbmm(out, t.view(Gb, self.V * j, -1), self.left.transpose(1, 2))
         return out.view(R, j, -1)
 
@@ -52,8 +53,7 @@ class GroupGram:
         g = runs // self.V  # each run's group
         out = self.base[g[:, None], index]
         if self.left is not None:
-            core = self.coreT.flatten(0, 1)[runs].transpose(1, 2)  # (r, k, k)
-            out = out + self.left[g[:, None], index] @ core @ self.right[g].transpose(1, 2)
+            out = out + self.left[g[:, None], index] @ self.right_core[runs].transpose(1, 2)
         return out
 
     def row_norms(self, chunk: int = 512) -> torch.Tensor:
