@@ -52,7 +52,7 @@ HISTORY = ("train_loss", "train_acc", "noisy_acc", "test_loss", "test_acc", "sco
 CLOCK_SHARED = ("n", "n_test", "T", "rho", "sigma", "n_relevant", "n_weak", "label_noise", "authors_test_seed",
                 "W_init", "train_W", "num_steps", "dtype", "device", "delta", "epsilon", "history_points", "block")
 CLOCK_DEFAULTS = dict(DATA_DEFAULTS, W_init="identity", train_W=False, learning_rate=5e-3, num_steps=100_000,
-                      dtype="float64", device="auto", delta=0.01, epsilon=0.5, history_points=120, block=256)
+                      dtype="float64", device="auto", delta=0.01, epsilon=0.5, history_points=120, block=1024)
 
 
 @dataclass
@@ -125,6 +125,7 @@ class _TestError:
         self.limit = delta * n_test  # the error count must stay below this
         self.n_test, self.T = n_test, T
         self.slack = 1e3 * torch.finfo(batch.h.dtype).eps  # rounding of the margins themselves
+        self.scratch = None  # b(τ) − b(τ₀) over a block, kept between blocks (fresh memory costs page faults)
 
     def below(self, B: torch.Tensor, z0: torch.Tensor, m0: torch.Tensor, z1: torch.Tensor):
         """B (K+1, R, M): b over a block τ₀ … τ₁; z0, z1 the test logits at both ends and m0 the test margins at τ₀
@@ -147,9 +148,11 @@ class _TestError:
         Bk = B[lo:hi + 1] if len(runs) == B.shape[1] else B[lo:hi + 1, runs]  # (k + 2, r, M), a view for all runs
         chord = Bk[-1] - Bk[0]  # (r, M)
         length = chord.norm(dim=-1)
-        inner = Bk[1:-1] - Bk[0]  # (k, r, M)
+        if self.scratch is None or self.scratch.numel() < Bk[1:-1].numel():
+            self.scratch = torch.empty(B.shape, dtype=B.dtype, device=B.device)
+        inner = torch.sub(Bk[1:-1], Bk[0], out=self.scratch.view(-1)[:Bk[1:-1].numel()].view(Bk[1:-1].shape))
         lam = torch.bmm(inner.transpose(0, 1), (chord / length.clamp_min(tiny)[:, None])[..., None])[..., 0]
-        sq = torch.linalg.vecdot(inner, inner).T  # (r, k): ‖b(τ) − b(τ₀)‖²
+        sq = torch.linalg.vector_norm(inner, dim=-1).T ** 2  # (r, k): ‖b(τ) − b(τ₀)‖²
         lam_max = lam.abs().amax(-1) / length.clamp_min(tiny)  # along the chord, relative to its length
         r_max = (sq - lam ** 2 + 4 * torch.finfo(B.dtype).eps * sq).clamp_min(0).amax(-1).sqrt()  # the rest
         moves = lam_max[:, None] * (z_hi - z_lo).abs() + self.row_norms[runs] * r_max[:, None]  # per logit
