@@ -153,7 +153,19 @@ RULES.update({
     "skip": ((lambda x: isinstance(x, bool)), "True or False"),  # residual connections
     "scale": _int_at_least(1),  # d and the MLP width divided by this, ‖μ‖ by its fourth root (CPU book profiles)
 })
-RULES["cpu_threads"] = _int_at_least(0)  # torch's CPU threads (0: $BENIGN_CPU_THREADS, else torch's default)
+RULES["cpu_threads"] = _int_at_least(0)
+
+# The theorem's clock (benign.clock, notebook theory_clock): event thresholds and the long-run mode.
+RULES.update({
+    "delta": _real(0.0, 1.0, lo_open=True, hi_open=True),  # δ: test error below δ
+    "epsilon": _real(0.0, lo_open=True),  # ε: training loss below ε
+    "history_points": _int_at_least(2),  # log-spaced history steps
+    "block": _int_at_least(1),  # steps per block of the long-run mode (1: the test error evaluated at every step)
+    "learning_rate_factors": _list_of(_real(0.0, lo_open=True)),  # α = factor · n / d
+    "d_values": _list_of(_int_at_least(3)),
+    "n_snr2_values": _list_of(_real(0.0, lo_open=True)),  # n·SNR²
+    "attention_level": _real(0.0, 1.0, lo_open=True, hi_open=True),  # mean test attention on the relevant token
+})  # torch's CPU threads (0: $BENIGN_CPU_THREADS, else torch's default)
 
 # Names the project used before: a notebook parameter given by its old name is a one-line error naming the new one.
 RENAMED = {"eta": "noise_ratio", "rho": "signal_norm", "rho_values": "signal_norm_values",

@@ -26,7 +26,7 @@ from .checks import ParameterError, check_all
 from .data import (DATA_DEFAULTS, DATA_SHARED, Run, balanced_labels, clean_test_stream, gaussian_noise, noise_mask,
                    signal_pattern, token_types)
 from .device import resolve_device, resolve_dtype
-from .progress import track
+from .progress import iterate
 
 
 def initial_parameters(d: int, hidden: int, seed: int) -> dict[str, torch.Tensor]:
@@ -120,7 +120,7 @@ def descend(params, X, y, *, skip, learning_rate, num_steps, evaluate_at, evalua
     acc = torch.empty_like(loss)
     scores = torch.empty(num_steps + 1 if keep_scores else 1, R, n, T, dtype=X.dtype, device=X.device)
     evaluations = []
-    steps = track(range(num_steps + 1), num_steps + 1, "encoder SGD", progress)
+    steps = iterate(range(num_steps + 1), num_steps + 1, "encoder SGD", progress)
     for step in steps:
         if step in evaluate_at:
             with torch.no_grad():

@@ -188,3 +188,15 @@ PAPER["fig7_one_layer_heatmap"] = [
     Expected("not_overfitting_as_named", "cell (1000, 100): noisy labels left unfitted (1 = yes)", 1.0, 0.0,
              ENCODER_NOTE),
 ]
+
+
+# The theorem's clock (notebook theory_clock): what the main theorem predicts for its time τ, on the axes where it is
+# a straight line, and for the step size. The tolerances are ours: the theorem fixes the slope, not the scatter.
+PAPER["theory_clock"] = [
+    Expected("benign_slope_p_only", "benign τ, p only (W = I): slope of log(τ·α n⁻¹σ²‖ν‖‖μ‖d²σ_w²) against "
+             "1/(n·SNR²)", 1.0, 0.5, f"{THEORY} (τ = Θ(exp(n⁻¹SNR⁻²)/prefactor): slope 1)"),
+    Expected("benign_slope_W_and_p", "benign τ, W and p: the same slope", 1.0, 0.5,
+             f"{THEORY} (the experiments' model; the theorem analyses p)"),
+    Expected("alpha_ratio_noisy", "τ·α at two step sizes (every noisy label fitted): small α over large α", 1.0, 0.1,
+             f"{THEORY} (τ ∝ 1/α)"),
+]

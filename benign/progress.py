@@ -15,7 +15,7 @@ import os
 TTY_ENV = "BENIGN_PROGRESS_TTY"
 
 
-def track(iterable, total: int, desc: str, enabled: bool):
+def iterate(iterable, total: int, desc: str, enabled: bool):
     """`iterable`, with a bar of `total` steps when `enabled`."""
     if not enabled:
         return iterable

@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 import pandas as pd
 import torch
 
-from . import sweep, tables
+from . import grams, sweep, tables
 from .checks import ParameterError, check_all
-from .data import (DATA_DEFAULTS, DATA_SHARED, Run, TokenData, balanced_labels, clean_test_stream, gaussian_noise,
-                   init_W, noise_mask, signal_pattern, token_types)
+from .data import (DATA_DEFAULTS, DATA_SHARED, Run, TokenData, balanced_labels, clean_test_stream, init_W,
+                   noise_mask, token_types)
 from .device import resolve_device, resolve_dtype
-from .progress import track
+from .grams import GroupGram
+from .progress import iterate
 
 
 def _gram(run: Run, dtype, device):
@@ -41,14 +42,13 @@ def _gram(run: Run, dtype, device):
     return dict(Bt=B.T, K0Bt=K0Bt, G=G, H=WtBt.T @ WtBt, h=h)
 
 
-def _vm(x: torch.Tensor, A: torch.Tensor) -> torch.Tensor:
-    """Batched row-vector × matrix xᵀA, (R, i) × (R, i, j) → (R, j) (much faster on CPU than A x with bmm)."""
-    return torch.bmm(x[:, None], A)[:, 0]
+def outputs(logits: torch.Tensor, h: torch.Tensor):
+    """Softmax scores s (… , T) and outputs f = Σ_t s_t h_t for logits and token values h = Xν of the same shape.
 
-
-def _outputs(logits: torch.Tensor, h: torch.Tensor):
-    """Softmax scores s (… , T) and outputs f = Σ_t s_t h_t for logits and token values h = Xν of the same shape."""
-    s = torch.softmax(logits, dim=-1)
+    The softmax is written out (exp of the logits minus their maximum, normalised): on the CPU torch's own kernel
+    is several times slower for T = 8 scores per row."""
+    e = torch.exp(logits - logits.amax(-1, keepdim=True))
+    s = e.div_(e.sum(-1, keepdim=True))
     return s, (s * h).sum(-1)
 
 
@@ -64,68 +64,97 @@ class Simulation:
     info: dict = field(default_factory=dict)
 
 
-def descend(G, H, h, y, relevant, *, alpha, num_steps, log_steps, train_W, keep_scores, progress=False, lazy=16):
-    """Gradient descent in the coordinates q = U a, K Bᵀ = U M, for R runs at once (G, H: (R, m, m)).
+class Descent:
+    """Gradient descent in the coordinates q = U a, K Bᵀ = U M, for R runs at once, one step at a time.
 
-    Returns a at the logged steps (L, R, 2m); the training scores of every step (S+1, R, n, T) if `keep_scores`;
-    the final scores (R, n, T); and, when `relevant` (a (T,) 0/1 mask) is given, Σ_τ 𝔖⁽ⁱ⁾(τ) (R, n) over
-    τ = 0 … num_steps−1, with 𝔖 = (Σ_{t∈R} s_t)(1 − Σ_{t∈R} s_t).
+    G and H are the Gram operators x ↦ x BBᵀ and x ↦ x BK₀Bᵀ of every run (`grams.GroupGram`); h (R, n, T) the
+    token values Xν, y (R, n) the labels, alpha a step size or one per run (R,). The state is a (R, 2m) with
+    q = U a, the training logits z = B q, and with `train_W` also Mᵀ and ‖p‖².
 
     Each step reads G, H and M once: the rank-2 updates of M are kept aside and applied `lazy` at a time (one
     product), M c being corrected for the pending ones.
     """
-    (R, n, T), m, dev, dt = h.shape, G.shape[-1], G.device, G.dtype
-    a = torch.zeros(R, 2 * m, device=dev, dtype=dt)  # q = U a, p = 0
-    a1, a2 = a[:, :m], a[:, m:]
-    Mt = torch.zeros(R, m, 2 * m, device=dev, dtype=dt)  # Mᵀ with K Bᵀ = U M; row-vector products are fastest
-    Mt[:, :, m:] = torch.eye(m, device=dev, dtype=dt)
-    Q = torch.zeros(R, 2 * lazy, 2 * m, device=dev, dtype=dt)  # pending updates: Mᵀ ← Mᵀ − α Pᵀ Q
-    P = torch.zeros(R, 2 * lazy, m, device=dev, dtype=dt)
-    pending = 0
-    pp = torch.zeros(R, device=dev, dtype=dt)  # ‖p‖²
-    z = torch.zeros(R, m, device=dev, dtype=dt)  # training logits B q (q = 0)
-    A = torch.empty(len(log_steps), R, 2 * m, device=dev, dtype=dt)
+
+    def __init__(self, G, H, h, y, *, alpha, train_W: bool, lazy: int = 16):
+        (R, n, T), dev, dt = h.shape, h.device, h.dtype
+        m = n * T
+        self.G, self.H, self.h, self.train_W, self.lazy, self.m = G, H, h, train_W, lazy, m
+        self.ny, self.nyn = -y, -y / n  # dL/df = −y σ(−y f) / n
+        self.alpha = torch.as_tensor(alpha, dtype=dt, device=dev).expand(R).reshape(R, 1)  # α per run
+        self.a = torch.zeros(R, 2 * m, device=dev, dtype=dt)  # q = U a, p = 0
+        self.z = torch.zeros(R, m, device=dev, dtype=dt)  # training logits B q (q = 0)
+        if train_W:
+            self.Mt = torch.zeros(R, m, 2 * m, device=dev, dtype=dt)  # Mᵀ with K Bᵀ = U M (row products are fastest)
+            self.Mt[:, :, m:] = torch.eye(m, device=dev, dtype=dt)
+            self.Q = torch.zeros(R, 2 * lazy, 2 * m, device=dev, dtype=dt)  # pending: Mᵀ ← Mᵀ − Pᵀ Q (α inside P)
+            self.P = torch.zeros(R, 2 * lazy, m, device=dev, dtype=dt)
+            self.pending = 0
+            self.pp = torch.zeros(R, device=dev, dtype=dt)  # ‖p‖²
+
+    def forward(self):
+        """Scores s (R, n, T) and outputs f (R, n) at the current q."""
+        return outputs(self.z.view(self.h.shape), self.h)
+
+    def step(self, s: torch.Tensor, f: torch.Tensor) -> None:
+        """One gradient step from the scores and outputs at the current q."""
+        R, n, _ = self.h.shape
+        m, alpha, a = self.m, self.alpha, self.a
+        dLdf = self.nyn * torch.sigmoid(self.ny * f)
+        c = (dLdf[..., None] * s * (self.h - f[..., None])).reshape(R, m)  # g = Bᵀ c
+        a1, a2 = a[:, :m], a[:, m:]
+        if not self.train_W:
+            a2.addcmul_(c, alpha, value=-1)  # q' = q − α K₀ g
+            self.z = self.H.mv(a2[:, None])[:, 0]
+            return
+        z, pp, P, Q, k = self.z, self.pp, self.P, self.Q, self.pending
+        v = torch.bmm(c[:, None], self.Mt)[:, 0]  # K g = U v
+        if k:
+            v -= torch.bmm(torch.bmm(c[:, None], P[:, :k].transpose(1, 2)), Q[:, :k])[:, 0]
+        zc = (z * c).sum(-1, keepdim=True)  # q·g
+        Q[:, k], Q[:, k + 1, :m] = a, c  # q and g in U coordinates
+        a.addcmul_(v, alpha, value=-1)  # − α K g
+        a1.add_(c * (alpha * alpha * zc - alpha * pp[:, None]))  # − α‖p‖² g + α²(q·g) g
+        Gca = self.G.mv(torch.stack([c, a1], 1))  # cᵀBBᵀ = (g·rows of B), a₁ᵀBBᵀ (G symmetric)
+        Hca = self.H.mv(torch.stack([c, a2], 1))
+        cG = Gca[:, 0]
+        gKg = (cG * v[:, :m] + Hca[:, 0] * v[:, m:]).sum(-1)  # gᵀKg = cᵀ(BU)v
+        P[:, k], P[:, k + 1] = alpha * cG, alpha * (z - alpha * pp[:, None] * cG)
+        self.pending = k + 2  # K' = K − α (q gᵀ + g qᵀ) + α²‖p‖² g gᵀ, times Bᵀ
+        if self.pending == 2 * self.lazy:
+            self.Mt.baddbmm_(P.transpose(1, 2), Q, alpha=-1)
+            Q[:, :, :m].zero_()  # the g rows have zeros in their second half
+            self.pending = 0
+        pp.add_(alpha[:, 0] ** 2 * gKg - 2 * alpha[:, 0] * zc[:, 0])
+        self.z = Gca[:, 1] + Hca[:, 1]  # B q' = BBᵀa₁' + BK₀Bᵀa₂'
+
+
+def descend(G, H, h, y, relevant, *, alpha, num_steps, log_steps, train_W, keep_scores, progress=False, lazy=16):
+    """Gradient descent (`Descent`) from p = 0 for R runs at once (G, H: Gram operators, see `Descent`).
+
+    Returns a at the logged steps (L, R, 2m); the training scores of every step (S+1, R, n, T) if `keep_scores`;
+    the final scores (R, n, T); and, when `relevant` (a (T,) 0/1 mask) is given, Σ_τ 𝔖⁽ⁱ⁾(τ) (R, n) over
+    τ = 0 … num_steps−1, with 𝔖 = (Σ_{t∈R} s_t)(1 − Σ_{t∈R} s_t).
+    """
+    gd = Descent(G, H, h, y, alpha=alpha, train_W=train_W, lazy=lazy)
+    (R, n, T), dev, dt = h.shape, h.device, h.dtype
+    A = torch.empty(len(log_steps), R, 2 * n * T, device=dev, dtype=dt)
     scores = torch.empty(num_steps + 1, R, n, T, device=dev, dtype=dt) if keep_scores else None
     frak = None if relevant is None else torch.zeros(R, n, device=dev, dtype=dt)
-    steps = track(range(num_steps + 1), num_steps + 1, "gradient descent", progress)
+    steps = iterate(range(num_steps + 1), num_steps + 1, "gradient descent", progress)
     k = 0
     for step in steps:
-        s, f = _outputs(z.view(R, n, T), h)
+        s, f = gd.forward()
         if keep_scores:
             scores[step] = s
         if k < len(log_steps) and log_steps[k] == step:
-            A[k] = a
+            A[k] = gd.a
             k += 1
         if step == num_steps:
             break
         if frak is not None:
             s_rel = (s * relevant).sum(-1)
             frak += s_rel * (1 - s_rel)
-        dLdf = -y * torch.sigmoid(-y * f) / n
-        c = (dLdf[..., None] * s * (h - f[..., None])).reshape(R, m)  # g = Bᵀ c
-        if not train_W:
-            a2.sub_(c, alpha=alpha)  # q' = q − α K₀ g
-            z = _vm(a2, H)
-            continue
-        v = _vm(c, Mt)  # K g = U v
-        if pending:
-            v -= alpha * _vm(_vm(c, P[:, :pending].transpose(1, 2)), Q[:, :pending])
-        zc = (z * c).sum(-1)  # q·g
-        Q[:, pending], Q[:, pending + 1, :m] = a, c  # q and g in U coordinates
-        a.sub_(v, alpha=alpha)  # − α K g
-        a1.add_(c * (alpha * alpha * zc - alpha * pp)[:, None])  # − α‖p‖² g + α²(q·g) g
-        Gca = torch.bmm(torch.stack([c, a1], 1), G)  # cᵀBBᵀ = (g·rows of B), a₁ᵀBBᵀ (G symmetric)
-        Hca = torch.bmm(torch.stack([c, a2], 1), H)
-        cG = Gca[:, 0]
-        gKg = (cG * v[:, :m] + Hca[:, 0] * v[:, m:]).sum(-1)  # gᵀKg = cᵀ(BU)v
-        P[:, pending], P[:, pending + 1] = cG, z - alpha * pp[:, None] * cG
-        pending += 2  # K' = K − α (q gᵀ + g qᵀ) + α²‖p‖² g gᵀ, times Bᵀ
-        if pending == 2 * lazy:
-            Mt.baddbmm_(P.transpose(1, 2), Q, alpha=-alpha)
-            Q[:, :, :m].zero_()  # the g rows have zeros in their second half
-            pending = 0
-        pp.add_(alpha * alpha * gKg - 2 * alpha * zc)
-        z = Gca[:, 1] + Hca[:, 1]  # B q' = BBᵀa₁' + BK₀Bᵀa₂'
+        gd.step(s, f)
     return A, scores, s, frak
 
 
@@ -148,12 +177,11 @@ def simulate(runs: list[Run], *, learning_rate: float, num_steps: int, log_every
     started = time.perf_counter()
 
     grams = [_gram(r, dt, dev) for r in runs]
-    G = torch.stack([g["G"] for g in grams])  # (R, m, m)
-    H = torch.stack([g["H"] for g in grams])
+    G = GroupGram.symmetric(torch.stack([g["G"] for g in grams]))  # (R, m, m)
+    H = GroupGram.symmetric(torch.stack([g["H"] for g in grams]))
     h = torch.stack([g["h"] for g in grams])  # (R, n, T)
     y = torch.stack([r.train.y for r in runs]).to(dev, dt)  # (R, n)
     noisy = torch.stack([r.train.noisy for r in runs]).to(dev)
-    R, m = G.shape[0], n * T
     alpha = float(learning_rate)
 
     track = tables.default_track(noisy[0]) if track is None else [int(i) for i in track]
@@ -201,7 +229,7 @@ def _evaluate(runs, grams, A, dt, dev):
             continue
         Xt = run.test.X.to(dev, dt)
         logits = torch.einsum("ntd,dl->lnt", Xt, Q)
-        _, f = _outputs(logits, (Xt @ run.test.nu.to(dev, dt))[None])
+        _, f = outputs(logits, (Xt @ run.test.nu.to(dev, dt))[None])
         margin = run.test.y.to(dev, dt) * f
         test_loss[:, r] = torch.nn.functional.softplus(-margin).mean(-1).double().cpu()
         test_acc[:, r] = (margin > 0).double().mean(-1).cpu()
@@ -228,7 +256,7 @@ def handbuilt_p(train: TokenData, c: float) -> torch.Tensor:
 def attend(data: TokenData, q: torch.Tensor) -> dict:
     """Scores, outputs, accuracy against the observed labels and the argmax-attended token for a fixed q = W p."""
     X = data.X.to(q.dtype)
-    s, f = _outputs(X @ q, X @ data.nu.to(q.dtype))
+    s, f = outputs(X @ q, X @ data.nu.to(q.dtype))
     chosen = s.argmax(-1)
     token = X[torch.arange(len(chosen)), chosen]
     return {"scores": s, "f": f, "acc": float((data.y * f > 0).double().mean()), "argmax": chosen,
@@ -244,11 +272,9 @@ def grid_chunk(points: list[dict]) -> list[dict]:
     """Final metrics for runs that share d and seed, differing in ‖μ‖ and η: one tensor program.
 
     The runs share their noise draws (train and test) and W₀, exactly as `make_run` draws them for that seed; the
-    signal adds ‖μ‖·P to two coordinates, so with E the noise tokens and P the signal pattern
-        BBᵀ      = EEᵀ + ‖μ‖(E₂Pᵀ + PE₂ᵀ) + ‖μ‖² PPᵀ,        E₂ = E[:, :2]
-        W₀ᵀBᵀ    = Z + ‖μ‖ V Pᵀ,                              Z = W₀ᵀEᵀ, V = W₀ᵀ[e₁ e₂]
-    and the d² work (Z) is done once per chunk. Each row: the point, final train/test loss and accuracy, and the
-    cumulative 𝔖 summed over clean (+1 / −1 observed class) and noisy training samples.
+    signal adds ‖μ‖·P to two coordinates, so BBᵀ and BK₀Bᵀ are one shared product plus a rank-4 term per run
+    (`grams.signal_gram`), and the d² work (W₀ᵀEᵀ) is done once per chunk. Each row: the point, final train/test
+    loss and accuracy, and the cumulative 𝔖 summed over clean (+1 / −1 observed class) and noisy training samples.
     """
     points, shared = sweep.chunk_points(points, GRID_DEFAULTS, GRID_SHARED)
     dev = resolve_device(shared["device"])
@@ -258,28 +284,24 @@ def grid_chunk(points: list[dict]) -> list[dict]:
     types = token_types(T, shared["n_relevant"], shared["n_weak"])
 
     def tokens(n_samples, stream):
-        E = gaussian_noise(n_samples, T, d, stream, shared["sigma"]).reshape(n_samples * T, d)
-        P = signal_pattern(balanced_labels(n_samples), types, shared["rho"]).reshape(n_samples * T, 2)
+        E, P = grams.tokens(n_samples, T, d, stream, types, shared["rho"], shared["sigma"])
         return E.to(dev, dt), P.to(dev, dt)
-
-    def head_values(E, P):  # h = Xν with ν = (e₁ − e₂)/(√2‖μ‖), per run: (R, rows)
-        return (E[:, 0] - E[:, 1])[None] / (2 ** 0.5 * mu_d[:, None]) + ((P[:, 0] - P[:, 1]) / 2 ** 0.5)[None]
 
     E, P = tokens(n, seed)
     mu_d = mu.to(dev, dt)
     E2 = E[:, :2]
-    cross = E2 @ P.T
-    G = E @ E.T + mu_d[:, None, None] * (cross + cross.T) + mu_d[:, None, None] ** 2 * (P @ P.T)
+    G = grams.signal_gram((E @ E.T)[None], E2[None], P[None], E2[None], P[None], torch.eye(2).to(dev, dt)[None],
+                          mu_d[None], symmetric=True)
     if shared["W_init"] == "kaiming":
         W0 = init_W(d, seed).to(dev, dt)
-        Z, V = W0.T @ E.T, W0[:2].T  # W₀ᵀEᵀ (d × m), W₀ᵀ[e₁ e₂] (d × 2)
-        ZV = Z.T @ V @ P.T
-        H = Z.T @ Z + mu_d[:, None, None] * (ZV + ZV.T) + mu_d[:, None, None] ** 2 * (P @ (V.T @ V) @ P.T)
+        Z, V = W0.T @ E.T, W0[:2].T  # W₀ᵀEᵀ (d × m), W₀ᵀ[e₁ e₂] (d × 2): E K₀ Eᵀ = ZᵀZ, E K₀ J = ZᵀV
+        ZV = (Z.T @ V)[None]
+        H = grams.signal_gram((Z.T @ Z)[None], ZV, P[None], ZV, P[None], (V.T @ V)[None], mu_d[None], symmetric=True)
     else:
         W0, H = None, G
     masks = torch.stack([noise_mask(n, p["noise_ratio"], shared["label_noise"], seed) for p in points]).to(dev)
     y = torch.where(masks, -1.0, 1.0).to(dt) * balanced_labels(n).to(dev, dt)
-    h = head_values(E, P).view(len(points), n, T)
+    h = grams.head_values(E, P, mu_d).view(len(points), n, T)
     with torch.inference_mode():
         A, _, s, frak = descend(G, H, h, y, (types == 0).to(dev, dt), alpha=float(shared["learning_rate"]),
                                  num_steps=shared["num_steps"], log_steps=[shared["num_steps"]],
@@ -293,7 +315,7 @@ def grid_chunk(points: list[dict]) -> list[dict]:
             Q[:2] += mu_d * (P.T @ a1)
         Et, Pt = tokens(shared["n_test"], clean_test_stream(seed, shared["authors_test_seed"]))
         logits = (Et @ Q + mu_d * (Pt @ Q[:2])).T.reshape(len(points), -1, T)
-        _, f_test = _outputs(logits, head_values(Et, Pt).view(len(points), -1, T))
+        _, f_test = outputs(logits, grams.head_values(Et, Pt, mu_d).view(len(points), -1, T))
     f = (s * h).sum(-1)
     y_test = balanced_labels(shared["n_test"]).to(dev, dt)
     metrics = {

@@ -57,3 +57,31 @@ def signal_norm_at_harmful(d, sigma: float = 1.0, c_harmful: float = 1.0):
 def growth(x, T: int = 8):
     """The growth function g(x) = 2x + 2 sinh(x − log T) of the analysis."""
     return 2 * x + 2 * np.sinh(np.asarray(x, dtype=float) - math.log(T))
+
+
+# The main theorem's time scales (the poster's "Main Result"). In the notation of the paper: α the step size, ‖ν‖
+# the norm of the fixed head (here 1/‖μ‖, so ‖ν‖‖μ‖ = 1), σ_ε the token noise, σ_w² and σ_p² the initial variances
+# of W and p (σ_n² in the not-overfitting case as the poster prints it). Our runs start from p = 0 (σ_p = 0); for W₀
+# we take the mean squared entry: 1/d for W₀ = I, 1/(3d) for kaiming_uniform U(−1/√d, 1/√d).
+
+def sigma_w2(W_init: str, d):
+    """σ_w², the mean squared entry of W₀: 1/d for the identity, 1/(3d) for PyTorch's kaiming_uniform_(a=√5)."""
+    return (1.0 if W_init == "identity" else 1.0 / 3.0) / np.asarray(d, dtype=float)
+
+
+def benign_prefactor(alpha, n, d, signal_norm, nu_norm, sigma_w2, sigma_p2=0.0, sigma=1.0):
+    """α n⁻¹ σ_ε² ‖ν‖ ‖μ‖ d² max{σ_w², σ_p²}: benign overfitting at τ = Θ(exp(n⁻¹SNR⁻²) / this)."""
+    d = np.asarray(d, dtype=float)
+    return alpha / n * sigma ** 2 * nu_norm * signal_norm * d ** 2 * np.maximum(sigma_w2, sigma_p2)
+
+
+def benign_time(alpha, n, d, signal_norm, nu_norm, sigma_w2, sigma_p2=0.0, sigma=1.0):
+    """The theorem's benign time scale exp(n⁻¹SNR⁻²) / (α n⁻¹ σ_ε² ‖ν‖ ‖μ‖ d² max{σ_w², σ_p²}), constants aside."""
+    return np.exp(1.0 / n_snr2(signal_norm, d, n, sigma)) / benign_prefactor(
+        alpha, n, d, signal_norm, nu_norm, sigma_w2, sigma_p2, sigma)
+
+
+def not_overfitting_time(alpha, d, signal_norm, nu_norm, sigma_w2, sigma_n2=0.0):
+    """The theorem's not-overfitting time scale 1 / (α ‖ν‖ ‖μ‖³ d max{σ_w², σ_n²}), constants aside."""
+    return 1.0 / (alpha * nu_norm * np.asarray(signal_norm, dtype=float) ** 3 * np.asarray(d, dtype=float)
+                  * np.maximum(sigma_w2, sigma_n2))

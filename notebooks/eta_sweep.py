@@ -37,7 +37,7 @@ rho = 0.1  # ρ, scale of the weakly relevant tokens
 learning_rate = 0.005  # α, gradient-descent step size
 num_steps = 1000  # gradient-descent steps
 train_W = False  # the authors train p only for this sweep
-W_init = "identity"  # identity (W = I, no W trained) or kaiming
+W_init = "identity"  # identity (W is I, no W trained) or kaiming
 label_noise = "deterministic"  # or bernoulli
 dtype = "float32"  # float32 or float64
 device = "auto"  # auto: cuda, then mps, then cpu
