@@ -51,12 +51,13 @@ device = "auto"  # auto: cuda, then mps, then cpu
 cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
 progress = False
 use_cache = True  # reuse finished chunks from results/.cache/sweeps
+authors_code = True  # also run the authors' main_one_layer.py (benign.authors) at the three named cells
 out_dir = ""  # empty: results/fig7_one_layer_heatmap/book
 
 # %%
 import matplotlib.pyplot as plt
 
-from benign import encoder, notebooks, paths, plots, sweep, theory
+from benign import authors, encoder, notebooks, paths, plots, sweep, theory
 
 nb = notebooks.start("fig7_one_layer_heatmap", globals())
 d_paper, mu_paper = sweep.arange("d_grid", d_grid), sweep.arange("signal_norm_grid", signal_norm_grid)
@@ -121,6 +122,23 @@ for name, key in named_run.items():
         for column in ("train_acc", "test_acc", "test_loss"):
             metrics[f"{name}_{column}"] = float(cell.loc[key, column])
         metrics[f"{name}_as_named"] = float(cell.loc[key, "regime"] == expected_regime[name])
+
+# The authors' main_one_layer.py (benign.authors, as on the Figure 6 page: shrunk by `scale`, evaluated once at the
+# end, cached and shared with it) at the three named cells; its grid would take hours here.
+if authors_code:
+    their_points = [dict(d=d, signal_norm=mu, seed=seed, n=n, n_test=n_test, T=T, rho=rho, noise_ratio=noise_ratio,
+                         learning_rate=learning_rate, num_steps=num_steps, hidden=width, skip=skip)
+                    for d, mu in named_run.values()]
+    theirs = sweep.run(authors.one_layer_chunk, their_points, cache=paths.SWEEP_CACHE if use_cache else None)
+    theirs["regime"] = theory.observed_regime(theirs.train_acc, theirs.test_acc, test_threshold)
+    their_cell = theirs.set_index(["d", "signal_norm"])
+    for name, key in named_run.items():
+        for column in ("train_acc", "test_acc", "train_loss", "test_loss"):
+            metrics[f"authors_{name}_{column}"] = float(their_cell.loc[key, column])
+        metrics[f"authors_{name}_as_named"] = float(their_cell.loc[key, "regime"] == expected_regime[name])
+    for key in ("train_loss", "test_loss"):  # over the three cells their script ran
+        metrics[f"authors_{key}_min_named"] = float(theirs[key].min())
+        metrics[f"authors_{key}_max_named"] = float(theirs[key].max())
 nb.save_metrics(metrics)
 
 # %% [markdown]
