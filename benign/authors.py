@@ -24,8 +24,8 @@ noisy samples, ⌊k/2⌋ flipped at the start of each class; the clean test set 
 first n/2 inputs repeat training inputs; losses as log(1 + exp(−y f)). One change: their initialisations are
 unseeded (torch's global generator); here they are their code run right after `torch.manual_seed(seed)`.
 
-These are references, not the fast path: slow, literal, and independent of the rest of the package (numpy and
-torch only, and the package's error type). The tests check the fast trainers against them; the notebooks run them
+These are references, not the fast path: slow, literal, and independent of the fast code (numpy and torch, and
+only the package's CPU-thread setting and error type). The tests check the fast trainers against them; the notebooks run them
 through the sweep kernels `main_chunk`, `math_frak_chunk` (their runs side by side, `math_frak_side_by_side`) and
 `one_layer_chunk`, cached like any sweep.
 """
@@ -37,6 +37,8 @@ from contextlib import contextmanager
 import numpy as np
 import torch
 from torch import nn
+
+from .device import cpu_threads
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
@@ -367,7 +369,8 @@ def main_chunk(points: list[dict]) -> list[dict]:
     rows = []
     for point in points:
         kwargs = _settings(point, SETTINGS)
-        run = main(log_interval=kwargs.get("num_steps", 1000), **kwargs)
+        with cpu_threads(1):  # long chains of small operations: more threads only slow them
+            run = main(log_interval=kwargs.get("num_steps", 1000), **kwargs)
         f = run["final"]
         rows.append(_final_row(point, f["train_accuracy"], f["train_loss"], f["test_accuracy"], f["test_loss"]))
     return rows
@@ -448,10 +451,11 @@ def math_frak_chunk(points: list[dict]) -> list[dict]:
                 tests[k["signal_norm"]] = dataset(shared["n_test"], shared["d"], k["signal_norm"],
                                                   seed=shared["seed"], **data)
             runs[key]["test"] = tests[k["signal_norm"]]
-    results = dict(zip(runs, math_frak_side_by_side(list(runs.values()), [key[0] for key in runs],
-                                                    learning_rate=shared["learning_rate"],
-                                                    num_steps=shared["num_steps"], n_relevant=shared["n_relevant"],
-                                                    dtype=shared["dtype"])))
+    with cpu_threads(1):  # long chains of small operations: more threads only slow them
+        results = dict(zip(runs, math_frak_side_by_side(list(runs.values()), [key[0] for key in runs],
+                                                        learning_rate=shared["learning_rate"],
+                                                        num_steps=shared["num_steps"],
+                                                        n_relevant=shared["n_relevant"], dtype=shared["dtype"])))
     rows = []
     for point, res in zip(points, (results[key] for key in which)):
         row = _final_row(point, res["train_accuracy"], res["train_loss"], res.get("test_accuracy"),
@@ -466,7 +470,8 @@ def one_layer_chunk(points: list[dict]) -> list[dict]:
     rows = []
     for point in points:
         kwargs = _settings(point, SETTINGS + ("hidden", "skip"))
-        run = one_layer(log_interval=kwargs.get("num_steps", 1000), **kwargs)
+        with cpu_threads(1):  # long chains of small operations: more threads only slow them
+            run = one_layer(log_interval=kwargs.get("num_steps", 1000), **kwargs)
         f, noisy = run["final"], run["train"]["noisy"]
         with torch.no_grad():
             relevant = run["model"].forward_with_scores(run["train"]["X"])[1][:, 0]  # after the last update

@@ -46,7 +46,7 @@ device = "auto"  # auto: cuda, then mps, then cpu
 cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
 progress = False
 authors_code = True  # also run the authors' main.py (benign.authors) for the paper-vs-here table
-authors_max_d = 1000  # ... for the settings with d up to this (its cost grows as d²: ~20 s at d = 1000 here)
+authors_max_d = 2000  # ... for the settings with d up to this (its cost grows as d²: ~10 s at d = 1000 here)
 use_cache = True  # reuse the authors' runs from results/.cache/sweeps
 out_dir = ""  # empty: results/fig3_dynamics/book
 
@@ -116,9 +116,9 @@ plt.show()
 # (numpy's stream seeded with `seed`, float32, their label-noise pattern, the test set drawn with the training
 # seed), from the $W_0$ their code draws, here right after `torch.manual_seed(seed)` (theirs is unseeded). It is
 # evaluated once, after the last step: their script also evaluates every 10 steps, which changes nothing at the end
-# and costs minutes at large $d$. The training itself grows as $d^2$ (about 20 s at $d = 1000$ on this CPU, a
-# minute at 2000, five at 4500), so the book runs it for the settings with $d \le$ `authors_max_d` and the `paper`
-# profile for all three. Its runs are cached like sweeps (and shared with {doc}`Figure 5 <fig5_heatmap>`).
+# and costs minutes at large $d$. The training itself grows as $d^2$ (on this CPU about 10 s at $d = 1000$, half a
+# minute at 2000, several minutes at 4500), so the book runs it for the settings with $d \le$ `authors_max_d` and
+# the `paper` profile for all three. Its runs are cached like sweeps (and shared with {doc}`Figure 5 <fig5_heatmap>`).
 
 # %%
 authors_final = {}

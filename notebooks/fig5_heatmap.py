@@ -44,7 +44,7 @@ cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
 progress = False
 use_cache = True  # reuse finished chunks from results/.cache/sweeps
 authors_code = True  # also run the authors' main.py (benign.authors) at Figure 3's cells for the table
-authors_max_d = 1000  # ... for the cells with d up to this (its cost grows as d²: ~20 s at d = 1000 here)
+authors_max_d = 2000  # ... for the cells with d up to this (its cost grows as d²: ~10 s at d = 1000 here)
 out_dir = ""  # empty: results/fig5_heatmap/book
 
 # %%
