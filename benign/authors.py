@@ -25,9 +25,9 @@ first n/2 inputs repeat training inputs; losses as log(1 + exp(−y f)). One cha
 unseeded (torch's global generator); here they are their code run right after `torch.manual_seed(seed)`.
 
 These are references, not the fast path: slow, literal, and independent of the fast code (numpy and torch, and
-only the package's CPU-thread setting and error type). The tests check the fast trainers against them; the notebooks run them
-through the sweep kernels `main_chunk`, `math_frak_chunk` (their runs side by side, `math_frak_side_by_side`) and
-`one_layer_chunk`, cached like any sweep.
+only the package's CPU-thread setting and error type). The tests check the fast trainers against them; the
+notebooks run them through the sweep kernels `main_chunk`, `math_frak_chunk` (their runs side by side,
+`math_frak_side_by_side`) and `one_layer_chunk`, cached like any sweep.
 """
 
 from __future__ import annotations
@@ -344,7 +344,8 @@ def one_layer(d: int, signal_norm: float, *, hidden: int = 2000, skip: bool = Tr
 
 # --- sweep kernels: final numbers of many runs, for `benign.sweep.run` (chunked by d and seed, cached) -------------
 
-SETTINGS = ("d", "signal_norm", "seed", "n", "n_test", "T", "rho", "noise_ratio", "learning_rate", "num_steps")
+SETTINGS = ("d", "signal_norm", "seed", "n", "n_test", "T", "rho", "noise_ratio", "learning_rate", "num_steps",
+            "dtype")
 
 
 def _final_row(point: dict, train_acc, train_loss, test_acc=None, test_loss=None) -> dict:
@@ -428,7 +429,7 @@ def math_frak_chunk(points: list[dict]) -> list[dict]:
     """main_math_frak.py for every point of a chunk (one d and seed), side by side: the four cumulative 𝔖 sums and
     the final metrics. Points whose data are the same (η values that flip the same samples) are one run; with
     `evaluate_test` False the test set (drawn with the training seed) is skipped, and points of one ‖μ‖ share it."""
-    kwargs = [_settings(p, SETTINGS + ("n_relevant", "evaluate_test", "dtype")) for p in points]
+    kwargs = [_settings(p, SETTINGS + ("n_relevant", "evaluate_test")) for p in points]
     shared = {k: kwargs[0].get(k, v) for k, v in dict(d=None, seed=0, n=20, n_test=1000, T=8, rho=0.1,
                                                       learning_rate=5e-3, num_steps=1000, n_relevant=2,
                                                       evaluate_test=True, dtype="float32").items()}

@@ -90,11 +90,11 @@ def test_fast_trainer_equals_main_py():
 
 
 def test_main_chunk_is_main_evaluated_once_at_the_end():
-    point = dict(d=12, signal_norm=2.0, seed=1, n=6, n_test=20, num_steps=30, learning_rate=0.5)
+    point = dict(d=12, signal_norm=2.0, seed=1, n=6, n_test=20, num_steps=30, learning_rate=0.5, dtype="float64")
     (row,) = authors.main_chunk([point])
     ref = authors.main(**point, log_interval=10)["final"]
-    assert row["train_loss"] == pytest.approx(ref["train_loss"], rel=1e-6)
-    assert row["test_loss"] == pytest.approx(ref["test_loss"], rel=1e-6)
+    assert row["train_loss"] == pytest.approx(ref["train_loss"], **TIGHT)
+    assert row["test_loss"] == pytest.approx(ref["test_loss"], **TIGHT)
     with pytest.raises(authors_error(), match="unknown parameter 'eta'"):
         authors.main_chunk([{**point, "eta": 0.1}])
 
