@@ -214,7 +214,7 @@ PAPER["fig6_one_layer_dynamics"] = [
 ]
 COLOUR_NOTE = ("a colour-bar limit of the paper's Figure 7, read here as the range of its values (unverified: "
                "values outside would be clipped); the limits equal the analysed model's loss range (Figure 5), while "
-               "the authors' encoder code fits its training labels (its losses at the named cells: this page)")
+               "the authors' encoder code fits its training labels (its losses at the named cells: the Figure 7 page)")
 PAPER["fig7_one_layer_heatmap"] = [  # the authors' encoder is not run over the grid here: a static cause
     Expected("train_loss_min", "final train loss: smallest over the grid", 0.405, 0.05, COLOUR_NOTE, AUTHORS_AGREE),
     Expected("train_loss_max", "final train loss: largest over the grid", 0.55, 0.1, COLOUR_NOTE, AUTHORS_AGREE),
