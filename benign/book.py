@@ -117,26 +117,35 @@ def _require_staged(app, config) -> None:
 
 def summary_page(records: dict[str, dict]) -> str:
     lines = ["# Paper vs here, all figures", "",
-             "Every row of every notebook's paper-vs-here table, gathered from this build's runs. *match*: within the",
-             "stated tolerance of the paper's number; *miss*: outside it; rows a profile does not compute are left out.",
-             ""]
+             "Every row of every notebook's paper-vs-here table, gathered from this build's runs. *paper*: the number",
+             "the paper reports; *authors' code*: a transcription of the authors' published script (`benign.authors`)",
+             "run by the notebook at the paper's stated setting (— where it was not run); *here*: ours. *match*:",
+             "within the stated tolerance of the paper's number; *miss*: outside it, with its cause; rows a profile",
+             "does not compute are left out.", ""]
     total = hits = 0
+    causes = dict.fromkeys((*expected.CAUSES, expected.UNEXAMINED), 0)
     for name, record in records.items():
         if name not in expected.PAPER:
             continue
         table = expected.compare(name, record)
         lines += [f"## {notebooks.title(name)}", "", f"{{doc}}`../notebooks/{name}`", "",
-                  "| quantity | paper | here | tolerance | result | note |", "|---|---|---|---|---|---|"]
+                  "| quantity | paper | authors' code | here | tolerance | result | cause | note |",
+                  "|---|---|---|---|---|---|---|---|"]
         for row in table.itertuples():
             if row.here is None:
                 continue  # not computed at this profile
             result = "—" if row.match is None else ("match" if row.match else "**miss**")
-            here = "—" if row.here is None else f"{row.here:.4g}"
-            lines.append(f"| {row.quantity} | {row.paper:g} | {here} | ±{row.tolerance:g} | {result} | {row.note} |")
+            authors = "—" if row.authors is None or row.authors != row.authors else f"{row.authors:.4g}"
+            lines.append(f"| {row.quantity} | {row.paper:g} | {authors} | {row.here:.4g} | ±{row.tolerance:g} | "
+                         f"{result} | {row.cause} | {row.note} |")
             total += row.match is not None
             hits += bool(row.match)
+            if row.match is False:
+                causes[row.cause] += 1
         lines.append("")
-    lines[4:4] = [f"**{hits} of {total}** compared numbers match.", ""]
+    counts = "; ".join(f"{count} {cause}" for cause, count in causes.items() if count)
+    lines[8:8] = [f"**{hits} of {total}** compared numbers match.", "",
+                  f"Misses by cause: {counts or 'none'}.", ""]
     return "\n".join(lines) + "\n"
 
 

@@ -247,9 +247,11 @@ def handbuilt_p(train: TokenData, c: float) -> torch.Tensor:
         raise ParameterError("Figure 1 needs an opposite weakly relevant token: use n_weak >= 1")
     chosen = torch.where(train.noisy, int(opposite[0]), relevant)
     X = train.X[torch.arange(len(chosen)), chosen]  # the chosen token of every sample
-    mu = torch.where(train.y_clean[:, None] > 0, train.mu_pos, train.mu_neg)
-    signal_part = torch.where(train.noisy[:, None], train.params["rho"] * -mu, mu)
-    xi = X - signal_part  # its noise ξᵢ (the opposite token carries ρ μ_{−Y*})
+    clean_class = train.y_clean[:, None] > 0
+    mu, mu_other = (torch.where(clean_class, train.mu_pos, train.mu_neg),
+                    torch.where(clean_class, train.mu_neg, train.mu_pos))
+    signal_part = torch.where(train.noisy[:, None], train.params["rho"] * mu_other, mu)
+    xi = X - signal_part  # its noise ξᵢ (the opposite token carries ρ μ_{−Y*}, orthogonal to μ_{Y*})
     return train.mu_pos + train.mu_neg + c * xi.sum(0)
 
 
