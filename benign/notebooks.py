@@ -250,13 +250,22 @@ def _environment(values: dict):
 
 
 def _local_kernel_manager():
-    """The kernel manager papermill starts kernels with, talking to the kernel over local (IPC) sockets: the kernel
-    is on this machine, so no TCP port is opened (and ipykernel has nothing to warn about)."""
+    """The kernel manager papermill starts kernels with.
+
+    It talks to the kernel over local (IPC) sockets: the kernel is on this machine, so no TCP port is opened (and
+    ipykernel has nothing to warn about). And it shuts a kernel down without interrupting it first: jupyter_client
+    sends SIGINT before every shutdown request, and a kernel still answering a message then logs "KeyboardInterrupt
+    caught in kernel" on the terminal. When papermill shuts a kernel down its cells have all finished; the shutdown
+    request alone stops it (and a kernel that does not stop is still killed after the wait)."""
     from jupyter_client.manager import AsyncKernelManager
     from traitlets import CaselessStrEnum
 
     class LocalKernelManager(AsyncKernelManager):
         transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc")
+
+        async def _async_interrupt_kernel(self) -> None:
+            if not self.shutting_down:
+                await super()._async_interrupt_kernel()
 
     return LocalKernelManager
 

@@ -75,11 +75,14 @@ nb.save_figure(fig)
 plt.show()
 
 # %% [markdown]
-# With $c = 1$ the memorised noise dominates $p$: every training sample is fitted through its own noise, but a test
-# sample's scores are driven by chance overlaps with that noise, so it often attends to a useless token. With
-# $c = 0.06$ the noise term is just large enough to tip the noisy samples towards their label-agreeing weak token,
-# while test samples still attend to their relevant token. With $c = 0.001$ memorisation is too weak: noisy samples
-# keep attending to the relevant token of their true class, and their flipped labels stay unfitted.
+# What this run shows. With the largest $c$ (harmful column) the memorised noise dominates $p$: training samples are
+# fitted through their own noise, while a test sample's scores follow chance overlaps with that noise — only
+# {glue:text}`harmful_test_on_relevant:.0%` of the test samples attend most to their relevant token. With the middle
+# $c$ the noise term tips {glue:text}`benign_noisy_on_opposite:.0%` of the noisy training samples towards the weak
+# token that agrees with their flipped label, while {glue:text}`benign_test_on_relevant:.0%` of the test samples
+# still attend to their relevant token. With the smallest $c$ memorisation is too weak: only
+# {glue:text}`not_overfitting_noisy_on_opposite:.0%` of the noisy samples move to that token, and the flipped labels
+# stay unfitted (train accuracy {glue:text}`not_overfitting_train_acc:.2f`).
 
 # %% [markdown]
 # ## The authors' code
@@ -92,6 +95,11 @@ plt.show()
 
 # %%
 metrics = {f"{name}_{split}_acc": results[name][split]["acc"] for name in columns for split in ("train", "test")}
+relevant, opposite = 0, 2  # token positions: the relevant token and the weakly relevant one of the opposite class
+for name in columns:  # which token the samples attend to most
+    metrics[f"{name}_test_on_relevant"] = float((results[name]["test"]["argmax"] == relevant).double().mean())
+    metrics[f"{name}_noisy_on_opposite"] = float((results[name]["train"]["argmax"][train.noisy] == opposite)
+                                                 .double().mean())
 if authors_code:
     first = authors.figure1(c_harmful, d=d, signal_norm=signal_norm, n=n, n_test=n_test, T=T, rho=rho,
                             noise_ratio=noise_ratio, seed=seed)

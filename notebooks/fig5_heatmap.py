@@ -49,6 +49,7 @@ out_dir = ""  # empty: results/fig5_heatmap/book
 
 # %%
 import matplotlib.pyplot as plt
+import numpy as np
 
 from benign import authors, notebooks, paths, plots, sweep, synthetic, theory
 
@@ -62,8 +63,8 @@ points = sweep.grid_points(synthetic.GRID_DEFAULTS, nb.parameters, d=sweep.arang
 # `benign.sweep.run` splits the grid by $d$: all $\|\mu\|$ values of one $d$ share the noise of every token and
 # $W_0$, and differ only in two coordinates of three tokens, so `benign.synthetic.grid_chunk` builds their Gram
 # matrices from one $O(d^2 nT)$ product and trains them as one batch with the exact recursion of the
-# [model page](../book/model.md). Finished chunks are cached (keyed by every parameter and by the source code that computes them), so
-# rerunning this page with one parameter changed recomputes only what changed.
+# [model page](../book/model.md). Finished chunks are cached (keyed by every parameter and by the source code that
+# computes them), so rerunning this page with one parameter changed recomputes only what changed.
 
 # %%
 cells = sweep.run(synthetic.grid_chunk, points, cache=paths.SWEEP_CACHE if use_cache else None, progress=progress)
@@ -93,11 +94,13 @@ nb.save_figure(fig)
 plt.show()
 
 # %% [markdown]
-# The losses tell the same story as the paper's heatmaps: the train loss is nearly flat (every run fits, except in
-# the strong-signal corner where noisy samples stay misclassified), while the test loss rises steeply towards large
-# $d$ and weak signal. The boundary between fitted and unfitted noisy labels sits well above $n\,\mathrm{SNR}^2 = 1$
-# at this training length, and the harmful region hugs the $\mathrm{SNR} = d^{-1/4}$ curve: the orders of magnitude
-# are right, the constants are not one.
+# What this run shows. The train loss varies little over the map ({glue:text}`train_loss_min:.3f` to
+# {glue:text}`train_loss_max:.3f`: the fixed head bounds every output by $1/\sqrt2$), while the test loss spans
+# {glue:text}`test_loss_min:.3f` to {glue:text}`test_loss_max:.3f`, rising towards large $d$ and weak signal. Of the
+# cells that leave noisy labels unfitted, {glue:text}`unfitted_share_above_1:.0%` lie above $n\,\mathrm{SNR}^2 = 1$
+# (their median $n\,\mathrm{SNR}^2$ is {glue:text}`unfitted_median_n_snr2:.0f` at this training length), and no
+# harmful cell reaches beyond {glue:text}`harmful_max_snr_times_d_quarter:.2f` times $\mathrm{SNR} = d^{-1/4}$: the
+# boundaries have the orders of magnitude of the theory, with constants that are not one.
 
 # %%
 shares = cells.regime.value_counts(normalize=True).reindex(theory.REGIMES, fill_value=0.0)
@@ -105,6 +108,15 @@ metrics = {"grid_d": d_values, "grid_signal_norm": mu_values,
            **{key: maps[key] for key in ("train_loss", "test_loss", "train_acc", "test_acc")},
            **{f"share_{name}": float(share) for name, share in shares.items()},
            "sweep_wall_s": round(cells.attrs["wall_s"], 2), "computed_chunks": cells.attrs["computed_chunks"]}
+for key in ("train_loss", "test_loss"):
+    metrics[f"{key}_min"], metrics[f"{key}_max"] = float(cells[key].min()), float(cells[key].max())
+unfitted, harmful = cells[cells.regime == "not_overfitting"], cells[cells.regime == "harmful"]
+unfitted_n_snr2 = theory.n_snr2(unfitted.signal_norm, unfitted.d, n)  # where noisy labels stay unfitted, in n·SNR²
+metrics["unfitted_share_above_1"] = float((unfitted_n_snr2 > 1).mean()) if len(unfitted) else float("nan")
+metrics["unfitted_median_n_snr2"] = float(np.median(unfitted_n_snr2)) if len(unfitted) else float("nan")
+metrics["harmful_max_snr_times_d_quarter"] = float((theory.snr(harmful.signal_norm, harmful.d)
+                                                    / theory.harmful_snr(harmful.d)).max()) if len(harmful) \
+    else float("nan")  # how far above SNR = d^(-1/4) a harmful cell reaches
 cell = cells.set_index(["d", "signal_norm"])
 checked = {name: cells_at for name, cells_at in {"balanced": (2000, 20.0), "large_noise": (4500, 5.0),
                                                  "large_signal": (1000, 80.0)}.items() if cells_at in cell.index}
