@@ -83,7 +83,8 @@ RULES = {
     "seeds": ((lambda x: isinstance(x, list) and len(x) > 0 and all(_is_int(v) and v >= 0 for v in x)
                and len(set(x)) == len(x)), "a non-empty list of distinct integers >= 0"),
     "num_epochs": _int_at_least(1),
-    "max_steps": _int_at_least(0),
+    "max_epochs": _int_at_least(0),  # 0: num_epochs
+    "stop_when_fitted": ((lambda x: isinstance(x, bool)), "True or False"),
     "pretrain_num_epochs": _int_at_least(1),
     "pretrain_size": _int_at_least(0),
     "max_test": _int_at_least(0),
@@ -91,7 +92,8 @@ RULES = {
     "optimizer": ((lambda x: x in ("adamw", "sgd")), "adamw or sgd"),
     "add_special_tokens": ((lambda x: isinstance(x, bool)), "True or False"),
     "vit_pretrain_epochs": _int_at_least(1),
-    "vit_pretrain_samples": ((lambda x: _is_int(x) and 100 <= x <= 60000), "an integer in [100, 60000]"),
+    "vit_pretrain_samples": ((lambda x: _is_int(x) and 10 <= x <= 2000), "an integer in [10, 2000] (the MNIST "
+                             "digits kept for pre-training the image backbone)"),
 }
 
 
