@@ -155,6 +155,7 @@ RULES.update({
     "scale": _int_at_least(1),  # d and the MLP width divided by this, ‖μ‖ by its fourth root (CPU book profiles)
 })
 RULES["cpu_threads"] = _int_at_least(0)  # torch's CPU threads (0: $BENIGN_CPU_THREADS, else torch's default)
+RULES["processes"] = _int_at_least(1)  # worker processes side by side (the real-data rows)
 
 # Names the project used before: a notebook parameter given by its old name is a one-line error naming the new one.
 RENAMED = {"eta": "noise_ratio", "rho": "signal_norm", "rho_values": "signal_norm_values",

@@ -35,7 +35,8 @@ seeds = [42, 314, 2718]
 pretrain_num_epochs = 300  # phase 1 epochs
 num_epochs = 2000  # phase 2's schedule: the learning rate decays linearly to 0 over this many epochs
 stop_when_fitted = True  # phase 2 stops a run once it predicts every training label, the noisy ones included
-max_epochs = 0  # phase 2 runs at most this many epochs, 0 means num_epochs
+max_epochs = 300  # phase 2 runs at most this many epochs for n of max_epochs_from_n or more, 0 means no cap
+max_epochs_from_n = 1000  # the epoch cap applies to these n (the CPU's budget), 0 means to every n
 batch_size = 16
 optimizer = "adamw"  # adamw as the authors ran it, or sgd as they configured it
 add_special_tokens = False  # the authors fed BERT without CLS and SEP tokens
@@ -44,7 +45,8 @@ max_test = 0  # 0 means the whole test split
 vit_pretrain_epochs = 30  # how the small ViT is pre-trained on the MNIST digits kept for it
 vit_pretrain_samples = 2000
 device = "auto"  # auto means cuda, then mps, then cpu
-cpu_threads = 1  # 1 thread: faster than 2 on a shared 2-core CPU (README); 0 means $BENIGN_CPU_THREADS or all cores
+cpu_threads = 1  # per process: 1 is far faster than 2 on a busy 2-core CPU (README); 0 means the default
+processes = 2  # rows computed side by side in this many processes
 progress = False
 out_dir = ""  # empty means results/fig8_finetune_attention/book
 
@@ -78,6 +80,7 @@ for row, task in enumerate(tasks):
             continue
         plots.max_attention_curves(axes[row, col], part, f"{task.dataset}, n = {n}")
         axes[row, col].axhline(report.uniform_attention(task), color="grey", ls=":", lw=1)
+        axes[row, col].set_xscale("log")
     axes[row, 0].legend(fontsize=8)
 fig.tight_layout()
 nb.save_figure(fig)

@@ -63,7 +63,8 @@ seeds = [42, 314, 2718]
 pretrain_num_epochs = 300  # phase 1 epochs
 num_epochs = 2000  # phase 2's schedule: the learning rate decays linearly to 0 over this many epochs
 stop_when_fitted = True  # phase 2 stops a run once it predicts every training label, the noisy ones included
-max_epochs = 0  # phase 2 runs at most this many epochs, 0 means num_epochs
+max_epochs = 300  # phase 2 runs at most this many epochs for n of max_epochs_from_n or more, 0 means no cap
+max_epochs_from_n = 1000  # the epoch cap applies to these n (the CPU's budget), 0 means to every n
 batch_size = 16
 optimizer = "adamw"  # adamw as the authors ran it, or sgd as they configured it
 add_special_tokens = False  # the authors fed BERT without CLS and SEP tokens
@@ -72,7 +73,8 @@ max_test = 0  # 0 means the whole test split
 vit_pretrain_epochs = 30  # how the small ViT is pre-trained on the MNIST digits kept for it
 vit_pretrain_samples = 2000
 device = "auto"  # auto means cuda, then mps, then cpu
-cpu_threads = 1  # 1 thread: faster than 2 on a shared 2-core CPU (README); 0 means $BENIGN_CPU_THREADS or all cores
+cpu_threads = 1  # per process: 1 is far faster than 2 on a busy 2-core CPU (README); 0 means the default
+processes = 2  # rows computed side by side in this many processes
 progress = False
 out_dir = ""  # empty means results/table2_finetune/book
 
@@ -149,18 +151,33 @@ plt.show()
 # ## What the runs show
 #
 # Per row and $n$, with 20 % wrong labels: the share of the flipped labels the model ended up predicting (fitted),
-# its training accuracy, and its test accuracy against the base accuracy and against the same cell without noise.
+# its training accuracy, the phase-2 epochs it ran (most over the seeds), and its test accuracy against the base
+# accuracy and against the same cell without noise.
 
 # %%
-found = report.findings(summary)
+found = report.findings(summary, tasks)
 found.round(1)
 
 # %% [markdown]
-# **Reading it.** Of the {glue:text}`noisy_cells:.0f` cells with label noise, {glue:text}`noisy_cells_all_fitted:.0f`
-# fitted every flipped label in every seed. Against the base accuracy the test accuracy changed by
-# {glue:text}`noisy_cells_test_vs_base_mean:.1f` points on average (worst {glue:text}`noisy_cells_test_vs_base_worst:.1f`),
-# and against the same cell without noise by {glue:text}`noisy_cells_test_vs_clean_mean:.1f` points.
-# READING
+# **Reading it.** *Text rows.* The re-initialised query and key of all-MiniLM-L6-v2 fit every training label, the
+# wrong ones included, in {glue:text}`text_noisy_cells_all_fitted:.0f` of the {glue:text}`text_noisy_cells:.0f`
+# cells with noise and in every seed, within {glue:text}`text_epochs_max:.0f` epochs of the paper's 2000 — so the
+# cells' training loss is the mean over the epoch in which the last label was fitted, not the near-zero loss that
+# another 1900 epochs would bring (the paper's column). The test accuracy with noise is
+# {glue:text}`text_test_vs_base_mean:.1f` points from the base accuracy on average: above it or close at $n = 20$
+# and $200$, below it at $n = 1000$ ({glue:text}`text_test_vs_base_largest_n:.1f` points), and
+# {glue:text}`text_test_vs_clean_mean:.1f` points from the same cell without noise. Attention alone memorises the
+# wrong labels; what that costs on the test set grows with $n$, as in the paper's SST-2, AG-news and TREC rows,
+# whose noisy cells also fall further below their clean ones as $n$ grows.
+#
+# *Image rows.* The small ViT does not fit its flipped labels: after the paper's full 2000 epochs at $n = 20$ and
+# $200$ (and the book's 300 at $n = 1000$) it predicts {glue:text}`image_flipped_fitted_mean:.0f` % of them on
+# average, {glue:text}`image_noisy_cells_all_fitted:.0f` of {glue:text}`image_noisy_cells:.0f` cells fit them all,
+# and the test accuracy lies {glue:text}`image_test_vs_base_mean:.1f` points from the base accuracy (worst
+# {glue:text}`image_test_vs_base_worst:.1f`). Replacing its query and key costs accuracy even without noise, and
+# the wrong labels stay unfitted: this is "not overfitting", not the paper's benign overfitting. Its last layer has
+# 17 tokens and 4 heads of width 32 to choose among, where ViT-B/16 has 197 tokens and 12 heads of width 64 — a
+# likely reason, not one this page tests; the row says nothing about the paper's ViT.
 
 # %%
 metrics = report.table_metrics(summary)

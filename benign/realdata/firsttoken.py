@@ -12,9 +12,10 @@ with the frozen weights shared by all runs as single large matrix products and t
 batched ones — because autograd spends much of such a small step on bookkeeping and layout copies. The tests check
 both against the Hugging Face model and autograd.
 
-Shapes: N = R·B samples; x (N, L, D) the inputs of the last layer's projections (BERT: its hidden states; ViT: their
-LayerNorm), keep (N, L) the real tokens, h0 (N, D) the first token's hidden state (the residual), per-run query and
-key Wq, Wk (R, D, D), bq (R, D); heads (R, ...) per run.
+Shapes: N = R·B samples (`Tokens`, the samples of run r at rows r·B … r·B + B − 1); per-run query and key
+Wq, Wk (R, D, D), bq (R, D); heads (R, ...) per run. A sample's tokens are the inputs of the last layer's projections
+(BERT: its hidden states; ViT: their LayerNorm); the samples are grouped by length, and each group is padded only to
+its own longest sample (the score and mixing products, the only ones that see every token, cost H·L·D per sample).
 """
 
 from __future__ import annotations
@@ -68,40 +69,70 @@ def _ln_back(grad, x, mean, rstd, ln):
                                                      [True, False, False])[0]
 
 
-def first_row(x, keep, qk: dict, heads: int, R: int) -> tuple[torch.Tensor, tuple]:
-    """Softmax scores of the first token's query row (N, H, L), and what the backward needs."""
-    N, L, D = x.shape
-    B, dh = N // R, D // heads
-    q = torch.baddbmm(qk["bq"][:, None, :], x[:, 0].view(R, B, D), qk["Wq"].transpose(1, 2))  # (R, B, D)
-    q4 = (q * dh ** -0.5).view(R, B, heads, dh).transpose(1, 2)  # (R, H, B, dₕ): qₕ/√dₕ
-    u = torch.matmul(q4, qk["Wk"].view(R, heads, dh, D))  # (R, H, B, D): W_Kₕᵀ qₕ/√dₕ
-    s = torch.bmm(u.transpose(1, 2).reshape(N, heads, D), x.transpose(1, 2))
-    return torch.softmax(s.masked_fill_(~keep[:, None, :], torch.finfo(x.dtype).min), dim=-1), q4
+@dataclass
+class Tokens:
+    """The last layer's inputs of N samples: the first token's (x0, and h0 its hidden state, the residual), and every
+    token in groups of similar length — group g holds the samples order[g's slice] as x (n_g, L_g, D) with the mask
+    of real tokens keep (n_g, L_g)."""
+
+    x0: torch.Tensor  # (N, D)
+    h0: torch.Tensor  # (N, D)
+    groups: list[tuple[torch.Tensor, torch.Tensor]]
+    order: torch.Tensor  # (N,) the samples in the order of the groups
+    inverse: torch.Tensor  # (N,) where each sample is in that order
+
+    def per_group(self, fn, values: torch.Tensor) -> torch.Tensor:
+        """fn(values of a group's samples, x, keep) for every group, put back in sample order (N, ...)."""
+        parts, start = [], 0
+        for x, keep in self.groups:
+            parts.append(fn(values[self.order[start:start + len(x)]], x, keep))
+            start += len(x)
+        return torch.cat(parts)[self.inverse]
 
 
-def features(x, keep, h0, qk: dict, tail: Tail, save: bool = False):
-    """The last layer's output at the first token z (R, B, D) (ViT: after the final norm), the scores (N, H, L) and,
-    with save, what `backward` needs."""
+def first_row(tokens: Tokens, qk: dict, heads: int) -> tuple[list, torch.Tensor, torch.Tensor]:
+    """Softmax scores of the first token's query row, per group (n_g, H, L_g); the largest score of each sample and
+    head (N, H); and q/√dₕ (R, H, B, dₕ) for the backward."""
     R = qk["Wq"].shape[0]
-    N, L, D = x.shape
+    N, D = tokens.x0.shape
+    B, dh = N // R, D // heads
+    q = torch.baddbmm(qk["bq"][:, None, :], tokens.x0.view(R, B, D), qk["Wq"].transpose(1, 2))  # (R, B, D)
+    q4 = (q * dh ** -0.5).view(R, B, heads, dh).transpose(1, 2)  # (R, H, B, dₕ): qₕ/√dₕ
+    u = torch.matmul(q4, qk["Wk"].view(R, heads, dh, D)).transpose(1, 2).reshape(N, heads, D)  # W_Kₕᵀ qₕ/√dₕ
+    probs = []
+
+    def scores(u_g, x, keep):
+        s = torch.bmm(u_g, x.transpose(1, 2)).masked_fill_(~keep[:, None, :], torch.finfo(x.dtype).min)
+        probs.append(torch.softmax(s, dim=-1))
+        return probs[-1].amax(-1)
+
+    return probs, tokens.per_group(scores, u), q4
+
+
+def features(tokens: Tokens, qk: dict, tail: Tail, save: bool = False):
+    """The last layer's output at the first token z (R, B, D) (ViT: after the final norm), the largest score per
+    sample and head (N, H) and, with save, what `backward` needs."""
+    R = qk["Wq"].shape[0]
+    N, D = tokens.x0.shape
     H, dh = tail.heads, D // tail.heads
-    p, q4 = first_row(x, keep, qk, H, R)
-    m = torch.bmm(p, x)  # (N, H, D): Σₜ sₕₜ xₜ, then each head's value map
+    probs, top, q4 = first_row(tokens, qk, H)
+    p = iter(probs)
+    m = tokens.per_group(lambda _, x, keep: torch.bmm(next(p), x), tokens.x0)  # (N, H, D): Σₜ sₕₜ xₜ
     ctx = torch.bmm(m.transpose(0, 1), tail.Wv.view(H, dh, D).transpose(1, 2)).transpose(0, 1).reshape(N, D)
-    A = torch.addmm(h0 + tail.bo, ctx + tail.bv, tail.Wo.t())  # attention output + residual
+    A = torch.addmm(tokens.h0 + tail.bo, ctx + tail.bv, tail.Wo.t())  # each head's value map, output, residual
     a, mu1, r1 = _ln(A, tail.norm1)
     pre = torch.addmm(tail.b1, a, tail.W1.t())
     y2 = torch.addmm(a if tail.arch == "bert" else A, F.gelu(pre, approximate=tail.approximate), tail.W2.t())
     z, mu2, r2 = _ln(y2.add_(tail.b2), tail.norm2)
-    return z.view(R, N // R, D), p, ((x, p, q4, A, mu1, r1, pre, y2, mu2, r2) if save else None)
+    return z.view(R, N // R, D), top, ((tokens, probs, q4, A, mu1, r1, pre, y2, mu2, r2) if save else None)
 
 
-def forward(x, keep, h0, qk: dict, head: dict, tail: Tail, save: bool = False):
-    """Logits (R, B, C) and scores (N, H, L) of the first-token path; with save, what `backward` needs."""
-    z, p, saved = features(x, keep, h0, qk, tail, save)
+def forward(tokens: Tokens, qk: dict, head: dict, tail: Tail, save: bool = False):
+    """Logits (R, B, C), the largest score per sample and head (N, H) and, with save, what `backward` needs."""
+    z, top, saved = features(tokens, qk, tail, save)
     pooled = _pool(z, head) if tail.arch == "bert" else None
     logits = _classify(z if pooled is None else pooled, head)
-    return logits, p, (saved + (pooled,) if save else None)
+    return logits, top, (saved + (pooled,) if save else None)
 
 
 def _pool(z, head: dict) -> torch.Tensor:
@@ -127,9 +158,9 @@ def cross_entropy(logits, y) -> tuple[torch.Tensor, torch.Tensor]:
     return loss, dlogits
 
 
-def loss_and_grad(x, keep, h0, y, qk: dict, head: dict, tail: Tail) -> tuple[torch.Tensor, dict]:
+def loss_and_grad(tokens: Tokens, y, qk: dict, head: dict, tail: Tail) -> tuple[torch.Tensor, dict]:
     """Phase 2: the loss per run (R,) on labels y (R, B), and its gradient with respect to Wq, bq, Wk (bk: 0)."""
-    logits, _, saved = forward(x, keep, h0, qk, head, tail, save=True)
+    logits, _, saved = forward(tokens, qk, head, tail, save=True)
     loss, dlogits = cross_entropy(logits, y)
     return loss, backward(saved, dlogits, qk, head, tail)
 
@@ -149,9 +180,9 @@ def head_loss_and_grad(z, y, head: dict, arch: str) -> tuple[torch.Tensor, dict]
 
 def backward(saved, dlogits, qk: dict, head: dict, tail: Tail) -> dict:
     """The gradient of Σ_runs loss with respect to each run's Wq, bq, Wk, bk, given ∂loss/∂logits (R, B, C)."""
-    x, p, q4, A, mu1, r1, pre, y2, mu2, r2, pooled = saved
+    tokens, probs, q4, A, mu1, r1, pre, y2, mu2, r2, pooled = saved
     R, B, _ = dlogits.shape
-    N, L, D = x.shape
+    N, D = tokens.x0.shape
     H, dh = tail.heads, D // tail.heads
     dfeat = torch.bmm(dlogits, head["classifier.weight"])  # (R, B, D)
     if tail.arch == "bert":
@@ -164,10 +195,28 @@ def backward(saved, dlogits, qk: dict, head: dict, tail: Tail) -> dict:
         dA = _ln_back(dpre @ tail.W1, A, mu1, r1, tail.norm1).add_(dy2)
     dctx = (dA @ tail.Wo).view(N, H, dh)
     dm = torch.bmm(dctx.transpose(0, 1), tail.Wv.view(H, dh, D)).transpose(0, 1)  # (N, H, D)
-    dp = torch.bmm(dm, x.transpose(1, 2))  # (N, H, L)
-    ds = p * (dp - (p * dp).sum(-1, keepdim=True))  # the softmax's backward
-    du = torch.bmm(ds, x).view(R, B, H, D).transpose(1, 2)  # (R, H, B, D)
+    p = iter(probs)
+
+    def scores_back(dm_g, x, keep):
+        p_g = next(p)
+        dp = torch.bmm(dm_g, x.transpose(1, 2))  # (n_g, H, L_g)
+        return torch.bmm(p_g * (dp - (p_g * dp).sum(-1, keepdim=True)), x)  # the softmax's backward, then Σₜ · xₜ
+
+    du = tokens.per_group(scores_back, dm).view(R, B, H, D).transpose(1, 2)  # (R, H, B, D)
     dq = torch.matmul(du, qk["Wk"].view(R, H, dh, D).transpose(2, 3)).transpose(1, 2).reshape(R, B, D)
     dq *= dh ** -0.5
-    return {"Wq": torch.bmm(dq.transpose(1, 2), x[:, 0].view(R, B, D)), "bq": dq.sum(1),
+    return {"Wq": torch.bmm(dq.transpose(1, 2), tokens.x0.view(R, B, D)), "bq": dq.sum(1),
             "Wk": torch.matmul(q4.transpose(2, 3), du).reshape(R, D, D), "bk": torch.zeros_like(qk["bk"])}
+
+
+def step_flops(tail: Tail, lengths: torch.Tensor, classes: int) -> float:
+    """Floating-point operations of one phase-2 step, forward and backward, for samples of `lengths` real tokens.
+
+    Multiply-adds per sample: forward q, u (= W_Kᵀq), value, output projection (and BERT's pooler): 4–5 D²; the MLP
+    2·D·F; scores and mixing 2·H·L·D; classifier C·D. Backward: the input gradients through the frozen parts (the
+    same again, pooler to value) and the weight gradients of W_Q and W_K (2 D²) and dq (D²). Twice that in FLOPs.
+    """
+    D, F_ = tail.W1.shape[1], tail.W1.shape[0]
+    squares = 11 if tail.arch == "bert" else 9
+    per_sample = squares * D * D + 4 * D * F_ + 2 * classes * D
+    return 2.0 * float(per_sample * len(lengths) + 4 * tail.heads * D * lengths.sum())

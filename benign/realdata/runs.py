@@ -20,9 +20,11 @@ import pandas as pd
 import torch
 
 from ..checks import ParameterError, check_all
+from ..device import cpu_threads, resolve_device
 from ..paths import cache_dir
 from ..records import code_fingerprint, environment, write_atomic
-from .backbones import BACKBONE_LABELS, Backbone
+from .backbones import BACKBONE_LABELS, Backbone, backbone_folder
+from .image_backbone import NAME as IMAGE_BACKBONE
 from .datasets import RawData, add_label_noise, load, split_indices, take
 from .firsttoken import head_logits
 from .training import Encoded, Schedule, encode, phase1, phase2, predict, stack
@@ -40,7 +42,8 @@ class Protocol:
     pretrain_num_epochs: int = 300  # phase 1
     num_epochs: int = 2000  # phase 2's schedule: the learning rate decays to 0 over this many epochs
     stop_when_fitted: bool = False  # stop a run once it predicts every training label, noisy ones included
-    max_epochs: int = 0  # phase 2 runs at most this many epochs, 0: num_epochs
+    max_epochs: int = 0  # phase 2 runs at most this many epochs (where n >= max_epochs_from_n), 0: num_epochs
+    max_epochs_from_n: int = 0  # the cap applies to these n and larger (0: to every n)
     batch_size: int = 16
     optimizer: str = "adamw"
     add_special_tokens: bool = False
@@ -53,8 +56,9 @@ class Protocol:
     def phase1(self) -> Schedule:
         return Schedule(self.pretrain_num_epochs, self.batch_size, self.optimizer)
 
-    def phase2(self) -> Schedule:
-        return Schedule(self.num_epochs, self.batch_size, self.optimizer, self.max_epochs, self.stop_when_fitted)
+    def phase2(self, n: int) -> Schedule:
+        cap = self.max_epochs if n >= self.max_epochs_from_n else 0
+        return Schedule(self.num_epochs, self.batch_size, self.optimizer, cap, self.stop_when_fitted)
 
 
 PROTOCOL_PARAMETERS = tuple(f.name for f in fields(Protocol))
@@ -119,25 +123,32 @@ def _read(key: str):
         return None
 
 
-def run_grid(task: Task, protocol: Protocol, seeds, noise_ratios, sample_sizes, progress: bool = False) -> pd.DataFrame:
-    """Every (seed, η, n) run of one task, from the disk cache where possible; one row per run.
-
-    Columns: dataset, backbone, seed, noise_ratio, n, pretrain_size, base_acc, train_loss, train_acc, test_acc,
-    fitted (stopped because every label was predicted), fitted_noisy (share of flipped labels fitted), epochs_run,
-    loss and max_attention (per epoch), and how the run was made (protocol, versions, device, code).
-    """
-    data, bb = task.data, task.bb
-    seeds, noise_ratios = list(seeds), [float(v) for v in noise_ratios]
+def _plan(data: RawData, backbone: str, device: str, protocol: Protocol, seeds, noise_ratios, sample_sizes):
+    """The cache key of every (seed, η, n) run of a data set with a backbone (its fingerprint) on a device (type),
+    its pretrain size and the fingerprint of the code."""
     pretrain = pretrain_size(data, protocol, sample_sizes)
     sizes = fitting_sizes(data, protocol, sample_sizes)
     if not sizes:
         raise ParameterError(f"{data.name} has {len(data.train_labels)} training samples: too few for pretrain_size "
                              f"{protocol.pretrain_size or data.pretrain_size} and n = {min(sample_sizes)}")
     code = code_fingerprint(CODE, packages=CODE_PACKAGES)
-    common = dict(dataset=data.name, data=data.fingerprint(), backbone=bb.fingerprint, protocol=asdict(protocol),
-                  pretrain=pretrain, code=code, device=bb.device.type)
-    keys = {(s, eta, n): _key({**common, "seed": s, "noise_ratio": eta, "n": n})
-            for s in seeds for eta in noise_ratios for n in sizes}
+    common = dict(dataset=data.name, data=data.fingerprint(), backbone=backbone, protocol=asdict(protocol),
+                  pretrain=pretrain, code=code, device=device)
+    keys = {(s, float(eta), n): _key({**common, "seed": s, "noise_ratio": float(eta), "n": n})
+            for n in sizes for eta in noise_ratios for s in seeds}
+    return keys, pretrain, code
+
+
+def run_grid(task: Task, protocol: Protocol, seeds, noise_ratios, sample_sizes, progress: bool = False) -> pd.DataFrame:
+    """Every (seed, η, n) run of one task, from the disk cache where possible; one row per run.
+
+    Columns: dataset, backbone, seed, noise_ratio, n, pretrain_size, base_acc, train_loss, train_acc, test_acc,
+    fitted (stopped because every label was predicted), fitted_noisy (share of flipped labels fitted), epochs_run,
+    loss and max_attention (per epoch), and how the run was made (protocol, versions, device, threads, code).
+    """
+    seeds = list(seeds)
+    keys, pretrain, code = _plan(task.data, task.bb.fingerprint, task.bb.device.type, protocol, seeds, noise_ratios,
+                                 sample_sizes)
     done = {k: _read(v) for k, v in keys.items()}
     missing = [k for k, v in done.items() if v is None]
     if missing:
@@ -147,7 +158,7 @@ def run_grid(task: Task, protocol: Protocol, seeds, noise_ratios, sample_sizes, 
             done[k] = row
 
         _compute(task, protocol, pretrain, seeds, missing, save, progress)
-    return pd.DataFrame([done[(s, eta, n)] for n in sizes for eta in noise_ratios for s in seeds])
+    return pd.DataFrame(list(done.values()))
 
 
 # ------------------------------------------------------------------------------------------ computing runs
@@ -205,7 +216,7 @@ def _phase2_group(task: Task, protocol: Protocol, splits: dict, group: list[tupl
     sample_idx, y = torch.stack(rows).to(dev), torch.stack(noisy).to(dev)
     run_heads = stack([heads[s] for s, _, _ in group])
     result = phase2(bb, prep.fin, sample_idx, y, run_heads, [bb.reset_qk(s) for s, _, _ in group],
-                    protocol.phase2(), [s for s, _, _ in group], progress=progress)
+                    protocol.phase2(group[0][2]), [s for s, _, _ in group], progress=progress)
     test_pred = predict(bb, prep.test, torch.arange(len(test_y), device=dev), run_heads, result.params)
     test_acc = (test_pred == test_y).double().mean(1).cpu().numpy()
     right = (predict(bb, prep.fin, sample_idx, run_heads, result.params) == y).cpu().numpy()
@@ -245,21 +256,76 @@ def _compute(task: Task, protocol: Protocol, pretrain: int, seeds: list[int], wa
                                    **made))
 
 
+def _recipe(p: dict) -> dict:
+    return dict(epochs=p["vit_pretrain_epochs"], samples=p["vit_pretrain_samples"])
+
+
+def _grid_of(parameters: dict, dataset: str) -> None:
+    """One row's runs, computed (in a worker process) and left in the cache."""
+    p = parameters
+    with cpu_threads(p["cpu_threads"]):
+        task = prepare(dataset, p["text_backbone"], p["image_backbone"], _recipe(p), p["progress"], p["device"])
+        run_grid(task, protocol_from(p), p["seeds"], p["noise_ratios"], p["sample_sizes"], p["progress"])
+
+
+class _Rows:
+    """Rows to compute: in this process, one after the other, or side by side in worker processes."""
+
+    def __init__(self, processes: int):
+        self.pool, self.futures = None, []
+        if processes > 1:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            # spawn, not fork: a process that holds torch's threads must not be forked
+            self.pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
+
+    def submit(self, parameters: dict, dataset: str) -> None:
+        if self.pool is None:
+            _grid_of(parameters, dataset)
+        else:
+            self.futures.append(self.pool.submit(_grid_of, parameters, dataset))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *failed):
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=failed[0] is not None)
+            if failed[0] is None:
+                for future in self.futures:
+                    future.result()  # a row's error, raised here
+
+
 def runs_from(parameters: dict) -> tuple[Protocol, list[Task], pd.DataFrame]:
     """What a notebook's parameters ask for: the protocol, the prepared tasks and every (cached) run, one per row.
 
-    An n that no data set's pool can hold is an error; one that only some can hold is n/a for the others.
+    Rows whose runs are not all cached are computed first, text rows before image rows (they take longest): with
+    `processes` > 1 side by side in that many worker processes, each with `cpu_threads` threads — separate processes
+    share two cores far better than two threads of one program do on a busy machine — while this process makes the
+    image backbone if it is missing. An n that no data set's pool can hold is an error; one that only some can
+    hold is n/a for the others.
     """
     p = parameters
     protocol = protocol_from(p)
-    recipe = dict(epochs=p["vit_pretrain_epochs"], samples=p["vit_pretrain_samples"])
-    tasks = [prepare(name, p["text_backbone"], p["image_backbone"], recipe, p["progress"], p["device"])
-             for name in p["datasets"]]
+    device = resolve_device(p["device"]).type
+    data = {name: load(name) for name in p["datasets"]}
     for n in p["sample_sizes"]:
-        if not any(n in fitting_sizes(t.data, protocol, p["sample_sizes"]) for t in tasks):
-            pools = ", ".join(f"{t.dataset} {len(t.data.train_labels)}" for t in tasks)
+        if not any(n in fitting_sizes(d, protocol, p["sample_sizes"]) for d in data.values()):
+            pools = ", ".join(f"{d.name} {len(d.train_labels)}" for d in data.values())
             raise ParameterError(f"n = {n} is larger than every training pool allows beside its pretrain subset "
                                  f"(pools: {pools}): use smaller sample_sizes")
+    backbones = {name: p["text_backbone"] if d.kind == "text" else p["image_backbone"] for name, d in data.items()}
+    for backbone in set(backbones.values()) - {IMAGE_BACKBONE}:
+        backbone_folder(backbone)  # a bad name or folder fails here, before any row starts
+    with _Rows(p["processes"]) as rows:
+        for name in sorted(data, key=lambda name: data[name].kind != "text"):
+            fingerprint = backbone_folder(backbones[name], _recipe(p), p["progress"])[1]  # makes the image backbone
+            keys = _plan(data[name], fingerprint, device, protocol, p["seeds"], p["noise_ratios"], p["sample_sizes"])[0]
+            if any(_read(k) is None for k in keys.values()):
+                rows.submit(p, name)
+    tasks = [prepare(name, p["text_backbone"], p["image_backbone"], _recipe(p), p["progress"], p["device"])
+             for name in p["datasets"]]
     runs = pd.concat([run_grid(task, protocol, p["seeds"], p["noise_ratios"], p["sample_sizes"], p["progress"])
                       for task in tasks], ignore_index=True)
     return protocol, tasks, runs

@@ -24,9 +24,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch.optim.adamw import adamw
+from torch.optim.sgd import sgd
 
 from .backbones import Backbone
-from .firsttoken import features, first_row, forward, head_loss_and_grad, loss_and_grad
+from .firsttoken import Tokens, features, first_row, forward, head_loss_and_grad, loss_and_grad
 
 warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm.auto inside Jupyter without widgets
 
@@ -50,12 +52,25 @@ class Encoded:
     lengths: torch.Tensor
     z: torch.Tensor
 
-    def tokens(self, rows: torch.Tensor):
-        """x (N, L, D), mask (N, L) and h0 (N, D) of the samples `rows` (R, B) in order (N = R·B), cut to the
-        longest of them."""
+    def __post_init__(self):
+        self.x0 = self.x[:, 0].contiguous() if self.x.numel() else self.x  # the first token's, gathered each step
+        self.full = bool(self.mask.all())  # images: every sample has all its tokens
+
+    def tokens(self, rows: torch.Tensor, group: int = 32) -> Tokens:
+        """The samples `rows` (R, B) as `Tokens` (N = R·B, run by run): in groups of about `group` samples of
+        similar length, each cut to its longest sample."""
         rows = rows.reshape(-1)
-        L = int(self.lengths[rows].max())
-        return self.x[:, :L].index_select(0, rows), self.mask[:, :L].index_select(0, rows), self.h0[rows]
+        first = (self.x0.index_select(0, rows), self.h0.index_select(0, rows))
+        if self.full:  # one group
+            same = torch.arange(len(rows), device=rows.device)
+            return Tokens(*first, [(self.x.index_select(0, rows), self.mask.index_select(0, rows))], same, same)
+        lengths = self.lengths[rows]
+        order = lengths.argsort(stable=True)
+        groups = []
+        for part in order.tensor_split(max(1, len(rows) // group)):
+            r, L = rows[part], int(lengths[part].max())
+            groups.append((self.x[:, :L].index_select(0, r), self.mask[:, :L].index_select(0, r)))
+        return Tokens(*first, groups, order, order.argsort())
 
 
 @torch.no_grad()
@@ -73,7 +88,8 @@ def encode(backbone: Backbone, inputs, add_special_tokens: bool = False, chunk: 
     for i in range(0, n, chunk):
         h, mask = backbone.last_layer_inputs(backbone.model_inputs(inputs[i:i + chunk], add_special_tokens))
         x = backbone.keys_input(h)
-        zs.append(features(x, mask, h[:, 0], original, backbone.tail)[0][0])
+        same = torch.arange(len(x), device=x.device)
+        zs.append(features(Tokens(x[:, 0], h[:, 0], [(x, mask)], same, same), original, backbone.tail)[0][0])
         if keep_tokens:
             xs.append(x)
             h0s.append(h[:, 0])
@@ -113,46 +129,43 @@ class Schedule:
 
 
 class RunOptimizer:
-    """torch.optim's AdamW or SGD for R runs stacked along dim 0, each run's gradient clipped separately.
+    """torch.optim's AdamW or SGD update for R runs stacked along dim 0, each run's gradient clipped separately.
 
-    The update is elementwise, so one torch optimizer over the stacked tensors makes each run's own update; its fused
-    implementation (one kernel per tensor) where this torch has one for the device.
+    The update is elementwise, so one update over the stacked tensors makes each run's own; it calls torch.optim's
+    functional form (`torch.optim.adamw.adamw`, `torch.optim.sgd.sgd`), fused into one kernel per tensor where this
+    torch has one for the device, without the per-step bookkeeping of an Optimizer object.
     """
 
     def __init__(self, params: list[torch.Tensor], optimizer: str, max_grad_norm: float = MAX_GRAD_NORM):
-        self.kind, self.max_grad_norm = optimizer, max_grad_norm
-        self.params, self.opt = params, self._make(params)
+        self.kind, self.max_grad_norm, self.settings = optimizer, max_grad_norm, OPTIMIZERS[optimizer]
+        self.params = [p.detach().clone() for p in params]
+        self.state = [[torch.zeros_like(p) for p in self.params] for _ in range(2 if optimizer == "adamw" else 1)]
+        self.steps = [torch.zeros((), device=p.device) for p in self.params]
+        self.fused = self.params[0].device.type in ("cpu", "cuda") or None  # torch's fused kernels; else op by op
 
-    def _make(self, params):
-        settings = OPTIMIZERS[self.kind]
-        cls, extra = (torch.optim.AdamW, {"weight_decay": 0.0}) if self.kind == "adamw" else (torch.optim.SGD, {})
-        try:
-            return cls(params, **settings, **extra, fused=True)
-        except (RuntimeError, TypeError, ValueError):  # no fused kernel here: the same update, op by op
-            return cls(params, **settings, **extra)
-
-    def clip(self) -> torch.Tensor:
+    def clip(self, grads: list[torch.Tensor]) -> torch.Tensor:
         """clip_grad_norm_ per run: scale each run's gradients to norm ≤ max_grad_norm; returns the norms (R,)."""
-        R = self.params[0].shape[0]
-        norm = sum(p.grad.reshape(R, -1).pow(2).sum(1) for p in self.params).sqrt()
+        R = grads[0].shape[0]
+        norm = sum(g.reshape(R, -1).pow(2).sum(1) for g in grads).sqrt()
         coef = (self.max_grad_norm / (norm + 1e-6)).clamp(max=1.0)
-        for p in self.params:
-            p.grad.mul_(coef.view(R, *([1] * (p.dim() - 1))))
+        for g in grads:
+            g.mul_(coef.view(R, *([1] * (g.dim() - 1))))
         return norm
 
-    def step(self, lr: float) -> None:
-        for group in self.opt.param_groups:
-            group["lr"] = lr
-        self.opt.step()
+    @torch.no_grad()
+    def step(self, grads: list[torch.Tensor], lr: float) -> None:
+        if self.kind == "adamw":
+            (b1, b2), eps = self.settings["betas"], self.settings["eps"]
+            adamw(self.params, grads, *self.state, [], self.steps, fused=self.fused,
+                  amsgrad=False, beta1=b1, beta2=b2, lr=lr, weight_decay=0.0, eps=eps, maximize=False)
+        else:  # a zero momentum buffer makes the first step torch.optim.SGD's (whose buffer starts as the gradient)
+            sgd(self.params, grads, self.state[0], weight_decay=0.0, momentum=self.settings["momentum"], lr=lr,
+                dampening=0.0, nesterov=False, maximize=False)
 
-    def keep(self, rows: torch.Tensor) -> list[torch.Tensor]:
-        """Only the runs `rows` go on: new (leaf) parameters with their rows of the optimizer's state."""
-        params = [p.detach()[rows].requires_grad_(True) for p in self.params]
-        opt = self._make(params)
-        for old, new in zip(self.params, params):
-            opt.state[new] = {k: v[rows] if v.dim() else v.clone() for k, v in self.opt.state.get(old, {}).items()}
-        self.params, self.opt = params, opt
-        return params
+    def keep(self, rows: torch.Tensor) -> None:
+        """Only the runs `rows` go on (parameters and optimizer state)."""
+        self.params = [p[rows] for p in self.params]
+        self.state = [[s[rows] for s in states] for states in self.state]
 
 
 # ------------------------------------------------------------------------------------------- the loop
@@ -176,16 +189,15 @@ def fit(params: dict[str, torch.Tensor], prepare, n: int, schedule: Schedule, ge
         progress: bool = False) -> Fit:
     """Train R runs (parameters stacked along dim 0) side by side on the same n, as the HF Trainer does each.
 
-    prepare(active) gets the ids of the runs still training and returns (step, epoch_end): step(params, idx) sets
-    the gradients (`.grad`) of the mean loss of each run on its batch idx (R', b) and returns those losses (R',);
+    prepare(active) gets the ids of the runs still training and returns (step, epoch_end): step(params, idx) the
+    mean loss of each run on its batch idx (R', b), (R',), and its gradients (a dict like params);
     epoch_end(params) the max attention per run (or None) and which runs predict every training label (or None).
     """
     names = list(params)
     R, B = len(generators), schedule.batch_size
     steps = math.ceil(n / B)
     active = torch.arange(R)
-    opt = RunOptimizer([params[k].detach().clone().requires_grad_(True) for k in names], schedule.optimizer,
-                       schedule.max_grad_norm)
+    opt = RunOptimizer([params[k] for k in names], schedule.optimizer, schedule.max_grad_norm)
     final = {k: params[k].detach().clone() for k in names}
     losses, attention = [[] for _ in range(R)], [[] for _ in range(R)]
     fitted, sample_steps = np.zeros(R, dtype=bool), 0
@@ -199,9 +211,10 @@ def fit(params: dict[str, torch.Tensor], prepare, n: int, schedule: Schedule, ge
         current = dict(zip(names, opt.params))
         for s in range(steps):
             idx = order[:, s * B:(s + 1) * B]
-            loss = step_fn(current, idx)
-            opt.clip()
-            opt.step(schedule.learning_rate(epoch * steps + s, steps))
+            loss, grads = step_fn(current, idx)
+            grads = [grads[k] for k in names]
+            opt.clip(grads)
+            opt.step(grads, schedule.learning_rate(epoch * steps + s, steps))
             running += loss.detach()
             sample_steps += idx.numel()
         mean_loss = (running / steps).cpu().numpy()
@@ -264,10 +277,7 @@ def phase1(backbone: Backbone, z: torch.Tensor, labels: torch.Tensor, heads: lis
 
         @torch.no_grad()
         def step(params, idx):
-            loss, grads = head_loss_and_grad(za[runs, idx], ya[runs, idx], params, backbone.arch)
-            for k, g in grads.items():
-                params[k].grad = g
-            return loss
+            return head_loss_and_grad(za[runs, idx], ya[runs, idx], params, backbone.arch)
 
         return step, None
 
@@ -292,11 +302,7 @@ def phase2(backbone: Backbone, cache: Encoded, sample_idx: torch.Tensor, labels:
 
         @torch.no_grad()
         def step(params, idx):
-            x, mask, h0 = cache.tokens(rows_a[runs, idx])
-            loss, grads = loss_and_grad(x, mask, h0, y_a[runs, idx], params, head_a, tail)
-            for k, g in grads.items():
-                params[k].grad = g
-            return loss
+            return loss_and_grad(cache.tokens(rows_a[runs, idx]), y_a[runs, idx], params, head_a, tail)
 
         def epoch_end(params):
             if schedule.stop_when_fitted:
@@ -318,16 +324,18 @@ def epoch_pass(backbone: Backbone, cache: Encoded, rows: torch.Tensor, heads: di
 
     rows (R, m): each run's samples, or (m,): the same samples for every run. The max attention is the paper's
     Figure-8 measure: the mean over heads and samples of the largest softmax score in the first token's query row.
+    Each run's samples go through in order of length, so a chunk is padded only to its own longest sample.
     """
     R = heads["classifier.weight"].shape[0]
     rows = rows.expand(R, -1) if rows.dim() == 1 else rows
+    order = cache.lengths[rows].argsort(dim=1, stable=True)  # chunks of similar length: less padding
+    rows = rows.gather(1, order)
     total, pred, step = torch.zeros(R, device=rows.device), [], max(1, chunk // R)  # ≈ `chunk` samples at a time
     for i in range(0, rows.shape[1], step):
-        x, mask, h0 = cache.tokens(rows[:, i:i + step])
-        logit, probs, _ = forward(x, mask, h0, qk, heads, backbone.tail)
-        total += probs.amax(-1).view(R, -1).sum(1)
+        logit, top, _ = forward(cache.tokens(rows[:, i:i + step]), qk, heads, backbone.tail)
+        total += top.view(R, -1).sum(1)
         pred.append(logit.argmax(-1))
-    return total / (rows.shape[1] * backbone.heads), torch.cat(pred, 1)
+    return total / (rows.shape[1] * backbone.heads), torch.empty_like(rows).scatter_(1, order, torch.cat(pred, 1))
 
 
 def predict(backbone: Backbone, cache: Encoded, rows: torch.Tensor, heads: dict, qk: dict) -> torch.Tensor:
@@ -340,8 +348,8 @@ def mean_max_attention(backbone: Backbone, cache: Encoded, rows: torch.Tensor, q
                        chunk: int = 2048) -> torch.Tensor:
     """The max attention alone (R,) for rows (R, m): the query and key's part of `epoch_pass`, without the rest."""
     R, n = rows.shape
+    rows = rows.gather(1, cache.lengths[rows].argsort(dim=1, stable=True))
     total, step = torch.zeros(R, device=rows.device), max(1, chunk // R)
     for i in range(0, n, step):
-        x, mask, _ = cache.tokens(rows[:, i:i + step])
-        total += first_row(x, mask, qk, backbone.heads, R)[0].amax(-1).view(R, -1).sum(1)
+        total += first_row(cache.tokens(rows[:, i:i + step]), qk, backbone.heads)[1].view(R, -1).sum(1)
     return total / (n * backbone.heads)
