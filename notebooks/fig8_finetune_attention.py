@@ -92,10 +92,22 @@ metrics = {f"{r.dataset}_noise{r.noise_ratio:g}_n{r.n}_max_attention_{when}": fl
            for _, r in ends.iterrows() for when in ("first", "last")}
 metrics["max_attention_rises"] = float((ends["last"] > ends["first"]).all())
 metrics["max_attention_rises_share"] = float((ends["last"] > ends["first"]).mean())
+kind = ends.dataset.map({t.dataset: t.data.kind for t in tasks})
+for k in ("text", "image"):
+    metrics[f"{k}_max_attention_first_mean"] = float(ends["first"][kind == k].mean())
+    metrics[f"{k}_max_attention_last_mean"] = float(ends["last"][kind == k].mean())
 nb.save_metrics(metrics)
 ends
 
 # %% [markdown]
+# **Reading it.** Every curve rises: in the text rows the mean largest score goes from
+# {glue:text}`text_max_attention_first_mean:.2f` after the first epoch to {glue:text}`text_max_attention_last_mean:.2f`
+# by the epoch the run fitted its labels (the dotted lines: uniform attention), more with label noise than without
+# and more at larger $n$, where fitting takes more of the query and key. In the image rows it goes from
+# {glue:text}`image_max_attention_first_mean:.2f` to {glue:text}`image_max_attention_last_mean:.2f`: each head puts
+# most of its attention on one of the 17 tokens — yet these runs do not fit their wrong labels (Table 2), so sharper
+# attention is what training does here, not by itself a sign of memorisation.
+#
 # ## Paper vs here
 #
 # The paper shows these curves without numbers. What we check is their direction: after the first phase-2 epoch the

@@ -300,8 +300,8 @@ def test_stop_when_fitted_stops_where_the_reference_does(tiny_vit):
     start = training.phase1(bb, enc.z[None], torch.as_tensor(np.arange(20) % 3)[None], [bb.seeded_head(42)],
                             training.Schedule(num_epochs=200, peak_learning_rate=3e-2), [0])
     head = {k: v[0] for k, v in start.params.items()}  # a head that tells the three classes apart
-    labels = training.predict(bb, enc, torch.arange(20), start.params, _one({k: 8 * v for k, v in bb.reset_qk(7).items()}))
-    labels = labels[0].numpy()
+    sharp = _one({k: 8 * v for k, v in bb.reset_qk(7).items()})  # another query and key, attention concentrated
+    labels = training.predict(bb, enc, torch.arange(20), start.params, sharp)[0].numpy()
     assert len(set(labels)) > 1 and (training.predict(bb, enc, torch.arange(20), start.params, original)[0].numpy()
                                       != labels).any()
     schedule = training.Schedule(num_epochs=2000, max_epochs=100, stop_when_fitted=True, peak_learning_rate=1e-3)
@@ -585,7 +585,8 @@ def test_rows_computed_in_worker_processes_equal_those_computed_here(tiny_bert, 
     for processes in (2, 1):
         monkeypatch.setenv("BENIGN_CACHE", str(tmp_path / f"cache{processes}"))
         _, tasks, grid = runs.runs_from({**params, "processes": processes})
-        assert len(list((tmp_path / f"cache{processes}" / "finetune").glob("*.json"))) == len(grid) == 8  # 2 rows × 2 seeds × 2 η
+        files = list((tmp_path / f"cache{processes}" / "finetune").glob("*.json"))
+        assert len(files) == len(grid) == 8  # 2 rows × 2 seeds × 2 η
         results[processes] = grid.set_index(["dataset", "seed", "noise_ratio", "n"]).sort_index()
     for column in ("base_acc", "train_loss", "test_acc"):
         np.testing.assert_allclose(results[2][column], results[1][column], rtol=1e-5)

