@@ -173,7 +173,7 @@ found.round(1)
 # clean ones as $n$ grows.
 #
 # *Image rows.* The small ViT does not fit its flipped labels: after the paper's full 2000 epochs at $n = 20$ and
-# $200$ (and the book's 300 at $n = 1000$) it predicts {glue:text}`image_flipped_fitted_mean:.0f` % of them on
+# $200$ (and the book's 300 at $n = 1000$; the README reports the full schedule there too) it predicts {glue:text}`image_flipped_fitted_mean:.0f` % of them on
 # average, {glue:text}`image_noisy_cells_all_fitted:.0f` of {glue:text}`image_noisy_cells:.0f` cells fit them all,
 # and test accuracy minus base accuracy is {glue:text}`image_test_vs_base_mean:.1f` points on average (worst
 # {glue:text}`image_test_vs_base_worst:.1f`). Without noise, too, the re-initialised query and key end below the base
