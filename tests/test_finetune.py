@@ -6,14 +6,17 @@ the real ones; the fixture data sets carry the hub's schemas (column and label n
 
 import json
 import time
+from importlib import metadata
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 
-from benign import finetune, notebooks, realdata
+from benign import notebooks
 from benign.checks import ParameterError
+from benign.realdata import backbones, firsttoken, image_backbone, reference, report, runs, training
+from benign.realdata import datasets as rdata  # (`datasets` is the Hugging Face library)
 
 WORDS = ("good bad great awful fine dull film movie plot actor story boring superb weak fun slow sharp "
          "the a an is was very not quite rather and but").split()
@@ -45,7 +48,7 @@ def tiny_vit(tmp_path_factory):
     torch.manual_seed(0)
     ViTModel(ViTConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
                        image_size=28, patch_size=7), add_pooling_layer=False).save_pretrained(folder)
-    realdata.image_processor_for(28).save_pretrained(folder)
+    image_backbone.image_processor_for(28).save_pretrained(folder)
     return folder
 
 
@@ -98,11 +101,11 @@ def mnist_folder(tmp_path_factory):
 def test_hub_schema_folders_load_like_the_hub(sst2_folder, mnist_folder, tmp_path):
     import datasets
 
-    sst2 = realdata.load(str(sst2_folder))
+    sst2 = rdata.load(str(sst2_folder))
     assert sst2.kind == "text" and sst2.label_names == ["negative", "positive"]
     assert len(sst2.train_labels) == 300 and len(sst2.test_labels) == 40  # GLUE's test is unlabelled: validation
     assert sst2.pretrain_size == 10000 and isinstance(sst2.train_inputs[0], str)
-    mnist = realdata.load(str(mnist_folder))
+    mnist = rdata.load(str(mnist_folder))
     assert mnist.kind == "image" and mnist.train_inputs.shape == (120, 28, 28) and mnist.num_classes == 10
     trec = datasets.Dataset.from_dict(
         {"text": ["what is a film ?"] * 8, "coarse_label": [0, 1, 2, 3, 4, 5, 0, 1], "fine_label": [0] * 8},
@@ -111,7 +114,7 @@ def test_hub_schema_folders_load_like_the_hub(sst2_folder, mnist_folder, tmp_pat
                                                                                "NUM"]),
                                     "fine_label": datasets.Value("int64")}))
     datasets.DatasetDict({"train": trec, "test": trec}).save_to_disk(str(tmp_path / "trec"))
-    loaded = realdata.load(str(tmp_path / "trec"))
+    loaded = rdata.load(str(tmp_path / "trec"))
     assert loaded.num_classes == 6 and loaded.pretrain_size == 3000 and list(loaded.train_labels[:3]) == [0, 1, 2]
 
 
@@ -121,32 +124,39 @@ def test_medmnist_npz_layout(tmp_path):
               (("train", 50), ("val", 10), ("test", 20))}
     arrays.update({f"{s}_labels": rng.integers(0, 2, (k, 1)) for s, k in (("train", 50), ("val", 10), ("test", 20))})
     np.savez(tmp_path / "breastmnist.npz", **arrays)
-    data = realdata.load(str(tmp_path / "breastmnist.npz"))
+    data = rdata.load(str(tmp_path / "breastmnist.npz"))
     assert data.name == "breastmnist" and data.pretrain_size == 200 and data.num_classes == 2
     assert data.train_inputs.shape == (50, 28, 28) and data.train_labels.shape == (50,)
-    assert realdata.to_rgb(data.train_inputs).shape == (50, 28, 28, 3)
+    assert rdata.to_rgb(data.train_inputs).shape == (50, 28, 28, 3)
     np.savez(tmp_path / "broken.npz", train_images=arrays["train_images"])
     with pytest.raises(ParameterError, match="not in the MedMNIST layout"):
-        realdata.load(str(tmp_path / "broken.npz"))
+        rdata.load(str(tmp_path / "broken.npz"))
 
 
 def test_offline_assets_are_real_and_fixed():
-    rt = realdata.load("rotten_tomatoes")
+    rt = rdata.load("rotten_tomatoes")
     assert rt.kind == "text" and rt.label_names == ["rotten", "fresh"] and len(rt.test_labels) == 1000
     assert len(set(rt.train_inputs) & set(rt.test_inputs)) == 0 and 0.5 < rt.train_labels.mean() < 0.65
-    digits = realdata.load("mnist_5k")
-    assert digits.train_inputs.shape == (4000, 28, 28) and len(digits.test_labels) == 1000
+    rt3 = rdata.load("rotten_tomatoes_3class")
+    assert rt3.label_names == ["rotten", "fresh", "plot"] and len(rt3.test_labels) == 1000
+    assert 0.05 < (rt3.train_labels == 2).mean() < 0.12  # plot summaries: about 8 % of the file
+    assert len(set(rt3.train_inputs) & set(rt3.test_inputs)) == 0
+    digits = rdata.load("mnist_5k")
+    assert digits.train_inputs.shape == (2000, 28, 28) and len(digits.test_labels) == 1000
     assert np.bincount(digits.test_labels).min() > 60  # the test split is a random subset, not one class
-    assert realdata.load("mnist_5k").fingerprint() == digits.fingerprint()
+    assert rdata.load("mnist_5k").fingerprint() == digits.fingerprint()
+    fashion = rdata.load("fashion_mnist")
+    assert fashion.train_inputs.shape == (60000, 28, 28) and len(fashion.test_labels) == 10000
+    assert fashion.pretrain_size == 3000 and fashion.num_classes == 10
 
 
 @pytest.mark.parametrize("name", ["mnist", "sst2", "fancyzhx/ag_news", "pneumoniamnist"])
 def test_online_names_fail_at_once_offline(name, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setattr(realdata, "MEDMNIST_ROOT", realdata.Path("/nonexistent"))
+    monkeypatch.setattr(rdata, "MEDMNIST_ROOT", rdata.Path("/nonexistent"))
     started = time.perf_counter()
     with pytest.raises(ParameterError) as err:
-        realdata.load(name)
+        rdata.load(name)
     assert time.perf_counter() - started < 10
     message = str(err.value)
     assert "\n" not in message and ("offline assets" in message and "local folder" in message)
@@ -156,39 +166,39 @@ def test_online_backbones_fail_at_once_offline(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     for name in ("bert-base-uncased", "google/vit-base-patch16-224-in21k"):
         with pytest.raises(ParameterError, match="use the offline assets .* or a local folder"):
-            realdata.backbone_folder(name)
+            backbones.backbone_folder(name)
 
 
 def test_unknown_names_and_kind_mismatch(tiny_vit):
     with pytest.raises(ParameterError, match="dataset 'imagenet' is unknown"):
-        realdata.load("imagenet")
+        rdata.load("imagenet")
     with pytest.raises(ParameterError, match="reads image, but 'rotten_tomatoes' holds text"):
-        finetune.prepare("rotten_tomatoes", str(tiny_vit), str(tiny_vit), device="cpu")
+        runs.prepare("rotten_tomatoes", str(tiny_vit), str(tiny_vit), device="cpu")
 
 
 # ------------------------------------------------------------------------------------ subsets and label noise
 def test_splits_are_disjoint_nested_and_seeded():
-    pre, fin = realdata.split_indices(500, 100, 50, seed=42)
-    pre2, fin2 = realdata.split_indices(500, 100, 20, seed=42)
+    pre, fin = rdata.split_indices(500, 100, 50, seed=42)
+    pre2, fin2 = rdata.split_indices(500, 100, 20, seed=42)
     assert len(set(pre) & set(fin)) == 0 and len(pre) == 100 and len(fin) == 50
     assert (pre == pre2).all() and (fin[:20] == fin2).all()  # phase 1 shared by every n; subsets nested
-    assert not (realdata.split_indices(500, 100, 50, seed=314)[0] == pre).all()
+    assert not (rdata.split_indices(500, 100, 50, seed=314)[0] == pre).all()
     with pytest.raises(ParameterError, match="pretrain_size \\+ n = 501 is not allowed"):
-        realdata.split_indices(500, 100, 401, seed=0)
+        rdata.split_indices(500, 100, 401, seed=0)
 
 
 @pytest.mark.parametrize("classes", [2, 6, 10])
 def test_label_noise_rate_and_different_class(classes):
     labels = np.random.default_rng(0).integers(0, classes, 20000)
-    noisy, flipped = realdata.add_label_noise(labels, 0.2, classes, seed=42)
+    noisy, flipped = rdata.add_label_noise(labels, 0.2, classes, seed=42)
     rate = flipped.mean()
     assert abs(rate - 0.2) < 4 * np.sqrt(0.2 * 0.8 / len(labels))
     assert (noisy[flipped] != labels[flipped]).all() and (noisy[~flipped] == labels[~flipped]).all()
     shift = (noisy[flipped] - labels[flipped]) % classes  # uniform over the other classes
     counts = np.bincount(shift, minlength=classes)[1:]
     assert counts.min() > 0.8 * counts.mean() and counts.max() < 1.2 * counts.mean()
-    again, _ = realdata.add_label_noise(labels, 0.2, classes, seed=42)
-    assert (again == noisy).all() and (realdata.add_label_noise(labels, 0.0, classes, 1)[0] == labels).all()
+    again, _ = rdata.add_label_noise(labels, 0.2, classes, seed=42)
+    assert (again == noisy).all() and (rdata.add_label_noise(labels, 0.0, classes, 1)[0] == labels).all()
 
 
 # ---------------------------------------------------------------------------------------- the protocol itself
@@ -197,48 +207,139 @@ def setting(request, tiny_bert, tiny_vit):
     """A tiny backbone with 20 training inputs, labels, a seeded head and re-initialised query/key."""
     rng = np.random.default_rng(3)
     if request.param == "bert":
-        bb = finetune.Backbone(str(tiny_bert), 2, device="cpu")
+        bb = backbones.Backbone(str(tiny_bert), 2, device="cpu")
         inputs = _sentences(20, rng)
     else:
-        bb = finetune.Backbone(str(tiny_vit), 3, device="cpu")
+        bb = backbones.Backbone(str(tiny_vit), 3, device="cpu")
         inputs = rng.integers(0, 256, (20, 28, 28), dtype=np.uint8)
     labels = rng.integers(0, bb.num_labels, 20)
     return bb, inputs, labels, bb.seeded_head(42), bb.reset_qk(42)
 
 
+def _one(d: dict) -> dict:
+    return {k: v[None] for k, v in d.items()}
+
+
 def test_cached_first_token_output_matches_the_full_model(setting):
     bb, inputs, _, _, _ = setting
-    enc = finetune.encode(bb, inputs)
-    head = {k: v[None] for k, v in bb.seeded_head(0).items()}
-    with torch.no_grad():
-        full = finetune.full_logits(bb, inputs, {k: v[0] for k, v in head.items()})
-    cached = bb.head_logits(enc.z[None], head)[0]
+    enc = training.encode(bb, inputs)
+    head = _one(bb.seeded_head(0))
+    full = reference.full_logits(bb, inputs, {k: v[0] for k, v in head.items()})
+    cached = firsttoken.head_logits(enc.z[None], head, bb.arch)[0]
     torch.testing.assert_close(cached, full, rtol=1e-4, atol=1e-5)
 
 
-def test_cached_and_full_forward_training_agree(setting):
+def test_hand_written_backward_is_autograds(setting):
+    """The first-token path's gradient, written out by hand, against autograd through the same forward."""
     bb, inputs, labels, head, qk = setting
-    enc = finetune.encode(bb, inputs)
-    y = torch.as_tensor(labels)[None]
-    idx = torch.arange(len(labels))[None]
-    qk_cached, cached = finetune.phase2(bb, enc, idx, y, {k: v[None] for k, v in head.items()}, [qk], epochs=3,
-                                        batch_size=16, optimizer="adamw", seeds=[42])
-    model, full = finetune.full_forward_phase2(bb, inputs, labels, head, qk, epochs=3, batch_size=16,
-                                               optimizer="adamw", seed=42)
-    np.testing.assert_allclose(cached.epoch_loss, full.epoch_loss, rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(cached.epoch_max_attention, full.epoch_max_attention, rtol=1e-5, atol=1e-6)
+    enc = training.encode(bb, inputs)
+    rows = torch.arange(16).view(2, 8)
+    tokens = enc.tokens(rows, group=5)  # groups of different lengths, in the text case
+    y = torch.as_tensor(labels)[rows]
+    qk2 = {k: torch.stack([v, v.flip(0)]) for k, v in qk.items()}  # two runs, different query and key
+    heads = training.stack([head, bb.seeded_head(7)])
+    loss, grads = firsttoken.loss_and_grad(tokens, y, qk2, heads, bb.tail)
+    leaves = {k: v.clone().requires_grad_(True) for k, v in qk2.items()}
+    logits, _, _ = firsttoken.forward(tokens, leaves, heads, bb.tail)
+    auto = torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none").view(2, 8).mean(1)
+    auto.sum().backward()
+    torch.testing.assert_close(loss, auto.detach(), rtol=1e-6, atol=1e-7)
+    for k in ("Wq", "bq", "Wk"):
+        torch.testing.assert_close(grads[k], leaves[k].grad, rtol=1e-4, atol=1e-7)
+    assert leaves["bk"].grad is None and (grads["bk"] == 0).all()  # the key bias drops out of the scores
+
+
+def _phase2_both(setting, schedule):
+    bb, inputs, labels, head, qk = setting
+    enc = training.encode(bb, inputs)
+    fast = training.phase2(bb, enc, torch.arange(len(labels))[None], torch.as_tensor(labels)[None], _one(head), [qk],
+                           schedule, [42])
+    model, loss, att, _ = reference.full_forward_phase2(bb, inputs, labels, head, qk, schedule, 42)
+    return fast, model, loss, att
+
+
+def test_cached_and_full_forward_training_agree(setting):
+    bb, _, _, _, qk = setting
+    fast, model, loss, att = _phase2_both(setting, training.Schedule(num_epochs=3))
+    np.testing.assert_allclose(fast.epoch_loss[0], loss, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(fast.epoch_max_attention[0], att, rtol=1e-5, atol=1e-6)
     trained = dict(model.named_parameters())
     for key, name in zip(("Wq", "Wk", "bq", "bk"), bb.qk_names()):
-        torch.testing.assert_close(qk_cached[key][0], trained[name].detach(), rtol=1e-4, atol=1e-6)
-    assert not torch.allclose(qk_cached["Wq"][0], qk["Wq"])  # it did train
-    assert cached.epoch_max_attention[0, -1] != cached.epoch_max_attention[0, 0]
+        torch.testing.assert_close(fast.params[key][0], trained[name].detach(), rtol=1e-4, atol=1e-6)
+    assert not torch.allclose(fast.params["Wq"][0], qk["Wq"])  # it did train
+    assert fast.epoch_max_attention[0][-1] != fast.epoch_max_attention[0][0]
+
+
+def test_a_few_steps_of_the_full_schedule_agree_with_decay_and_clipping(setting):
+    """The paper's 2000-epoch schedule (the learning rate decaying from its first step), stopped after 4 epochs, with
+    clipping acting (its threshold a tenth of the first gradient's norm), AdamW and SGD."""
+    bb, inputs, labels, head, qk = setting
+    enc = training.encode(bb, inputs)
+    opt = training.RunOptimizer([v.clone()[None] for v in qk.values()], "adamw")
+    _, grads = firsttoken.loss_and_grad(enc.tokens(torch.arange(16)[None]), torch.as_tensor(labels[:16])[None],
+                                        _one(qk), _one(head), bb.tail)
+    threshold = float(opt.clip([grads[k] for k in qk])[0]) / 10
+    for optimizer in ("adamw", "sgd"):
+        schedule = training.Schedule(num_epochs=2000, max_epochs=4, optimizer=optimizer, max_grad_norm=threshold)
+        assert schedule.learning_rate(1, 2) < schedule.learning_rate(0, 2)  # the rate decays from step 0
+        fast, model, loss, _ = _phase2_both(setting, schedule)
+        np.testing.assert_allclose(fast.epoch_loss[0], loss, rtol=1e-5, atol=1e-6)
+        trained = dict(model.named_parameters())
+        for key, name in zip(("Wq", "Wk", "bq"), bb.qk_names()):
+            torch.testing.assert_close(fast.params[key][0], trained[name].detach(), rtol=1e-4, atol=1e-7)
+            assert not torch.equal(fast.params[key][0], qk[key])  # it trained
+
+
+def test_stop_when_fitted_stops_where_the_reference_does(tiny_vit):
+    """Labels another query and key produce (so attention alone can fit them): phase 2 stops at the same epoch, the
+    first after which every label is predicted, in the fast path and in the whole model."""
+    bb = backbones.Backbone(str(tiny_vit), 3, device="cpu")
+    inputs = np.random.default_rng(3).integers(0, 256, (20, 28, 28), dtype=np.uint8)
+    enc = training.encode(bb, inputs)
+    original = _one(bb.original_qk())
+    start = training.phase1(bb, enc.z[None], torch.as_tensor(np.arange(20) % 3)[None], [bb.seeded_head(42)],
+                            training.Schedule(num_epochs=200, peak_learning_rate=3e-2), [0])
+    head = {k: v[0] for k, v in start.params.items()}  # a head that tells the three classes apart
+    sharp = _one({k: 8 * v for k, v in bb.reset_qk(7).items()})  # another query and key, attention concentrated
+    labels = training.predict(bb, enc, torch.arange(20), start.params, sharp)[0].numpy()
+    assert len(set(labels)) > 1 and (training.predict(bb, enc, torch.arange(20), start.params, original)[0].numpy()
+                                      != labels).any()
+    schedule = training.Schedule(num_epochs=2000, max_epochs=100, stop_when_fitted=True, peak_learning_rate=1e-3)
+    fast, model, loss, _ = _phase2_both((bb, inputs, labels, head, bb.reset_qk(42)), schedule)
+    assert fast.fitted[0] and 1 < fast.epochs_run[0] == len(loss) < 100
+    np.testing.assert_allclose(fast.epoch_loss[0], loss, rtol=1e-4, atol=1e-6)
+    pred = training.predict(bb, enc, torch.arange(20), _one(head), fast.params)
+    assert (pred[0].numpy() == labels).all()
+
+
+def test_batched_runs_equal_the_same_runs_one_at_a_time(setting):
+    """Four runs in one program — one whose labels are fitted from the start (it stops after the first epoch), three
+    with random labels — against each run alone."""
+    bb, inputs, labels, head, _ = setting
+    enc = training.encode(bb, inputs)
+    seeds = [42, 314, 2718, 7]
+    rows = torch.stack([torch.randperm(20, generator=torch.Generator().manual_seed(s))[:12] for s in range(4)])
+    heads = [bb.seeded_head(s) for s in seeds]
+    qks = [bb.reset_qk(s) for s in seeds]
+    y = torch.as_tensor(np.random.default_rng(0).integers(0, bb.num_labels, (4, 12)))
+    y[0] = training.predict(bb, enc, rows[0], _one(heads[0]), _one(qks[0]))[0]
+    schedule = training.Schedule(num_epochs=2000, max_epochs=4, stop_when_fitted=True)
+    together = training.phase2(bb, enc, rows, y, training.stack(heads), qks, schedule, seeds)
+    assert together.epochs_run[0] == 1 and together.fitted[0] and max(together.epochs_run) > 1
+    for r in range(4):
+        alone = training.phase2(bb, enc, rows[r:r + 1], y[r:r + 1], _one(heads[r]), [qks[r]], schedule, [seeds[r]])
+        assert alone.epochs_run[0] == together.epochs_run[r] and alone.fitted[0] == together.fitted[r]
+        np.testing.assert_allclose(together.epoch_loss[r], alone.epoch_loss[0], rtol=1e-5)
+        np.testing.assert_allclose(together.epoch_max_attention[r], alone.epoch_max_attention[0], rtol=1e-5)
+        for k in ("Wq", "bq", "Wk"):
+            torch.testing.assert_close(together.params[k][r], alone.params[k][0], rtol=1e-5, atol=1e-7)
 
 
 def test_phase2_changes_exactly_the_last_query_and_key(setting):
     bb, inputs, labels, head, qk = setting
     before = {n: p.detach().clone() for n, p in bb.model.named_parameters()}
-    model, _ = finetune.full_forward_phase2(bb, inputs, labels, head, qk, epochs=2, batch_size=16, optimizer="sgd",
-                                            seed=42)
+    model, _, _, _ = reference.full_forward_phase2(bb, inputs, labels, head, qk,
+                                                   training.Schedule(num_epochs=2, optimizer="sgd"), seed=42)
     start = dict(zip(bb.qk_names(), (qk["Wq"], qk["Wk"], qk["bq"], qk["bk"])))
     after = dict(model.named_parameters())
     assert all(torch.equal(after[n], head[n]) for n in head)  # the phase-1 head stays as it was given
@@ -266,13 +367,13 @@ def test_reset_is_reset_parameters_and_seeded(setting):
 
 def test_phase1_on_cached_features_matches_training_the_full_model(setting):
     bb, inputs, labels, head, _ = setting
-    enc = finetune.encode(bb, inputs)
-    trained, cached = finetune.phase1(bb, enc.z[None], torch.as_tensor(labels)[None], [head], epochs=3,
-                                      batch_size=16, optimizer="adamw", seeds=[42])
-    assert sorted(trained) == sorted(bb.head_names())
-    assert ("bert.pooler.dense.weight" in trained) == (bb.arch == "bert")  # BERT: pooler + classifier
+    enc = training.encode(bb, inputs)
+    schedule = training.Schedule(num_epochs=3)
+    cached = training.phase1(bb, enc.z[None], torch.as_tensor(labels)[None], [head], schedule, seeds=[42])
+    assert sorted(cached.params) == sorted(bb.head_names())
+    assert ("bert.pooler.dense.weight" in cached.params) == (bb.arch == "bert")  # BERT: pooler + classifier
     # the reference: the whole model, everything frozen but the head, as the authors' phase 1
-    model = finetune.with_parameters(bb, head, {})
+    model = reference.with_parameters(bb, head, {})
     for name, p in model.named_parameters():
         p.requires_grad_(name in head)
     named = dict(model.named_parameters())
@@ -280,129 +381,212 @@ def test_phase1_on_cached_features_matches_training_the_full_model(setting):
     y = torch.as_tensor(labels)
 
     def batch_loss(idx):
-        return torch.nn.functional.cross_entropy(model(**{k: v[idx[0]] for k, v in batch.items()}).logits,
-                                                 y[idx[0]])[None]
+        return torch.nn.functional.cross_entropy(model(**{k: v[idx] for k, v in batch.items()}).logits, y[idx])
 
-    full = finetune.fit([named[n] for n in head], batch_loss, len(labels), 3, 16, "adamw",
-                        [torch.Generator().manual_seed(42)], stacked=False)
-    np.testing.assert_allclose(cached.epoch_loss, full.epoch_loss, rtol=1e-5, atol=1e-6)
+    loss, _ = reference.reference_fit([named[n] for n in head], batch_loss, len(labels), schedule, seed=42)
+    np.testing.assert_allclose(cached.epoch_loss[0], loss, rtol=1e-5, atol=1e-6)
     for n in head:
-        torch.testing.assert_close(trained[n][0], named[n].detach(), rtol=1e-4, atol=1e-6)
-        assert not torch.equal(trained[n][0], head[n])
+        torch.testing.assert_close(cached.params[n][0], named[n].detach(), rtol=1e-4, atol=1e-6)
+        assert not torch.equal(cached.params[n][0], head[n])
 
 
-def test_per_run_clipping_matches_clip_grad_norm():
+def test_run_optimizer_is_torch_optim_per_run():
+    """Three runs stacked, gradients of very different norms (clipping acts on some), against torch.optim's AdamW and
+    SGD with clip_grad_norm_ on each run alone."""
     torch.manual_seed(0)
-    stacked = [torch.randn(3, 4, 5), torch.randn(3, 5)]
-    for p in stacked:
-        p.grad = torch.randn_like(p) * torch.tensor([0.01, 1.0, 10.0]).view(3, *([1] * (p.dim() - 1)))
-    singles = [[torch.nn.Parameter(p[r].clone()) for p in stacked] for r in range(3)]
-    for r, params in enumerate(singles):
-        for p, s in zip(params, stacked):
-            p.grad = s.grad[r].clone()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-    finetune.clip_per_run(stacked)
-    for r in range(3):
-        for p, s in zip(singles[r], stacked):
-            torch.testing.assert_close(s.grad[r], p.grad)
+    for optimizer in ("adamw", "sgd"):
+        stacked = [torch.randn(3, 4, 5), torch.randn(3, 5)]
+        singles = [[torch.nn.Parameter(p[r].clone()) for p in stacked] for r in range(3)]
+        opt = training.RunOptimizer(stacked, optimizer, max_grad_norm=1.0)
+        refs = [(torch.optim.AdamW if optimizer == "adamw" else torch.optim.SGD)(
+            params, **training.OPTIMIZERS[optimizer], **({"weight_decay": 0.0} if optimizer == "adamw" else {}))
+            for params in singles]
+        for step in range(3):
+            grads = [torch.randn_like(p) * torch.tensor([0.01, 1.0, 10.0]).view(3, *([1] * (p.dim() - 1)))
+                     for p in stacked]
+            for r, params in enumerate(singles):
+                for p, g in zip(params, grads):
+                    p.grad = g[r].clone()
+                torch.nn.utils.clip_grad_norm_(params, 1.0)
+                for group in refs[r].param_groups:
+                    group["lr"] = 1e-3 * (3 - step)
+                refs[r].step()
+            norms = opt.clip(grads)
+            assert norms.min() < 1.0 < norms.max()  # clipped and unclipped runs side by side
+            opt.step(grads, 1e-3 * (3 - step))
+        for r in range(3):
+            for p, s in zip(singles[r], opt.params):
+                torch.testing.assert_close(s[r], p.detach(), rtol=1e-6, atol=1e-7)
 
 
 # ------------------------------------------------------------------------------------------ runs and caching
-def test_run_grid_on_a_hub_schema_folder_is_cached(tiny_bert, sst2_folder, tmp_path, monkeypatch):
+@pytest.fixture()
+def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("BENIGN_CACHE", str(tmp_path / "cache"))
-    task = finetune.prepare(str(sst2_folder), str(tiny_bert), "unused", device="cpu")
-    protocol = finetune.Protocol(pretrain_num_epochs=2, num_epochs=3, pretrain_size=60, max_test=20)
-    runs = finetune.run_grid(task, protocol, [42, 314], [0.0, 0.2], [20, 40])
-    assert len(runs) == 8 and set(runs.n) == {20, 40} and (runs.pretrain_size == 60).all()
-    assert all(len(r) == 3 for r in runs.max_attention) and all(len(r) == 3 for r in runs.loss)
-    assert ((runs.max_attention.map(min) > 0) & (runs.max_attention.map(max) <= 1)).all()
-    base = runs.groupby("seed").base_acc.nunique()
-    assert (base == 1).all()  # one phase-1 head per seed serves every cell
-    assert len(list((tmp_path / "cache" / "finetune").glob("*.json"))) == 8
+    return tmp_path / "cache" / "finetune"
+
+
+def test_run_grid_on_a_hub_schema_folder_is_cached(tiny_bert, sst2_folder, cache, monkeypatch):
+    task = runs.prepare(str(sst2_folder), str(tiny_bert), "unused", device="cpu")
+    protocol = runs.Protocol(pretrain_num_epochs=2, num_epochs=3, pretrain_size=60, max_test=20)
+    grid = runs.run_grid(task, protocol, [42, 314], [0.0, 0.2], [20, 40])
+    assert len(grid) == 8 and set(grid.n) == {20, 40} and (grid.pretrain_size == 60).all()
+    assert all(len(r) == 3 for r in grid.max_attention) and all(len(r) == 3 for r in grid.loss)
+    assert ((grid.max_attention.map(min) > 0) & (grid.max_attention.map(max) <= 1)).all()
+    assert (grid.groupby("seed").base_acc.nunique() == 1).all()  # one phase-1 head per seed serves every cell
+    assert {"versions", "device", "protocol", "code", "threads"} <= set(grid.columns)
+    assert grid.versions.iloc[0]["torch"] == metadata.version("torch") and grid.device.iloc[0] == "cpu"
+    assert len(list(cache.glob("*.json"))) == 8
 
     def boom(*args, **kwargs):
         raise AssertionError("recomputed a cached run")
 
-    monkeypatch.setattr(finetune, "_compute", boom)
-    again = finetune.run_grid(task, protocol, [42, 314], [0.0, 0.2], [20, 40])
-    pd.testing.assert_frame_equal(runs, again)
-    summary = finetune.summarize(runs)
-    table = finetune.table(summary)
+    monkeypatch.setattr(runs, "_compute", boom)
+    again = runs.run_grid(task, protocol, [42, 314], [0.0, 0.2], [20, 40])
+    pd.testing.assert_frame_equal(grid, again)
+    summary = report.summarize(grid)
+    table = report.table(summary)
     assert list(table.columns) == ["base", "η=0, n=20", "η=0, n=40", "η=0.2, n=20", "η=0.2, n=40"]
-    metrics = finetune.table_metrics(summary)
+    assert list(report.epochs_table(summary).iloc[0]) == ["3 (0/2 fitted)"] * 4
+    metrics = report.table_metrics(summary)
     assert isinstance(metrics["glue_noise0.2_n40_test_acc"], float) and "glue_base_acc" in metrics
-    head = finetune.headline(runs, summary)
-    assert head["eta"] == 0.2 and head["n"] == 20 and 0 <= head["test_acc"] <= 100
-    curves = finetune.curves(runs)
-    assert len(curves) == 8 * 3 and set(finetune.attention_ends(curves).columns) >= {"first", "last"}
+    found = report.findings(summary, [task])
+    assert list(found.n) == [20, 40] and report.finding_metrics(found)["text_noisy_cells"] == 2
+    curves = report.curves(grid)
+    assert len(curves) == 8 * 3 and len(report.attention_ends(grid)) == 4
 
 
-def test_too_large_n_is_left_out_like_breastmnist(tiny_bert, sst2_folder, tmp_path, monkeypatch):
-    monkeypatch.setenv("BENIGN_CACHE", str(tmp_path / "cache"))
-    task = finetune.prepare(str(sst2_folder), str(tiny_bert), "unused", device="cpu")
-    protocol = finetune.Protocol(pretrain_num_epochs=1, num_epochs=1, pretrain_size=250, max_test=10)
-    runs = finetune.run_grid(task, protocol, [42], [0.2], [20, 1000])
-    assert list(runs.n) == [20]
-    table = finetune.table(finetune.summarize(runs))
-    assert list(table.columns) == ["base", "η=0.2, n=20"]
+def test_an_interrupted_grid_resumes_from_its_cache(tiny_bert, sst2_folder, cache, monkeypatch):
+    task = runs.prepare(str(sst2_folder), str(tiny_bert), "unused", device="cpu")
+    protocol = runs.Protocol(pretrain_num_epochs=1, num_epochs=2, pretrain_size=60, max_test=10)
+    real = runs._phase2_group
+    groups = []
+
+    def interrupted(*args, **kwargs):
+        groups.append(args[3][0][2])
+        if len(groups) == 2:
+            raise KeyboardInterrupt  # the second group (n = 40) never finishes
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runs, "_phase2_group", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        runs.run_grid(task, protocol, [42], [0.0, 0.2], [20, 40])
+    assert len(list(cache.glob("*.json"))) == 2 and not list(cache.glob(".*"))  # n = 20 kept, nothing half-written
+    groups.clear()
+    monkeypatch.setattr(runs, "_phase2_group", lambda *a, **k: (groups.append(a[3][0][2]), real(*a, **k))[1])
+    done = runs.run_grid(task, protocol, [42], [0.0, 0.2], [20, 40])
+    assert groups == [40] and len(done) == 4  # only the missing group was computed
 
 
-def test_small_vit_is_made_once_with_a_record(tmp_path, monkeypatch):
-    monkeypatch.setenv("BENIGN_CACHE", str(tmp_path / "cache"))
-    recipe = dict(epochs=1, samples=200, batch_size=100)
-    folder = realdata.small_vit(recipe)
+def test_changed_code_is_recomputed_not_served(tiny_bert, sst2_folder, cache, monkeypatch, tmp_path):
+    """The cache key holds the fingerprint of the code that computes runs: a changed source is a new key."""
+    module = tmp_path / "kernel_under_test.py"
+    module.write_text("SCALE = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(runs, "CODE", "kernel_under_test")
+    task = runs.prepare(str(sst2_folder), str(tiny_bert), "unused", device="cpu")
+    protocol = runs.Protocol(pretrain_num_epochs=1, num_epochs=1, pretrain_size=60, max_test=10)
+    real, calls = runs._compute, []
+    monkeypatch.setattr(runs, "_compute", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    first = runs.run_grid(task, protocol, [42], [0.2], [20])
+    runs.run_grid(task, protocol, [42], [0.2], [20])
+    assert len(calls) == 1  # unchanged code: served from the cache
+    module.write_text("SCALE = 2  # the computation changed\n")
+    second = runs.run_grid(task, protocol, [42], [0.2], [20])
+    assert len(calls) == 2 and len(list(cache.glob("*.json"))) == 2  # recomputed, the old entry left as it was
+    assert first.code.iloc[0] != second.code.iloc[0]
+
+
+def test_too_large_n_is_left_out_like_breastmnist_or_refused(tiny_bert, sst2_folder, cache):
+    task = runs.prepare(str(sst2_folder), str(tiny_bert), "unused", device="cpu")
+    protocol = runs.Protocol(pretrain_num_epochs=1, num_epochs=1, pretrain_size=250, max_test=10)
+    grid = runs.run_grid(task, protocol, [42], [0.2], [20, 1000])
+    assert list(grid.n) == [20]
+    assert list(report.table(report.summarize(grid)).columns) == ["base", "η=0.2, n=20"]
+    before = sorted(p.read_bytes() for p in cache.glob("*.json"))
+    params = {**notebooks.resolve("table2_finetune", "smoke"), "datasets": [str(sst2_folder)],
+              "text_backbone": str(tiny_bert), "device": "cpu", "sample_sizes": [5000]}
+    with pytest.raises(ParameterError, match=r"^n = 5000 is larger than every training pool allows"):
+        runs.runs_from(params)
+    assert sorted(p.read_bytes() for p in cache.glob("*.json")) == before  # earlier runs untouched
+
+
+def test_a_backbone_folder_without_weights_is_refused(tiny_bert, tmp_path):
+    folder = tmp_path / "no-weights"
+    folder.mkdir()
+    (folder / "config.json").write_text((tiny_bert / "config.json").read_text())
+    with pytest.raises(ParameterError, match="has no weights"):
+        backbones.Backbone(str(folder), 2, device="cpu")
+    with pytest.raises(ParameterError, match="no model folder"):
+        backbones.Backbone(str(tmp_path), 2, device="cpu")
+
+
+def test_image_backbone_is_made_once_with_a_record(cache):
+    recipe = dict(epochs=1, samples=64)
+    folder = image_backbone.make(recipe)
     record = json.loads((folder / "record.json").read_text())
-    assert record["recipe"]["samples"] == 200 and "not ViT-in21k" in record["what"]
-    assert len(record["data"]["files_sha256"]) == 4 and 0 <= record["fashion_mnist_test_accuracy"] <= 1
+    assert record["recipe"]["samples"] == 64 and "not ViT-B/16-in21k" in record["what"]
+    assert len(record["data"]["file_sha256"]) == 64 and 0 <= record["test_accuracy"] <= 1
     stamp = (folder / "model.safetensors").stat().st_mtime
-    assert realdata.small_vit(recipe) == folder and (folder / "model.safetensors").stat().st_mtime == stamp
-    bb = finetune.Backbone("vit-fashion-mnist", 10, recipe, device="cpu")
+    assert image_backbone.make(recipe) == folder and (folder / "model.safetensors").stat().st_mtime == stamp
+    bb = backbones.Backbone(image_backbone.NAME, 10, recipe, device="cpu")
     assert bb.arch == "vit" and bb.kind == "image" and bb.model.config.num_hidden_layers == 4
+    with pytest.raises(ParameterError, match="vit_pretrain_samples = 5000 is not allowed"):
+        image_backbone.make(dict(samples=5000))
+
+
+def test_the_backbones_digits_never_reach_the_protocol():
+    images, labels, positions = rdata.mnist_5k_backbone_digits()
+    digits = rdata.mnist_5k()
+    assert len(positions) == 2000 and len(digits.train_labels) == 2000 and len(digits.test_labels) == 1000
+    seen = {im.tobytes() for im in np.concatenate([digits.train_inputs, digits.test_inputs])}
+    assert not any(im.tobytes() in seen for im in images)  # no pre-training digit is a pool or test digit
 
 
 def test_protocol_rejects_bad_values_in_one_line():
     with pytest.raises(ParameterError, match="^optimizer = 'adam' is not allowed: optimizer must be adamw or sgd$"):
-        finetune.Protocol(optimizer="adam")
+        runs.Protocol(optimizer="adam")
     with pytest.raises(ParameterError, match="num_epochs = 0 is not allowed"):
-        finetune.Protocol(num_epochs=0)
+        runs.Protocol(num_epochs=0)
+    with pytest.raises(ParameterError, match=r"noise_ratios = \[0.2, 1.0\] is not allowed"):
+        notebooks.resolve("table2_finetune", "smoke", {"noise_ratios": "[0.2, 1.0]"})
 
 
 def test_differences_show_what_the_book_reduces():
-    same = finetune.differences(finetune.Protocol(), [42, 314, 2718], [0.0, 0.2], [20, 200, 1000])
+    same = report.differences(runs.Protocol(), [42, 314, 2718], [0.0, 0.2], [20, 200, 1000])
     assert list(same.setting) == ["none"]
     book = notebooks.resolve("table2_finetune", "book")
-    protocol = finetune.Protocol(pretrain_num_epochs=book["pretrain_num_epochs"], num_epochs=book["num_epochs"],
-                                 max_steps=book["max_steps"], batch_size=book["batch_size"],
-                                 optimizer=book["optimizer"], add_special_tokens=book["add_special_tokens"])
-    diff = finetune.differences(protocol, book["seeds"], book["noise_ratios"], book["sample_sizes"])
-    assert set(diff.setting) <= {"phase 1 epochs", "phase 2 epochs", "phase 2 steps at most (0: no cap)",
-                                 "phase 2 epochs run, per n"}  # only training length is reduced
+    diff = report.differences(runs.protocol_from(book), book["seeds"], book["noise_ratios"], book["sample_sizes"])
+    assert set(diff.setting) <= {"phase 2 stops a run once it fits every training label",
+                                 "phase 2 epochs at most (0: all)", "… for n at least (0: every n)"}  # only stopping
     assert book["seeds"] == [42, 314, 2718] and book["sample_sizes"] == [20, 200, 1000]
-    assert book["datasets"] == ["rotten_tomatoes", "mnist_5k"]
-
-
-def test_max_steps_stops_early_like_the_hf_trainer():
-    calls, lrs = [], []
-    w = torch.zeros(1, 3, requires_grad=True)
-
-    def batch_loss(idx):
-        calls.append(idx.shape[1])
-        return (w.sum(1) - 1.0) ** 2
-
-    fit = finetune.fit([w], batch_loss, n=20, epochs=10, batch_size=16, optimizer="sgd",
-                       generators=[torch.Generator().manual_seed(0)], max_steps=5)
-    assert calls == [16, 4, 16, 4, 16] and fit.epoch_loss.shape == (1, 3)  # the third epoch is cut short
-    calls.clear()
-    finetune.fit([w], batch_loss, n=20, epochs=4, batch_size=16, optimizer="sgd",
-                 generators=[torch.Generator().manual_seed(0)])
-    assert len(calls) == 8
+    assert book["num_epochs"] == 2000 and book["pretrain_num_epochs"] == 300 and book["stop_when_fitted"]
+    paper = notebooks.resolve("table2_finetune", "paper")
+    assert list(report.differences(runs.protocol_from(paper), paper["seeds"], paper["noise_ratios"],
+                                   paper["sample_sizes"]).setting) == ["none"]
+    assert len(paper["datasets"]) == 8 and paper["image_backbone"] == "google/vit-base-patch16-224-in21k"
 
 
 @pytest.mark.parametrize("profile", ["smoke", "book", "paper"])
-def test_table_and_figure_share_their_runs(profile):
+def test_table_and_figure_share_one_profile(profile):
     table = notebooks.resolve("table2_finetune", profile)
     figure = notebooks.resolve("fig8_finetune_attention", profile)
     table.pop("out_dir"), figure.pop("out_dir")
     assert table == figure
-    if profile == "paper":
-        assert table["num_epochs"] == 2000 and table["pretrain_num_epochs"] == 300 and len(table["datasets"]) == 8
+    assert notebooks.profile("fig8_finetune_attention", profile) == notebooks.profile("table2_finetune", profile)
+
+
+def test_rows_computed_in_worker_processes_equal_those_computed_here(tiny_bert, tiny_vit, sst2_folder, mnist_folder,
+                                                                      tmp_path, monkeypatch):
+    params = {**notebooks.resolve("table2_finetune", "smoke"), "datasets": [str(sst2_folder), str(mnist_folder)],
+              "text_backbone": str(tiny_bert), "image_backbone": str(tiny_vit), "device": "cpu", "pretrain_size": 40,
+              "max_test": 16}
+    results = {}
+    for processes in (2, 1):
+        monkeypatch.setenv("BENIGN_CACHE", str(tmp_path / f"cache{processes}"))
+        _, tasks, grid = runs.runs_from({**params, "processes": processes})
+        files = list((tmp_path / f"cache{processes}" / "finetune").glob("*.json"))
+        assert len(files) == len(grid) == 8  # 2 rows × 2 seeds × 2 η
+        results[processes] = grid.set_index(["dataset", "seed", "noise_ratio", "n"]).sort_index()
+    for column in ("base_acc", "train_loss", "test_acc"):
+        np.testing.assert_allclose(results[2][column], results[1][column], rtol=1e-5)

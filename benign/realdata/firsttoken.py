@@ -1,0 +1,222 @@
+"""The last attention layer at the first token, for R runs side by side: the computation phase 2 repeats.
+
+Only the first token's output reaches the classification head, so a phase-2 step needs the first token's query
+q = W_Q x₀ + b_Q, the keys of all tokens, the values, and the frozen rest of the last layer for that one token.
+The keys enter only through the scores s_{ht} = q_hᵀ(W_{K,h} x_t + b_{K,h}) / √d_h. Two facts make them cheap:
+q_hᵀ W_{K,h} x_t = u_h · x_t with u_h = W_{K,h}ᵀ q_h, so no key vector is ever formed (a sample costs O(D² + H·L·D)
+instead of O(L·D²)); and q_h · b_{K,h} adds the same number to every score of a row, which the softmax ignores, so
+the key bias drops out exactly (its gradient is zero: it stays where it was initialised, in the authors' runs too).
+
+`forward` and `backward` are written out by hand — the backward of every operation on the first token's path,
+with the frozen weights shared by all runs as single large matrix products and the per-run query and key as
+batched ones — because autograd spends much of such a small step on bookkeeping and layout copies. The tests check
+both against the Hugging Face model and autograd.
+
+Shapes: N = R·B samples (`Tokens`, the samples of run r at rows r·B … r·B + B − 1); per-run query and key
+Wq, Wk (R, D, D), bq (R, D); heads (R, ...) per run. A sample's tokens are the inputs of the last layer's projections
+(BERT: its hidden states; ViT: their LayerNorm); the samples are grouped by length, and each group is padded only to
+its own longest sample (the score and mixing products, the only ones that see every token, cost H·L·D per sample).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from ..checks import ParameterError
+
+ACTIVATIONS = {"gelu": "none", "gelu_new": "tanh", "gelu_pytorch_tanh": "tanh"}  # HF name: F.gelu approximation
+
+
+@dataclass
+class Tail:
+    """The frozen parts of the last layer after the scores, and the norm after it (ViT: the final LayerNorm).
+
+    BERT (post-LN): a = LN₁(W_O c + b_O + h₀), z = LN₂(W₂ gelu(W₁ a + b₁) + b₂ + a).
+    ViT (pre-LN):   A = W_O c + b_O + h₀,      z = LN₂(A + W₂ gelu(W₁ LN₁(A) + b₁) + b₂)  (LN₂: the final norm).
+    """
+
+    arch: str
+    heads: int
+    Wv: torch.Tensor
+    bv: torch.Tensor
+    Wo: torch.Tensor
+    bo: torch.Tensor
+    norm1: torch.nn.LayerNorm
+    W1: torch.Tensor
+    b1: torch.Tensor
+    W2: torch.Tensor
+    b2: torch.Tensor
+    norm2: torch.nn.LayerNorm
+    approximate: str  # GELU: "none" (erf) or "tanh"
+
+    @staticmethod
+    def activation(hidden_act: str) -> str:
+        if hidden_act not in ACTIVATIONS:
+            raise ParameterError(f"the backbone's activation {hidden_act!r} is not supported: use a BERT or ViT with "
+                                 f"one of {', '.join(ACTIVATIONS)}")
+        return ACTIVATIONS[hidden_act]
+
+
+def _ln(x, ln):
+    return torch.native_layer_norm(x, ln.normalized_shape, ln.weight, ln.bias, ln.eps)
+
+
+def _ln_back(grad, x, mean, rstd, ln):
+    return torch.ops.aten.native_layer_norm_backward(grad, x, ln.normalized_shape, mean, rstd, ln.weight, ln.bias,
+                                                     [True, False, False])[0]
+
+
+@dataclass
+class Tokens:
+    """The last layer's inputs of N samples: the first token's (x0, and h0 its hidden state, the residual), and every
+    token in groups of similar length — group g holds the samples order[g's slice] as x (n_g, L_g, D) with the mask
+    of real tokens keep (n_g, L_g)."""
+
+    x0: torch.Tensor  # (N, D)
+    h0: torch.Tensor  # (N, D)
+    groups: list[tuple[torch.Tensor, torch.Tensor]]
+    order: torch.Tensor  # (N,) the samples in the order of the groups
+    inverse: torch.Tensor  # (N,) where each sample is in that order
+
+    def per_group(self, fn, values: torch.Tensor) -> torch.Tensor:
+        """fn(values of a group's samples, x, keep) for every group, put back in sample order (N, ...)."""
+        parts, start = [], 0
+        for x, keep in self.groups:
+            parts.append(fn(values[self.order[start:start + len(x)]], x, keep))
+            start += len(x)
+        return torch.cat(parts)[self.inverse]
+
+
+def first_row(tokens: Tokens, qk: dict, heads: int) -> tuple[list, torch.Tensor, torch.Tensor]:
+    """Softmax scores of the first token's query row, per group (n_g, H, L_g); the largest score of each sample and
+    head (N, H); and q/√dₕ (R, H, B, dₕ) for the backward."""
+    R = qk["Wq"].shape[0]
+    N, D = tokens.x0.shape
+    B, dh = N // R, D // heads
+    q = torch.baddbmm(qk["bq"][:, None, :], tokens.x0.view(R, B, D), qk["Wq"].transpose(1, 2))  # (R, B, D)
+    q4 = (q * dh ** -0.5).view(R, B, heads, dh).transpose(1, 2)  # (R, H, B, dₕ): qₕ/√dₕ
+    u = torch.matmul(q4, qk["Wk"].view(R, heads, dh, D)).transpose(1, 2).reshape(N, heads, D)  # W_Kₕᵀ qₕ/√dₕ
+    probs = []
+
+    def scores(u_g, x, keep):
+        s = torch.bmm(u_g, x.transpose(1, 2)).masked_fill_(~keep[:, None, :], torch.finfo(x.dtype).min)
+        probs.append(torch.softmax(s, dim=-1))
+        return probs[-1].amax(-1)
+
+    return probs, tokens.per_group(scores, u), q4
+
+
+def features(tokens: Tokens, qk: dict, tail: Tail, save: bool = False):
+    """The last layer's output at the first token z (R, B, D) (ViT: after the final norm), the largest score per
+    sample and head (N, H) and, with save, what `backward` needs."""
+    R = qk["Wq"].shape[0]
+    N, D = tokens.x0.shape
+    H, dh = tail.heads, D // tail.heads
+    probs, top, q4 = first_row(tokens, qk, H)
+    p = iter(probs)
+    m = tokens.per_group(lambda _, x, keep: torch.bmm(next(p), x), tokens.x0)  # (N, H, D): Σₜ sₕₜ xₜ
+    ctx = torch.bmm(m.transpose(0, 1), tail.Wv.view(H, dh, D).transpose(1, 2)).transpose(0, 1).reshape(N, D)
+    A = torch.addmm(tokens.h0 + tail.bo, ctx + tail.bv, tail.Wo.t())  # each head's value map, output, residual
+    a, mu1, r1 = _ln(A, tail.norm1)
+    pre = torch.addmm(tail.b1, a, tail.W1.t())
+    y2 = torch.addmm(a if tail.arch == "bert" else A, F.gelu(pre, approximate=tail.approximate), tail.W2.t())
+    z, mu2, r2 = _ln(y2.add_(tail.b2), tail.norm2)
+    return z.view(R, N // R, D), top, ((tokens, probs, q4, A, mu1, r1, pre, y2, mu2, r2) if save else None)
+
+
+def forward(tokens: Tokens, qk: dict, head: dict, tail: Tail, save: bool = False):
+    """Logits (R, B, C), the largest score per sample and head (N, H) and, with save, what `backward` needs."""
+    z, top, saved = features(tokens, qk, tail, save)
+    pooled = _pool(z, head) if tail.arch == "bert" else None
+    logits = _classify(z if pooled is None else pooled, head)
+    return logits, top, (saved + (pooled,) if save else None)
+
+
+def _pool(z, head: dict) -> torch.Tensor:
+    """BERT's pooler on the first token: tanh(W_P z + b_P), per run."""
+    return torch.tanh(torch.baddbmm(head["bert.pooler.dense.bias"][:, None], z,
+                                    head["bert.pooler.dense.weight"].transpose(1, 2)))
+
+
+def _classify(features, head: dict) -> torch.Tensor:
+    return torch.baddbmm(head["classifier.bias"][:, None], features, head["classifier.weight"].transpose(1, 2))
+
+
+def head_logits(z, head: dict, arch: str) -> torch.Tensor:
+    """Classifier logits from first-token features z (R, B, D) with per-run heads (BERT: pooler + classifier)."""
+    return _classify(_pool(z, head) if arch == "bert" else z, head)
+
+
+def cross_entropy(logits, y) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean cross-entropy per run (R,) of logits (R, B, C) on labels y (R, B), and its gradient ∂/∂logits."""
+    logp = torch.log_softmax(logits, -1)
+    loss = -logp.gather(-1, y[..., None]).squeeze(-1).mean(1)
+    dlogits = logp.exp_().scatter_add_(-1, y[..., None], torch.full_like(logp[..., :1], -1.0)).div_(y.shape[1])
+    return loss, dlogits
+
+
+def loss_and_grad(tokens: Tokens, y, qk: dict, head: dict, tail: Tail) -> tuple[torch.Tensor, dict]:
+    """Phase 2: the loss per run (R,) on labels y (R, B), and its gradient with respect to Wq, bq, Wk (bk: 0)."""
+    logits, _, saved = forward(tokens, qk, head, tail, save=True)
+    loss, dlogits = cross_entropy(logits, y)
+    return loss, backward(saved, dlogits, qk, head, tail)
+
+
+def head_loss_and_grad(z, y, head: dict, arch: str) -> tuple[torch.Tensor, dict]:
+    """Phase 1: the loss per run (R,) of the head on fixed features z (R, B, D), and its gradient."""
+    pooled = _pool(z, head) if arch == "bert" else None
+    feats = z if pooled is None else pooled
+    loss, dlogits = cross_entropy(_classify(feats, head), y)
+    grads = {"classifier.weight": torch.bmm(dlogits.transpose(1, 2), feats), "classifier.bias": dlogits.sum(1)}
+    if pooled is not None:
+        dpre = torch.bmm(dlogits, head["classifier.weight"]).mul_(1 - pooled * pooled)
+        grads.update({"bert.pooler.dense.weight": torch.bmm(dpre.transpose(1, 2), z),
+                      "bert.pooler.dense.bias": dpre.sum(1)})
+    return loss, grads
+
+
+def backward(saved, dlogits, qk: dict, head: dict, tail: Tail) -> dict:
+    """The gradient of Σ_runs loss with respect to each run's Wq, bq, Wk, bk, given ∂loss/∂logits (R, B, C)."""
+    tokens, probs, q4, A, mu1, r1, pre, y2, mu2, r2, pooled = saved
+    R, B, _ = dlogits.shape
+    N, D = tokens.x0.shape
+    H, dh = tail.heads, D // tail.heads
+    dfeat = torch.bmm(dlogits, head["classifier.weight"])  # (R, B, D)
+    if tail.arch == "bert":
+        dfeat = torch.bmm(dfeat * (1 - pooled * pooled), head["bert.pooler.dense.weight"])
+    dy2 = _ln_back(dfeat.reshape(N, D), y2, mu2, r2, tail.norm2)
+    dpre = torch.ops.aten.gelu_backward(dy2 @ tail.W2, pre, approximate=tail.approximate)
+    if tail.arch == "bert":
+        dA = _ln_back(torch.addmm(dy2, dpre, tail.W1), A, mu1, r1, tail.norm1)
+    else:
+        dA = _ln_back(dpre @ tail.W1, A, mu1, r1, tail.norm1).add_(dy2)
+    dctx = (dA @ tail.Wo).view(N, H, dh)
+    dm = torch.bmm(dctx.transpose(0, 1), tail.Wv.view(H, dh, D)).transpose(0, 1)  # (N, H, D)
+    p = iter(probs)
+
+    def scores_back(dm_g, x, keep):
+        p_g = next(p)
+        dp = torch.bmm(dm_g, x.transpose(1, 2))  # (n_g, H, L_g)
+        return torch.bmm(p_g * (dp - (p_g * dp).sum(-1, keepdim=True)), x)  # the softmax's backward, then Σₜ · xₜ
+
+    du = tokens.per_group(scores_back, dm).view(R, B, H, D).transpose(1, 2)  # (R, H, B, D)
+    dq = torch.matmul(du, qk["Wk"].view(R, H, dh, D).transpose(2, 3)).transpose(1, 2).reshape(R, B, D)
+    dq *= dh ** -0.5
+    return {"Wq": torch.bmm(dq.transpose(1, 2), tokens.x0.view(R, B, D)), "bq": dq.sum(1),
+            "Wk": torch.matmul(q4.transpose(2, 3), du).reshape(R, D, D), "bk": torch.zeros_like(qk["bk"])}
+
+
+def step_flops(tail: Tail, lengths: torch.Tensor, classes: int) -> float:
+    """Floating-point operations of one phase-2 step, forward and backward, for samples of `lengths` real tokens.
+
+    Multiply-adds per sample: forward q, u (= W_Kᵀq), value, output projection (and BERT's pooler): 4–5 D²; the MLP
+    2·D·F; scores and mixing 2·H·L·D; classifier C·D. Backward: the input gradients through the frozen parts (the
+    same again, pooler to value) and the weight gradients of W_Q and W_K (2 D²) and dq (D²). Twice that in FLOPs.
+    """
+    D, F_ = tail.W1.shape[1], tail.W1.shape[0]
+    squares = 11 if tail.arch == "bert" else 9
+    per_sample = squares * D * D + 4 * D * F_ + 2 * classes * D
+    return 2.0 * float(per_sample * len(lengths) + 4 * tail.heads * D * lengths.sum())

@@ -1,0 +1,197 @@
+"""What the Table-2 and Figure-8/9 pages show: the table, the paper beside it, the curves, what differs from the
+paper's protocol, and the numbers the text quotes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..expected import TABLE2_NEAREST, table2_key
+from .backbones import BACKBONE_LABELS, backbone_record
+from .datasets import HUB, MEDMNIST, take
+from .runs import PAPER_GRID, Protocol, Task, pretrain_size
+
+
+def summarize(runs: pd.DataFrame) -> pd.DataFrame:
+    """Mean ± std over seeds per (dataset, η, n): train loss, test accuracy, base accuracy (std with ddof 0), the
+    training accuracy, the share of flipped labels fitted and the phase-2 epochs run."""
+    std = lambda v: float(np.std(v))  # noqa: E731
+    g = runs.groupby(["dataset", "backbone", "noise_ratio", "n"], sort=False)
+    out = g.agg(train_loss=("train_loss", "mean"), train_loss_std=("train_loss", std),
+                test_acc=("test_acc", "mean"), test_acc_std=("test_acc", std), train_acc=("train_acc", "mean"),
+                fitted_noisy=("fitted_noisy", "mean"), base_acc=("base_acc", "mean"),
+                epochs_min=("epochs_run", "min"), epochs_max=("epochs_run", "max"), fitted=("fitted", "sum"),
+                seeds=("seed", "count"))
+    return out.reset_index()
+
+
+def _column(eta: float, n: int) -> str:
+    return f"η={eta:g}, n={n}"
+
+
+def _cell_of(column: str) -> tuple[float, int]:
+    eta, n = column.split(", ")
+    return float(eta.split("=")[1]), int(n.split("=")[1])
+
+
+def _layout(summary: pd.DataFrame, cell, first: dict | None = None) -> pd.DataFrame:
+    rows = {}
+    for ds, part in summary.groupby("dataset", sort=False):
+        row = {k: f(part) for k, f in (first or {}).items()}
+        for _, r in part.iterrows():
+            row[_column(r.noise_ratio, r.n)] = cell(r)
+        rows[ds] = row
+    frame = pd.DataFrame(rows).T.fillna("n/a")
+    cells = sorted((c for c in frame.columns if c not in (first or {})), key=_cell_of)
+    return frame[[*(first or {}), *cells]]
+
+
+def table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Table 2's layout: rows data sets, columns base and (η, n) cells 'loss, acc ± std' (accuracy in %)."""
+    return _layout(summary, lambda r: f"{r.train_loss:.2f}, {100 * r.test_acc:.1f}±{100 * r.test_acc_std:.1f}",
+                   {"base": lambda part: f"{100 * part.base_acc.iloc[0]:.2f}"})
+
+
+def epochs_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per cell: the phase-2 epochs the seeds ran (min–max) and how many of them stopped because they fitted."""
+    def cell(r):
+        span = f"{r.epochs_min}" if r.epochs_min == r.epochs_max else f"{r.epochs_min}–{r.epochs_max}"
+        return f"{span} ({r.fitted}/{r.seeds} fitted)"
+
+    return _layout(summary, cell)
+
+
+def with_paper(ours: pd.DataFrame, paper: dict, nearest: dict) -> pd.DataFrame:
+    """Our table with the paper's row for the same data set (or the nearest ones, named) under each of our rows."""
+    rows = {}
+    for ds, row in ours.iterrows():
+        rows[f"{ds} (here)"] = row
+        for ref in ([ds] if ds in paper else nearest.get(ds, ())):
+            base, cells = paper[ref]
+            prow = {"base": f"{base:.2f}"}
+            for col in ours.columns[1:]:
+                c = cells.get(_cell_of(col))
+                prow[col] = "n/a" if c is None else (f"{c[0]:.2f}, {c[1]:.1f}" +
+                                                      (f"±{c[2]:.1f}" if c[2] is not None else ""))
+            rows[f"{ref} (paper)" if ref == ds else f"{ref} (paper, nearest to {ds})"] = pd.Series(prow)
+    return pd.DataFrame(rows).T[ours.columns]
+
+
+def curves(runs: pd.DataFrame) -> pd.DataFrame:
+    """The max-attention curves in long form: dataset, noise_ratio, n, seed, epoch, max_attention, loss."""
+    parts = []
+    for _, r in runs.iterrows():
+        e = np.arange(1, len(r.max_attention) + 1)
+        parts.append(pd.DataFrame({"dataset": r.dataset, "noise_ratio": r.noise_ratio, "n": r.n, "seed": r.seed,
+                                   "epoch": e, "max_attention": r.max_attention, "loss": r.loss[:len(e)]}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def attention_ends(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per data set, η and n: the mean over seeds of the max attention after the first and after the last epoch
+    each seed ran (seeds may stop at different epochs)."""
+    ends = runs.assign(first=runs.max_attention.map(lambda v: v[0]), last=runs.max_attention.map(lambda v: v[-1]))
+    return ends.groupby(["dataset", "noise_ratio", "n"], sort=False)[["first", "last"]].mean().reset_index()
+
+
+def differences(protocol: Protocol, seeds, noise_ratios, sample_sizes) -> pd.DataFrame:
+    """Where the protocol departs from the paper's: setting, paper, here (one row saying so if nowhere)."""
+    paper = {**Protocol().__dict__, **PAPER_GRID}
+    here = {**protocol.__dict__, "seeds": list(seeds), "noise_ratios": [float(v) for v in noise_ratios],
+            "sample_sizes": list(sample_sizes)}
+    labels = {"pretrain_num_epochs": "phase 1 epochs", "num_epochs": "phase 2 epochs (the learning-rate schedule)",
+              "stop_when_fitted": "phase 2 stops a run once it fits every training label",
+              "max_epochs": "phase 2 epochs at most (0: all)", "max_epochs_from_n": "… for n at least (0: every n)",
+              "batch_size": "batch size", "optimizer": "optimizer",
+              "add_special_tokens": "BERT special tokens", "pretrain_size": "pretrain subset (0: the data set's)",
+              "max_test": "test samples (0: all)", "seeds": "seeds", "noise_ratios": "η", "sample_sizes": "n"}
+    rows = [{"setting": labels[k], "paper": paper[k], "here": here[k]} for k in labels if paper[k] != here[k]]
+    if not rows:
+        rows = [{"setting": "none", "paper": "the authors' protocol", "here": "the authors' protocol"}]
+    return pd.DataFrame(rows)
+
+
+def paper_pretrain_size(dataset: str) -> str:
+    """The paper's pretrain subset for a data set, or for an offline row its nearest paper row's (named)."""
+    sizes = {**{k: v.pretrain_size for k, v in HUB.items()}, **{k: v[0] for k, v in MEDMNIST.items()}}
+    if dataset in sizes:
+        return str(sizes[dataset])
+    near = TABLE2_NEAREST.get(dataset, ())
+    return ", ".join(f"{n}: {sizes[n]}" for n in near) or "n/a"
+
+
+def assets(tasks: list[Task], protocol: Protocol, sample_sizes) -> pd.DataFrame:
+    """What each row ran on: data, backbone, sizes (the pretrain subset beside the paper's) and where they came from."""
+    rows = []
+    for t in tasks:
+        record = backbone_record(t.bb.folder)
+        made = ""
+        if record:
+            made = (f"made here: {record['summary']}, its own test accuracy on {record['test_split']} "
+                    f"{100 * record['test_accuracy']:.1f} %")
+        rows.append({"dataset": t.dataset, "source": t.data.source, "classes": t.data.num_classes,
+                     "train pool": len(t.data.train_labels), "test split": len(t.data.test_labels),
+                     "pretrain subset": pretrain_size(t.data, protocol, sample_sizes),
+                     "paper's pretrain subset": paper_pretrain_size(t.dataset),
+                     "backbone": BACKBONE_LABELS.get(t.backbone, t.backbone),
+                     "layers": t.bb.model.config.num_hidden_layers, "hidden": t.bb.hidden, "heads": t.bb.heads,
+                     "made": made})
+    return pd.DataFrame(rows)
+
+
+def table_metrics(summary: pd.DataFrame) -> dict:
+    """Flat metrics.json keys: <dataset>_base_acc and <dataset>_noise<η>_n<n>_<quantity>."""
+    metrics = {}
+    for _, r in summary.iterrows():
+        metrics[f"{r.dataset}_base_acc"] = float(r.base_acc)
+        for q in ("train_loss", "test_acc", "test_acc_std", "train_acc", "fitted_noisy", "epochs_max"):
+            if pd.notna(r[q]):
+                metrics[table2_key(r.dataset, r.noise_ratio, r.n, q)] = float(r[q])
+    return metrics
+
+
+def findings(summary: pd.DataFrame, tasks: list[Task]) -> pd.DataFrame:
+    """Per data set and n, with label noise: were the noisy labels fitted, and what did it cost the test accuracy?
+
+    Columns: dataset, kind (text or image), η, n, the share of flipped labels fitted (mean over seeds), the
+    training accuracy, the phase-2 epochs (most of the seeds), and the test accuracy minus the base accuracy and
+    minus the same cell without noise (percentage points).
+    """
+    kind = {t.dataset: t.data.kind for t in tasks}
+    clean = summary[summary.noise_ratio == 0].set_index(["dataset", "n"]).test_acc
+    rows = []
+    for _, r in summary[summary.noise_ratio > 0].iterrows():
+        rows.append({"dataset": r.dataset, "kind": kind[r.dataset], "η": r.noise_ratio, "n": r.n,
+                     "flipped labels fitted (%)": 100 * r.fitted_noisy if pd.notna(r.fitted_noisy) else np.nan,
+                     "train accuracy (%)": 100 * r.train_acc, "epochs": r.epochs_max,
+                     "test − base (points)": 100 * (r.test_acc - r.base_acc),
+                     "test − clean cell (points)": 100 * (r.test_acc - clean.get((r.dataset, r.n), np.nan))})
+    return pd.DataFrame(rows)
+
+
+def finding_metrics(found: pd.DataFrame) -> dict:
+    """The numbers the page's reading quotes, per kind of row (text, image): cells with noise, how many fitted every
+    flipped label in every seed, the share of flipped labels fitted, the most epochs a cell ran, and the test
+    accuracy's change against the base accuracy (mean, worst, and at the largest n) and against the clean cell."""
+    out = {}
+    for kind, part in found.groupby("kind"):
+        fitted, drop = part["flipped labels fitted (%)"], part["test − base (points)"]
+        largest = part[part.n == part.n.max()]
+        out.update({f"{kind}_noisy_cells": float(len(part)),
+                    f"{kind}_noisy_cells_all_fitted": float((fitted >= 100 - 1e-9).sum()),
+                    f"{kind}_flipped_fitted_mean": float(fitted.mean()),
+                    f"{kind}_epochs_max": float(part.epochs.max()),
+                    f"{kind}_test_vs_base_mean": float(drop.mean()), f"{kind}_test_vs_base_worst": float(drop.min()),
+                    f"{kind}_test_vs_base_largest_n": float(largest["test − base (points)"].mean()),
+                    f"{kind}_test_vs_clean_mean": float(part["test − clean cell (points)"].mean())})
+    return out
+
+
+def uniform_attention(task: Task) -> float:
+    """1 / (mean number of tokens) over a few training inputs: the max score of uniform attention."""
+    sample = take(task.data.train_inputs, np.arange(min(256, len(task.data.train_labels))))
+    batch = task.bb.model_inputs(sample)
+    if "attention_mask" in batch:
+        return float((1 / batch["attention_mask"].sum(1).float()).mean())
+    h, _ = task.bb.last_layer_inputs(batch)
+    return 1 / h.shape[1]

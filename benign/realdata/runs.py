@@ -1,0 +1,330 @@
+"""The protocol, the tasks (a data set with the backbone of its kind) and every run of the table, cached on disk.
+
+A run is one (data set, seed, η, n) cell entry. Runs are cached one JSON file each under a hash of everything that
+decides them: the protocol, the data, the backbone's weights, the seed, η, n — and the code that computes them
+(`records.code_fingerprint` of this module, which covers every module of the package it imports, with the torch,
+numpy, transformers and tokenizers versions), so a change of the code is recomputed, never served stale. Table 2
+and Figures 8/9 read the same runs. A run is written as soon as its group (its n) finishes, so an interrupted grid
+resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import asdict, dataclass, field, fields
+
+import numpy as np
+import pandas as pd
+import torch
+
+from ..checks import ParameterError, check_all
+from ..device import cpu_threads, resolve_device
+from ..paths import cache_dir
+from ..records import code_fingerprint, environment, write_atomic
+from .backbones import BACKBONE_LABELS, Backbone, backbone_folder
+from .image_backbone import NAME as IMAGE_BACKBONE
+from .datasets import RawData, add_label_noise, load, split_indices, take
+from .firsttoken import head_logits
+from .training import Encoded, Schedule, encode, phase1, phase2, predict, stack
+
+SEEDS = (42, 314, 2718)
+PAPER_GRID = dict(seeds=list(SEEDS), noise_ratios=[0.0, 0.2], sample_sizes=[20, 200, 1000])
+CODE = __name__  # the module whose code (and everything it imports) keys the cache
+CODE_PACKAGES = ("torch", "numpy", "transformers", "tokenizers")
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """Everything that decides a run besides data set, backbone, seed, η and n (defaults: the paper's)."""
+
+    pretrain_num_epochs: int = 300  # phase 1
+    num_epochs: int = 2000  # phase 2's schedule: the learning rate decays to 0 over this many epochs
+    stop_when_fitted: bool = False  # stop a run once it predicts every training label, noisy ones included
+    max_epochs: int = 0  # phase 2 runs at most this many epochs (where n >= max_epochs_from_n), 0: num_epochs
+    max_epochs_from_n: int = 0  # the cap applies to these n and larger (0: to every n)
+    batch_size: int = 16
+    optimizer: str = "adamw"
+    add_special_tokens: bool = False
+    pretrain_size: int = 0  # 0: the size for the data set (the paper's for its data sets)
+    max_test: int = 0  # 0: the whole test split
+
+    def __post_init__(self):
+        check_all(**asdict(self))
+
+    def phase1(self) -> Schedule:
+        return Schedule(self.pretrain_num_epochs, self.batch_size, self.optimizer)
+
+    def phase2(self, n: int) -> Schedule:
+        cap = self.max_epochs if n >= self.max_epochs_from_n else 0
+        return Schedule(self.num_epochs, self.batch_size, self.optimizer, cap, self.stop_when_fitted)
+
+
+PROTOCOL_PARAMETERS = tuple(f.name for f in fields(Protocol))
+
+
+def protocol_from(parameters: dict) -> Protocol:
+    """The protocol a notebook's parameters ask for (the one place a Protocol is built from them)."""
+    return Protocol(**{k: parameters[k] for k in PROTOCOL_PARAMETERS})
+
+
+@dataclass
+class Task:
+    """One row of the table: a data set (by its short name) with the backbone of its kind."""
+
+    dataset: str
+    backbone: str
+    data: RawData = field(repr=False)
+    bb: Backbone = field(repr=False)
+
+    @property
+    def label(self) -> str:
+        return f"{self.dataset} · {BACKBONE_LABELS.get(self.backbone, self.backbone)}"
+
+
+def prepare(dataset: str, text_backbone: str, image_backbone: str, vit_recipe: dict | None = None,
+            progress: bool = False, device: str = "auto") -> Task:
+    """Load a data set and the backbone of its kind (text: BERT, images: ViT) with a head for its classes."""
+    data = load(dataset)
+    name = text_backbone if data.kind == "text" else image_backbone
+    bb = Backbone(name, data.num_classes, vit_recipe, progress, device)
+    if bb.kind != data.kind:
+        raise ParameterError(f"backbone {name!r} reads {bb.kind}, but {dataset!r} holds {data.kind}: "
+                             f"choose a {data.kind} backbone")
+    return Task(data.name, name, data, bb)
+
+
+def pretrain_size(data: RawData, protocol: Protocol, sample_sizes) -> int:
+    """The clean phase-1 subset's size: the protocol's, or the data set's, leaving room for the smallest n."""
+    return min(protocol.pretrain_size or data.pretrain_size, len(data.train_labels) - min(sample_sizes))
+
+
+def fitting_sizes(data: RawData, protocol: Protocol, sample_sizes) -> list[int]:
+    """The n that fit beside the pretrain subset in the pool (the others are n/a, as the paper's BreastMNIST 1000)."""
+    pretrain = pretrain_size(data, protocol, sample_sizes)
+    return sorted(n for n in sample_sizes if pretrain >= 1 and pretrain + n <= len(data.train_labels))
+
+
+# --------------------------------------------------------------------------------------------- the cache
+def _runs_dir():
+    return cache_dir() / "finetune"
+
+
+def _key(parts: dict) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+
+def _read(key: str):
+    file = _runs_dir() / f"{key}.json"
+    try:
+        return json.loads(file.read_text())
+    except (OSError, ValueError):  # missing, or damaged: computed again
+        return None
+
+
+def _plan(data: RawData, backbone: str, device: str, protocol: Protocol, seeds, noise_ratios, sample_sizes):
+    """The cache key of every (seed, η, n) run of a data set with a backbone (its fingerprint) on a device (type),
+    its pretrain size and the fingerprint of the code."""
+    pretrain = pretrain_size(data, protocol, sample_sizes)
+    sizes = fitting_sizes(data, protocol, sample_sizes)
+    if not sizes:
+        raise ParameterError(f"{data.name} has {len(data.train_labels)} training samples: too few for pretrain_size "
+                             f"{protocol.pretrain_size or data.pretrain_size} and n = {min(sample_sizes)}")
+    code = code_fingerprint(CODE, packages=CODE_PACKAGES)
+    common = dict(dataset=data.name, data=data.fingerprint(), backbone=backbone, protocol=asdict(protocol),
+                  pretrain=pretrain, code=code, device=device)
+    keys = {(s, float(eta), n): _key({**common, "seed": s, "noise_ratio": float(eta), "n": n})
+            for n in sizes for eta in noise_ratios for s in seeds}
+    return keys, pretrain, code
+
+
+def run_grid(task: Task, protocol: Protocol, seeds, noise_ratios, sample_sizes, progress: bool = False) -> pd.DataFrame:
+    """Every (seed, η, n) run of one task, from the disk cache where possible; one row per run.
+
+    Columns: dataset, backbone, seed, noise_ratio, n, pretrain_size, base_acc, train_loss, train_acc, test_acc,
+    fitted (stopped because every label was predicted), fitted_noisy (share of flipped labels fitted), epochs_run,
+    loss and max_attention (per epoch), and how the run was made (protocol, versions, device, threads, code).
+    """
+    seeds = list(seeds)
+    keys, pretrain, code = _plan(task.data, task.bb.fingerprint, task.bb.device.type, protocol, seeds, noise_ratios,
+                                 sample_sizes)
+    done = {k: _read(v) for k, v in keys.items()}
+    missing = [k for k, v in done.items() if v is None]
+    if missing:
+        def save(k, row):
+            row["code"] = code
+            write_atomic(_runs_dir() / f"{keys[k]}.json", json.dumps(row) + "\n")
+            done[k] = row
+
+        _compute(task, protocol, pretrain, seeds, missing, save, progress)
+    return pd.DataFrame(list(done.values()))
+
+
+# ------------------------------------------------------------------------------------------ computing runs
+@dataclass
+class _Prepared:
+    """The frozen layers' outputs for one task: finetune samples and test set with tokens, the rest features only."""
+
+    fin: Encoded
+    test: Encoded
+    row_of: dict  # training-pool index -> row of `fin`
+    z_of: dict  # training-pool index -> phase-1 feature
+    encode_s: float
+
+
+def _encode_all(task: Task, protocol: Protocol, splits: dict, test_rows: np.ndarray) -> _Prepared:
+    data, bb = task.data, task.bb
+    started = time.perf_counter()
+    fin_union = np.unique(np.concatenate([fin for _, fin in splits.values()]))
+    pre_union = np.setdiff1d(np.unique(np.concatenate([pre for pre, _ in splits.values()])), fin_union)
+    fin = encode(bb, take(data.train_inputs, fin_union), protocol.add_special_tokens)
+    test = encode(bb, take(data.test_inputs, test_rows), protocol.add_special_tokens)
+    z_of = {int(i): fin.z[r] for r, i in enumerate(fin_union)}
+    if len(pre_union):
+        pre = encode(bb, take(data.train_inputs, pre_union), protocol.add_special_tokens, keep_tokens=False)
+        z_of.update({int(i): pre.z[r] for r, i in enumerate(pre_union)})
+    return _Prepared(fin, test, {int(i): r for r, i in enumerate(fin_union)}, z_of, time.perf_counter() - started)
+
+
+def _phase1_heads(task: Task, protocol: Protocol, splits: dict, seeds: list[int], prep: _Prepared,
+                  test_y: torch.Tensor):
+    """Phase 1 for every seed side by side; returns per-seed heads, base accuracies and the Fit."""
+    bb, labels = task.bb, torch.as_tensor(task.data.train_labels)
+    z = torch.stack([torch.stack([prep.z_of[int(i)] for i in splits[s][0]]) for s in seeds])
+    y = torch.stack([labels[torch.as_tensor(splits[s][0])] for s in seeds]).to(bb.device)
+    result = phase1(bb, z, y, [bb.seeded_head(s) for s in seeds], protocol.phase1(), seeds)
+    with torch.no_grad():
+        logit = head_logits(prep.test.z[None].expand(len(seeds), -1, -1), result.params, bb.arch)
+    base = (logit.argmax(-1) == test_y).double().mean(1).cpu().numpy()
+    heads = {s: {k: v[i] for k, v in result.params.items()} for i, s in enumerate(seeds)}
+    return heads, base, result
+
+
+def _phase2_group(task: Task, protocol: Protocol, splits: dict, group: list[tuple], prep: _Prepared,
+                  heads: dict, test_y: torch.Tensor, progress: bool) -> list[dict]:
+    """Phase 2 of the runs (seed, η, n) of one n side by side; one result dict per run."""
+    data, bb, dev = task.data, task.bb, task.bb.device
+    rows, noisy, flipped = [], [], []
+    for s, eta, n in group:
+        idx = splits[s][1][:n]
+        labels, flips = add_label_noise(data.train_labels[idx], eta, data.num_classes, s)
+        rows.append(torch.as_tensor([prep.row_of[int(i)] for i in idx]))
+        noisy.append(torch.as_tensor(labels))
+        flipped.append(flips)
+    sample_idx, y = torch.stack(rows).to(dev), torch.stack(noisy).to(dev)
+    run_heads = stack([heads[s] for s, _, _ in group])
+    result = phase2(bb, prep.fin, sample_idx, y, run_heads, [bb.reset_qk(s) for s, _, _ in group],
+                    protocol.phase2(group[0][2]), [s for s, _, _ in group], progress=progress)
+    test_pred = predict(bb, prep.test, torch.arange(len(test_y), device=dev), run_heads, result.params)
+    test_acc = (test_pred == test_y).double().mean(1).cpu().numpy()
+    right = (predict(bb, prep.fin, sample_idx, run_heads, result.params) == y).cpu().numpy()
+    out = []
+    for r in range(len(group)):
+        out.append(dict(train_loss=float(result.epoch_loss[r][-1]), train_acc=float(right[r].mean()),
+                        fitted=bool(result.fitted[r]),
+                        fitted_noisy=float(right[r][flipped[r]].mean()) if flipped[r].any() else None,
+                        n_flipped=int(flipped[r].sum()), test_acc=float(test_acc[r]),
+                        epochs_run=int(result.epochs_run[r]), loss=result.epoch_loss[r].tolist(),
+                        max_attention=result.epoch_max_attention[r].tolist(),
+                        phase2_s=round(result.wall_s, 2), phase2_sample_steps=result.sample_steps))
+    return out
+
+
+def _compute(task: Task, protocol: Protocol, pretrain: int, seeds: list[int], wanted: list[tuple], save,
+             progress: bool) -> None:
+    """The wanted runs: frozen layers once, phase 1 once per seed, phase 2 by groups of equal n, each group saved
+    (save(key, row)) as soon as it is done."""
+    data = task.data
+    need_seeds = sorted({s for s, _, _ in wanted}, key=seeds.index)
+    splits = {s: split_indices(len(data.train_labels), pretrain, max(n for _, _, n in wanted), s) for s in need_seeds}
+    test_rows = np.arange(len(data.test_labels))[:protocol.max_test or None]
+    test_y = torch.as_tensor(data.test_labels[test_rows], device=task.bb.device)
+    prep = _encode_all(task, protocol, splits, test_rows)
+    heads, base, p1 = _phase1_heads(task, protocol, splits, need_seeds, prep, test_y)
+    made = dict(protocol=asdict(protocol), pretrain_size=pretrain, n_test=len(test_rows),
+                encode_s=round(prep.encode_s, 2), phase1_s=round(p1.wall_s, 2), threads=torch.get_num_threads(),
+                **environment(task.bb.device))
+    for n in sorted({n for _, _, n in wanted}):
+        group = [k for k in wanted if k[2] == n]
+        for (s, eta, _), result in zip(group, _phase2_group(task, protocol, splits, group, prep, heads, test_y,
+                                                              progress)):
+            i = need_seeds.index(s)
+            save((s, eta, n), dict(dataset=task.dataset, backbone=task.backbone, seed=s, noise_ratio=eta, n=n,
+                                   base_acc=float(base[i]), phase1_loss=float(p1.epoch_loss[i][-1]), **result,
+                                   **made))
+
+
+def _recipe(p: dict) -> dict:
+    return dict(epochs=p["vit_pretrain_epochs"], samples=p["vit_pretrain_samples"])
+
+
+def _grid_of(parameters: dict, dataset: str) -> None:
+    """One row's runs, computed (in a worker process) and left in the cache."""
+    p = parameters
+    with cpu_threads(p["cpu_threads"]):
+        task = prepare(dataset, p["text_backbone"], p["image_backbone"], _recipe(p), p["progress"], p["device"])
+        run_grid(task, protocol_from(p), p["seeds"], p["noise_ratios"], p["sample_sizes"], p["progress"])
+
+
+class _Rows:
+    """Rows to compute: in this process, one after the other, or side by side in worker processes."""
+
+    def __init__(self, processes: int):
+        self.pool, self.futures = None, []
+        if processes > 1:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            # spawn, not fork: a process that holds torch's threads must not be forked
+            self.pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
+
+    def submit(self, parameters: dict, dataset: str) -> None:
+        if self.pool is None:
+            _grid_of(parameters, dataset)
+        else:
+            self.futures.append(self.pool.submit(_grid_of, parameters, dataset))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *failed):
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=failed[0] is not None)
+            if failed[0] is None:
+                for future in self.futures:
+                    future.result()  # a row's error, raised here
+
+
+def runs_from(parameters: dict) -> tuple[Protocol, list[Task], pd.DataFrame]:
+    """What a notebook's parameters ask for: the protocol, the prepared tasks and every (cached) run, one per row.
+
+    Rows whose runs are not all cached are computed first, text rows before image rows (they take longest): with
+    `processes` > 1 side by side in that many worker processes, each with `cpu_threads` threads — separate processes
+    share two cores far better than two threads of one program do on a busy machine — while this process makes the
+    image backbone if it is missing. An n that no data set's pool can hold is an error; one that only some can
+    hold is n/a for the others.
+    """
+    p = parameters
+    protocol = protocol_from(p)
+    device = resolve_device(p["device"]).type
+    data = {name: load(name) for name in p["datasets"]}
+    for n in p["sample_sizes"]:
+        if not any(n in fitting_sizes(d, protocol, p["sample_sizes"]) for d in data.values()):
+            pools = ", ".join(f"{d.name} {len(d.train_labels)}" for d in data.values())
+            raise ParameterError(f"n = {n} is larger than every training pool allows beside its pretrain subset "
+                                 f"(pools: {pools}): use smaller sample_sizes")
+    backbones = {name: p["text_backbone"] if d.kind == "text" else p["image_backbone"] for name, d in data.items()}
+    for backbone in set(backbones.values()) - {IMAGE_BACKBONE}:
+        backbone_folder(backbone)  # a bad name or folder fails here, before any row starts
+    with _Rows(p["processes"]) as rows:
+        for name in sorted(data, key=lambda name: data[name].kind != "text"):
+            fingerprint = backbone_folder(backbones[name], _recipe(p), p["progress"])[1]  # makes the image backbone
+            keys = _plan(data[name], fingerprint, device, protocol, p["seeds"], p["noise_ratios"], p["sample_sizes"])[0]
+            if any(_read(k) is None for k in keys.values()):
+                rows.submit(p, name)
+    tasks = [prepare(name, p["text_backbone"], p["image_backbone"], _recipe(p), p["progress"], p["device"])
+             for name in p["datasets"]]
+    runs = pd.concat([run_grid(task, protocol, p["seeds"], p["noise_ratios"], p["sample_sizes"], p["progress"])
+                      for task in tasks], ignore_index=True)
+    return protocol, tasks, runs
