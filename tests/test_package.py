@@ -1,0 +1,66 @@
+"""The package as a newcomer meets it: modules of one job and readable length, imports flowing one way, shared
+helpers public."""
+
+import ast
+import pkgutil
+from pathlib import Path
+
+import benign
+
+PACKAGE = Path(benign.__file__).parent
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the package by dotted name (subpackages included)."""
+    found = {}
+    for info in pkgutil.walk_packages([str(PACKAGE)], prefix="benign."):
+        path = PACKAGE.joinpath(*info.name.split(".")[1:])
+        found[info.name] = path / "__init__.py" if info.ispkg else path.with_suffix(".py")
+    return found
+
+
+def imports(name: str, path: Path) -> list[tuple[str, list[str]]]:
+    """(imported module, names taken from it) for every import of the package's own modules in one module."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("benign")):
+            base = node.module or ""
+            if node.level:
+                parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{parent}.{base}" if base else parent
+            names = [a.name for a in node.names]
+            known = modules()
+            submodules = [f"{base}.{n}" for n in names if f"{base}.{n}" in known]
+            found += [(m, []) for m in submodules] + ([(base, [n for n in names if f"{base}.{n}" not in known])]
+                                                      if base in known and len(submodules) < len(names) else [])
+    return found
+
+
+def test_imports_flow_one_way():
+    """The import graph of the package's modules has no cycle (lazy imports inside functions included)."""
+    graph = {name: {m for m, _ in imports(name, path) if m != name and m != "benign"} for name, path in modules().items()}
+    state = {}
+
+    def visit(node, trail):
+        if state.get(node) == "done":
+            return
+        assert state.get(node) != "open", f"import cycle: {' → '.join(trail + [node])}"
+        state[node] = "open"
+        for child in sorted(graph.get(node, ())):
+            visit(child, trail + [node])
+        state[node] = "done"
+
+    for name in sorted(graph):
+        visit(name, [])
+
+
+def test_no_module_takes_a_private_name_from_another():
+    offences = [f"{name} imports {n} from {m}" for name, path in modules().items()
+                for m, names in imports(name, path) for n in names if n.startswith("_") and m != name]
+    assert not offences, offences
+
+
+def test_modules_are_readable_in_one_sitting():
+    long = {name: len(path.read_text().splitlines()) for name, path in modules().items()}
+    assert all(lines <= 500 for lines in long.values()), {k: v for k, v in long.items() if v > 500}
