@@ -88,16 +88,16 @@ class Notebook:
         """The figure as NAME.png and NAME.pdf in the output folder (NAME defaults to the notebook's name)."""
         return save_figure(fig, self.out, name or self.name)
 
-    def save_metrics(self, metrics: dict, extra: dict | None = None) -> dict:
+    def save_metrics(self, metrics: dict, extra: dict | None = None) -> None:
         """Glue every headline number (a plain int or float, for the page's text) and write metrics.json with them,
-        the parameters, seeds, versions, device and threads."""
+        the parameters, seeds, versions, device and threads. Returns nothing, so the page shows no record dump."""
         from myst_nb import glue
 
         for key, value in metrics.items():
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 glue(key, value, display=False)
-        return save_metrics(self.out, self.name, metrics, self.parameters, device=self.device,
-                            extra={"cpu_threads": self.cpu_threads, **(extra or {})})
+        save_metrics(self.out, self.name, metrics, self.parameters, device=self.device,
+                     extra={"cpu_threads": self.cpu_threads, **(extra or {})})
 
     def compare(self, metrics: dict):
         """The paper-vs-here table of this notebook."""

@@ -2,9 +2,10 @@
 
 Fails on what a reader would see wrong: a page that does not load, an image that does not load or is blank, an
 internal link that points nowhere, a formula left as raw TeX (MathJax must come from the book itself), a machine or
-temporary path, an error output in a code cell, a notebook page without a figure, or any request that leaves the
-book. Saves screenshots of the landing page and of one figure page. Chromium and its driver are Debian's (`.ci/run`
-installs them); without them the test fails under CI and is skipped elsewhere.
+temporary path, an error output in a code cell, a wall of printed text (a record dumped into the page), a notebook
+page without a figure, or any request that leaves the book. Saves screenshots of the landing page and of one figure
+page. Chromium and its driver are Debian's (`.ci/run` installs them); without them the test fails under CI and is
+skipped elsewhere.
 """
 
 import functools
@@ -122,6 +123,9 @@ def reader_problems(browser, page: str, root: Path, base: str) -> list[str]:
         "return Array.from(document.querySelectorAll('.output.traceback, .output.error')).length")
     if errors or "Traceback (most recent call last)" in text:
         problems.append(f"{page}: an error output in a code cell")
+    walls = browser.execute_script("return Array.from(document.querySelectorAll('.output.text_plain'))"
+                                   ".map(o => o.innerText.length).filter(n => n > 2500)")
+    problems += [f"{page}: a wall of printed text in a cell output ({n} characters)" for n in walls]
     if page.startswith("notebooks/") and not browser.execute_script(
             "return document.querySelectorAll('article .cell_output img').length"):
         problems.append(f"{page}: a notebook page without a figure")
@@ -178,7 +182,8 @@ def test_a_downloaded_copy_typesets_its_maths_from_disk(site, browser):
 
 
 def test_the_checks_see_what_they_look_for(site, browser, tmp_path):
-    """A page with raw TeX, a machine path, an error output and a blank figure is flagged on every count."""
+    """A page with raw TeX, a machine path, an error output, a blank figure and a printed dict of 400 entries is
+    flagged on every count."""
     base, root = site
     from PIL import Image
 
@@ -186,14 +191,16 @@ def test_the_checks_see_what_they_look_for(site, browser, tmp_path):
     page = root / "notebooks" / "_bad_check.html"
     page.write_text(f"<html><body><article><p>the scale \\(\\frac{{1}}{{2}}\\) lives in {paths.ROOT}/results</p>"
                     "<div class='cell_output'><img src='../_blank_check.png'></div>"
-                    "<div class='output traceback'>Traceback (most recent call last)</div></article></body></html>")
+                    "<div class='output traceback'>Traceback (most recent call last)</div>"
+                    f"<div class='output text_plain'><pre>{dict((f'key{i}', i) for i in range(400))}</pre></div>"
+                    "</article></body></html>")
     try:
         open_page(browser, urljoin(base, "notebooks/_bad_check.html"))
         found = "\n".join(reader_problems(browser, "notebooks/_bad_check.html", root, base))
     finally:
         page.unlink()
         (root / "_blank_check.png").unlink()
-    for expected in ("raw TeX", "machine path", "error output", "blank figure"):
+    for expected in ("raw TeX", "machine path", "error output", "blank figure", "wall of printed text"):
         assert expected in found, found
     fetched = browser.execute_async_script("const done = arguments[arguments.length - 1];"
                                            "fetch('https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml.js')"
