@@ -180,9 +180,16 @@ RENAMED = {"eta": "noise_ratio", "rho": "signal_norm", "rho_values": "signal_nor
            "reuse_train_seed": "authors_test_seed"}
 
 
+# Parameters the project dropped for a different mechanism: what to use instead.
+REPLACED = {"max_steps": "phase 2 is bounded in epochs now: use 'stop_when_fitted', 'max_epochs' and 'max_epochs_from_n'"}
+
+
 def unknown_parameter(name: str, known, where: str) -> ParameterError:
-    """The error for a parameter `where` does not know: names its new name if it was renamed, else the known ones."""
+    """The error for a parameter `where` does not know: names its new name if it was renamed or what replaced it,
+    else the known ones."""
     new = RENAMED.get(name)
     if new in known:
         return ParameterError(f"parameter {name!r} was renamed: use {new!r} (one name per concept across both papers)")
+    if name in REPLACED:
+        return ParameterError(f"parameter {name!r} was removed: {REPLACED[name]}")
     return ParameterError(f"unknown parameter {name!r} for {where}: use one of {', '.join(known)}")

@@ -86,6 +86,7 @@ BAD = [
     (["run", "paper2_two_steps", "-p", "eta", "0.1"], "parameter 'eta' was renamed: use 'noise_ratio'"),
     (["run", "paper2_snr_heatmap", "-p", "rho_values", "[1.0]"], "parameter 'rho_values' was renamed: use"),
     (["run", "fig3_dynamics", "-p", "reuse_train_seed", "True"], "was renamed: use 'authors_test_seed'"),
+    (["run", "table2_finetune", "-p", "max_steps", "600"], "parameter 'max_steps' was removed: phase 2 is bounded in"),
 ]
 
 
