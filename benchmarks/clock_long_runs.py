@@ -39,7 +39,7 @@ def main():
     points = sweep.grid(seed=SEEDS, signal_norm=SIGNAL_NORMS, device=args.device, **SETTING)
 
     t0 = time.perf_counter()
-    rows = clock.grid_chunk([dict(p, num_steps=args.steps) for p in points])
+    clock.grid_chunk([dict(p, num_steps=args.steps) for p in points])
     if args.device.startswith("cuda"):
         torch.cuda.synchronize()
     fast = time.perf_counter() - t0

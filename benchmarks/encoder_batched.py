@@ -25,7 +25,7 @@ import torch
 from torch.func import grad_and_value, vmap
 from torch.utils.flop_counter import FlopCounterMode
 
-from benign import data, encoder, models, sweep, synthetic
+from benign import data, encoder, models, sweep
 
 D, HIDDEN, N = 500, 2000, 20
 H100 = {"flops": 30e12, "bytes": 2.5e12}  # assumed sustained float32 matmul rate and memory bandwidth on one H100

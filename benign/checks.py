@@ -76,14 +76,15 @@ RULES = {
     "signal_norm_values": ((lambda x: isinstance(x, list) and len(x) > 0 and all(_is_real(v) and v > 0 for v in x)),
                            "a non-empty list of positive numbers"),
     # real-data fine-tuning (Table 2, Figures 8/9)
-    "datasets": ((lambda x: isinstance(x, list) and len(x) > 0 and all(isinstance(v, str) and v for v in x)),
-                 "a non-empty list of data set names or folders, e.g. [rotten_tomatoes, mnist_5k]"),
+    "datasets": ((lambda x: isinstance(x, list) and len(x) > 0 and all(isinstance(v, str) and v for v in x)
+                  and len(set(x)) == len(x)),
+                 "a non-empty list of distinct data set names or folders, e.g. [rotten_tomatoes, mnist_5k]"),
     "text_backbone": ((lambda x: isinstance(x, str) and x != ""), "a backbone name, hub id or local folder"),
     "image_backbone": ((lambda x: isinstance(x, str) and x != ""), "a backbone name, hub id or local folder"),
-    "noise_ratios": ((lambda x: isinstance(x, list) and len(x) > 0 and all(_is_real(v) and 0 <= v < 1 for v in x)),
-                     "a non-empty list of numbers in [0, 1)"),
-    "sample_sizes": ((lambda x: isinstance(x, list) and len(x) > 0 and all(_is_int(v) and v >= 1 for v in x)),
-                     "a non-empty list of integers >= 1"),
+    "noise_ratios": ((lambda x: isinstance(x, list) and len(x) > 0 and all(_is_real(v) and 0 <= v < 1 for v in x)
+                      and len(set(x)) == len(x)), "a non-empty list of distinct numbers in [0, 1)"),
+    "sample_sizes": ((lambda x: isinstance(x, list) and len(x) > 0 and all(_is_int(v) and v >= 1 for v in x)
+                      and len(set(x)) == len(x)), "a non-empty list of distinct integers >= 1"),
     "seeds": ((lambda x: isinstance(x, list) and len(x) > 0 and all(_is_int(v) and v >= 0 for v in x)
                and len(set(x)) == len(x)), "a non-empty list of distinct integers >= 0"),
     "num_epochs": _int_at_least(1),

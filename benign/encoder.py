@@ -190,7 +190,7 @@ def simulate(runs: list[Run], *, hidden: int = 2000, skip: bool = True, learning
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
     started = time.perf_counter()
-    (T, d), n = shape, len(runs[0].train.X)
+    (_, d), n = shape, len(runs[0].train.X)
     seeds = [r.train.params["seed"] for r in runs]
     inits = {seed: initial_parameters(d, hidden, seed) for seed in set(seeds)}
     params = _stack_parameters([inits[seed] for seed in seeds], dev, dt)

@@ -15,7 +15,6 @@ import contextlib
 import json
 import os
 import shutil
-import sys
 import tempfile
 import time
 from dataclasses import dataclass

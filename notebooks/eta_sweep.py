@@ -50,7 +50,6 @@ out_dir = ""  # empty: results/eta_sweep/book
 
 # %%
 import matplotlib.pyplot as plt
-import pandas as pd
 
 from benign import authors, notebooks, paths, sweep, synthetic
 from benign.data import noise_mask

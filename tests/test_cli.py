@@ -87,6 +87,7 @@ BAD = [
     (["run", "paper2_snr_heatmap", "-p", "rho_values", "[1.0]"], "parameter 'rho_values' was renamed: use"),
     (["run", "fig3_dynamics", "-p", "reuse_train_seed", "True"], "was renamed: use 'authors_test_seed'"),
     (["run", "table2_finetune", "-p", "max_steps", "600"], "parameter 'max_steps' was removed: phase 2 is bounded in"),
+    (["run", "table2_finetune", "-p", "datasets", "['mnist_5k', 'mnist_5k']"], "a non-empty list of distinct data set"),
 ]
 
 

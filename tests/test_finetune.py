@@ -5,7 +5,8 @@ the real ones; the fixture data sets carry the hub's schemas (column and label n
 """
 
 import json
-import time
+import socket
+import urllib.request
 from importlib import metadata
 
 import numpy as np
@@ -145,6 +146,11 @@ def test_offline_assets_are_real_and_fixed():
     assert digits.train_inputs.shape == (2000, 28, 28) and len(digits.test_labels) == 1000
     assert np.bincount(digits.test_labels).min() > 60  # the test split is a random subset, not one class
     assert rdata.load("mnist_5k").fingerprint() == digits.fingerprint()
+
+
+@pytest.mark.skipif(not rdata.FASHION_MNIST.exists(), reason="Debian's dataset-fashion-mnist is not installed "
+                    "(make installs it as root; .ci/run always)")
+def test_fashion_mnist_is_debians_full_set():
     fashion = rdata.load("fashion_mnist")
     assert fashion.train_inputs.shape == (60000, 28, 28) and len(fashion.test_labels) == 10000
     assert fashion.pretrain_size == 3000 and fashion.num_classes == 10
@@ -154,10 +160,14 @@ def test_offline_assets_are_real_and_fixed():
 def test_online_names_fail_at_once_offline(name, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(rdata, "MEDMNIST_ROOT", rdata.Path("/nonexistent"))
-    started = time.perf_counter()
-    with pytest.raises(ParameterError) as err:
+
+    def network(*args, **kwargs):
+        raise AssertionError("the network was tried although the hub is switched off")
+
+    monkeypatch.setattr(socket, "create_connection", network)
+    monkeypatch.setattr(urllib.request, "urlopen", network)
+    with pytest.raises(ParameterError) as err:  # at once: before any connection, retry or download
         rdata.load(name)
-    assert time.perf_counter() - started < 10
     message = str(err.value)
     assert "\n" not in message and ("offline assets" in message and "local folder" in message)
 
@@ -272,7 +282,10 @@ def test_cached_and_full_forward_training_agree(setting):
 
 def test_a_few_steps_of_the_full_schedule_agree_with_decay_and_clipping(setting):
     """The paper's 2000-epoch schedule (the learning rate decaying from its first step), stopped after 4 epochs, with
-    clipping acting (its threshold a tenth of the first gradient's norm), AdamW and SGD."""
+    clipping acting (its threshold a tenth of the first gradient's norm), AdamW and SGD. Over 4 of 2000 epochs the
+    decay moves the rate by 0.2 %, below what the comparison sees: it checks that a stopped run keeps the full
+    schedule's rates (not a decay over max_epochs); the decay's formula is seen over 3 epochs in
+    test_cached_and_full_forward_training_agree."""
     bb, inputs, labels, head, qk = setting
     enc = training.encode(bb, inputs)
     opt = training.RunOptimizer([v.clone()[None] for v in qk.values()], "adamw")
@@ -521,7 +534,7 @@ def test_a_backbone_folder_without_weights_is_refused(tiny_bert, tmp_path):
         backbones.Backbone(str(tmp_path), 2, device="cpu")
 
 
-def test_image_backbone_is_made_once_with_a_record(cache):
+def test_image_backbone_is_made_once_with_a_record(cache, monkeypatch):
     recipe = dict(epochs=1, samples=64)
     folder = image_backbone.make(recipe)
     record = json.loads((folder / "record.json").read_text())
@@ -533,6 +546,8 @@ def test_image_backbone_is_made_once_with_a_record(cache):
     assert bb.arch == "vit" and bb.kind == "image" and bb.model.config.num_hidden_layers == 4
     with pytest.raises(ParameterError, match="vit_pretrain_samples = 5000 is not allowed"):
         image_backbone.make(dict(samples=5000))
+    monkeypatch.setattr(image_backbone, "code_fingerprint", lambda *args, **kwargs: "other code")
+    assert image_backbone.make(recipe) != folder  # made anew by changed code, never served from the older make
 
 
 def test_the_backbones_digits_never_reach_the_protocol():

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..checks import ParameterError
-from .sources import OFFLINE_HINT, hub_offline, package_file, require_network
+from .sources import hub_offline, package_file, require_network
 
 FASHION_MNIST = Path("/usr/share/datasets/fashion-mnist")
 MEDMNIST_ROOT = Path.home() / ".medmnist"
@@ -46,12 +46,17 @@ class RawData:
         return len(self.label_names)
 
     def fingerprint(self) -> str:
-        """A short hash of the labels and sizes (cheap, and enough to tell two data sets apart)."""
+        """A short hash of the whole data set: names, sizes, labels and every text or image, so an edited sample
+        (a local folder changed in place) is never served from the run cache."""
         h = hashlib.sha256()
         for part in (self.name, self.kind, self.source, str(len(self.train_labels)), str(len(self.test_labels))):
             h.update(part.encode())
-        h.update(np.ascontiguousarray(self.train_labels).tobytes())
-        h.update(np.ascontiguousarray(self.test_labels).tobytes())
+        for part in (self.train_labels, self.test_labels, self.train_inputs, self.test_inputs):
+            if isinstance(part, np.ndarray):
+                h.update(np.ascontiguousarray(part).tobytes())
+            else:  # texts (or a list of images)
+                for item in part:
+                    h.update(item.encode() + b"\0" if isinstance(item, str) else np.ascontiguousarray(item).tobytes())
         return h.hexdigest()[:16]
 
 
@@ -197,10 +202,9 @@ def read_idx(path: Path) -> np.ndarray:
     return np.frombuffer(raw, np.uint8, offset=4 + 4 * ndim).reshape(dims)
 
 
-def fashion_mnist(root: Path | None = None) -> RawData:
+def fashion_mnist() -> RawData:
     """Fashion-MNIST from Debian's dataset-fashion-mnist: the 60000 training images as the pool, the 10000 test."""
-    root = root or FASHION_MNIST
-    files = {k: root / f"{k}-idx{3 if 'images' in k else 1}-ubyte.gz"
+    files = {k: FASHION_MNIST / f"{k}-idx{3 if 'images' in k else 1}-ubyte.gz"
              for k in ("train-images", "train-labels", "t10k-images", "t10k-labels")}
     missing = [str(p) for p in files.values() if not p.exists()]
     if missing:
@@ -209,7 +213,7 @@ def fashion_mnist(root: Path | None = None) -> RawData:
     names = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]
     return RawData("fashion_mnist", "image", read_idx(files["train-images"]),
                    read_idx(files["train-labels"]).astype(np.int64), read_idx(files["t10k-images"]),
-                   read_idx(files["t10k-labels"]).astype(np.int64), names, FASHION_PRETRAIN, source=str(root))
+                   read_idx(files["t10k-labels"]).astype(np.int64), names, FASHION_PRETRAIN, source=str(FASHION_MNIST))
 
 
 # ----------------------------------------------------------------------------------------------- MedMNIST
@@ -290,8 +294,9 @@ def from_folder(folder: Path) -> RawData:
     image = next((c for c in columns if isinstance(features[c], datasets.Image)), None)
     text = next((c for c in ("text", "sentence", "content") if c in columns), None)
     if label is None or (image is None and text is None):
-        raise ParameterError(f"{folder} has columns {columns}: a data set needs a label column (label, coarse_label) "
-                             "and an image or text column (image, img, text, sentence)")
+        raise ParameterError(f"{folder} has columns {columns}: a data set needs a label column (label, coarse_label, "
+                             "labels) and an image column (any of the Image type) or a text column (text, sentence, "
+                             "content)")
     test = next((s for s in ("test", "validation") if s in dd and _labelled(dd[s], label)), None)
     if test is None:
         raise ParameterError(f"{folder} has no labelled test or validation split (splits: {', '.join(dd)})")

@@ -29,10 +29,11 @@ import torch.nn.functional as F
 from .. import __version__
 from ..checks import ParameterError, check_all
 from ..paths import cache_dir
-from ..records import environment, write_atomic
+from ..records import code_fingerprint, environment, write_atomic
 from .datasets import MNIST5K_BACKBONE, mnist_5k, mnist_5k_backbone_digits, mnist_5k_file, to_rgb
 
 NAME = "vit-mnist-digits"
+CODE_PACKAGES = ("torch", "numpy", "transformers")  # versions that key the made backbone, beside the code
 LABEL = "small ViT pre-trained here on 2000 MNIST digits (not ViT-B/16-in21k)"
 ARCHITECTURE = dict(hidden_size=128, num_hidden_layers=4, num_attention_heads=4, intermediate_size=256,
                     image_size=28, patch_size=7, num_channels=3)
@@ -51,9 +52,12 @@ def recipe(**overrides) -> dict:
 
 
 def make(overrides: dict | None = None, progress: bool = False) -> Path:
-    """The folder of the backbone made by the recipe; pre-trains it the first time (cached by the recipe's hash)."""
+    """The folder of the backbone made by the recipe; pre-trains it the first time. Cached under a hash of the recipe,
+    the digits file and the code that makes it (`records.code_fingerprint`, with the torch, numpy and transformers
+    versions), so a change of any of them makes it anew instead of serving an older one."""
     made = recipe(**(overrides or {}))
-    key = hashlib.sha256(json.dumps(made, sort_keys=True).encode()).hexdigest()[:12]
+    key = hashlib.sha256(json.dumps({**made, "data": _file_sha(mnist_5k_file()), "code": code_fingerprint(
+        __name__, packages=CODE_PACKAGES)}, sort_keys=True).encode()).hexdigest()[:12]
     folder = cache_dir() / "backbones" / f"{NAME}-{key}"
     if not (folder / "record.json").exists():
         _pretrain(made, folder, progress)
@@ -136,7 +140,7 @@ def _pretrain(made: dict, folder: Path, progress: bool) -> None:
     model.vit.save_pretrained(work)  # the backbone only: fine-tuning starts from a fresh classifier, as with in21k
     image_processor_for(made["architecture"]["image_size"]).save_pretrained(work)
     info = {"what": LABEL, "summary": _summary(made), "recipe": made,
-            "data": {"source": test.source, "file_sha256": hashlib.sha256(mnist_5k_file().read_bytes()).hexdigest(),
+            "data": {"source": test.source, "file_sha256": _file_sha(mnist_5k_file()),
                      "digits": int(len(y)), "positions_sha256": _sha(positions), "images_sha256": _sha(images),
                      "labels_sha256": _sha(labels)},
             "optimizer": "AdamW, one-cycle schedule (10 % warm-up), cross-entropy with label smoothing",
@@ -144,7 +148,8 @@ def _pretrain(made: dict, folder: Path, progress: bool) -> None:
             "test_split": "mnist_5k's test split (1000 digits)",
             "test_accuracy": float((pred == test.test_labels).mean()),
             "wall_s": round(time.perf_counter() - started, 1), "threads": torch.get_num_threads(),
-            "benign_version": __version__, **environment()}
+            "benign_version": __version__, "code": code_fingerprint(__name__, packages=CODE_PACKAGES),
+            **environment()}
     write_atomic(work / "record.json", json.dumps(info, indent=2) + "\n")
     if folder.exists():  # another process finished first
         shutil.rmtree(work, ignore_errors=True)
@@ -156,6 +161,10 @@ def _summary(made: dict) -> str:
     a = made["architecture"]
     return (f"ViT, {a['num_hidden_layers']} layers of width {a['hidden_size']}, {a['num_attention_heads']} heads, "
             f"{a['patch_size']}×{a['patch_size']} patches, {made['epochs']} epochs on {made['samples']} digits")
+
+
+def _file_sha(file: Path) -> str:
+    return hashlib.sha256(file.read_bytes()).hexdigest()
 
 
 def _sha(array: np.ndarray) -> str:

@@ -7,7 +7,8 @@ import numpy as np
 import pandas as pd
 
 from ..expected import TABLE2_NEAREST, table2_key
-from .backbones import BACKBONE_LABELS, backbone_record
+from .backbones import BACKBONE_LABELS
+from .image_backbone import record as backbone_record
 from .datasets import HUB, MEDMNIST, take
 from .runs import PAPER_GRID, Protocol, Task, pretrain_size
 
@@ -188,7 +189,8 @@ def finding_metrics(found: pd.DataFrame) -> dict:
 
 
 def uniform_attention(task: Task) -> float:
-    """1 / (mean number of tokens) over a few training inputs: the max score of uniform attention."""
+    """The mean over a few training inputs of 1 / (the input's number of tokens): the largest score of uniform
+    attention, averaged as the plotted max-attention is."""
     sample = take(task.data.train_inputs, np.arange(min(256, len(task.data.train_labels))))
     batch = task.bb.model_inputs(sample)
     if "attention_mask" in batch:
