@@ -29,6 +29,7 @@ import torch.nn.functional as F
 from .. import __version__
 from ..checks import ParameterError, check_all
 from ..paths import cache_dir
+from ..progress import iterate
 from ..records import code_fingerprint, environment, write_atomic
 from .datasets import MNIST5K_BACKBONE, mnist_5k, mnist_5k_backbone_digits, mnist_5k_file, to_rgb
 
@@ -117,7 +118,7 @@ def _pretrain(made: dict, folder: Path, progress: bool) -> None:
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=made["learning_rate"], total_steps=steps, pct_start=0.1)
     model.train()
     losses = []
-    for epoch in range(made["epochs"]):
+    for _ in iterate(range(made["epochs"]), made["epochs"], f"{NAME} pre-training epochs", progress):
         order = torch.randperm(len(y), generator=gen)
         for i in range(0, len(y), made["batch_size"]):
             idx = order[i:i + made["batch_size"]]
@@ -128,8 +129,6 @@ def _pretrain(made: dict, folder: Path, progress: bool) -> None:
             opt.step()
             sched.step()
             losses.append(loss.item())
-        if progress:
-            print(f"{NAME}: epoch {epoch + 1}/{made['epochs']}, loss {np.mean(losses[-20:]):.3f}", flush=True)
     model.eval()
     test = mnist_5k()
     with torch.no_grad():

@@ -9,9 +9,14 @@ from __future__ import annotations
 import importlib.util
 import os
 import socket
+import warnings
 from pathlib import Path
 
 from ..checks import ParameterError
+
+# The hub's libraries (transformers, datasets, huggingface_hub) import tqdm.auto, which warns on stderr inside a
+# notebook without ipywidgets; the warning would land on the rendered page.
+warnings.filterwarnings("ignore", message="IProgress not found")
 
 OFFLINE_HINT = ("use the offline assets (datasets rotten_tomatoes, rotten_tomatoes_3class, mnist_5k, fashion_mnist; "
                 "backbones all-minilm-l6-v2, vit-mnist-digits) or a local folder")

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -27,10 +26,10 @@ import torch.nn.functional as F
 from torch.optim.adamw import adamw
 from torch.optim.sgd import sgd
 
+from ..progress import bar as progress_bar
 from .backbones import Backbone
 from .firsttoken import Tokens, features, first_row, forward, head_loss_and_grad, loss_and_grad
 
-warnings.filterwarnings("ignore", message="IProgress not found")  # tqdm.auto inside Jupyter without widgets
 
 OPTIMIZERS = {
     "adamw": dict(lr=5e-5, betas=(0.9, 0.999), eps=1e-8),  # the HF Trainer's defaults (weight decay 0)
@@ -62,8 +61,7 @@ class Encoded:
         rows = rows.reshape(-1)
         first = (self.x0.index_select(0, rows), self.h0.index_select(0, rows))
         if self.full:  # one group
-            same = torch.arange(len(rows), device=rows.device)
-            return Tokens(*first, [(self.x.index_select(0, rows), self.mask.index_select(0, rows))], same, same)
+            return Tokens.whole(*first, self.x.index_select(0, rows), self.mask.index_select(0, rows))
         lengths = self.lengths[rows]
         order = lengths.argsort(stable=True)
         groups = []
@@ -88,8 +86,7 @@ def encode(backbone: Backbone, inputs, add_special_tokens: bool = False, chunk: 
     for i in range(0, n, chunk):
         h, mask = backbone.last_layer_inputs(backbone.model_inputs(inputs[i:i + chunk], add_special_tokens))
         x = backbone.keys_input(h)
-        same = torch.arange(len(x), device=x.device)
-        zs.append(features(Tokens(x[:, 0], h[:, 0], [(x, mask)], same, same), original, backbone.tail)[0][0])
+        zs.append(features(Tokens.whole(x[:, 0], h[:, 0], x, mask), original, backbone.tail)[0][0])
         if keep_tokens:
             xs.append(x)
             h0s.append(h[:, 0])
@@ -179,10 +176,11 @@ class Fit:
     fitted: np.ndarray  # (R,) bool: stopped because every training label was predicted
     wall_s: float
     sample_steps: int = 0  # Σ over optimizer steps of the samples in the batches of all runs
-    epochs_run: np.ndarray = field(default=None)
 
-    def __post_init__(self):
-        self.epochs_run = np.array([len(v) for v in self.epoch_loss])
+    @property
+    def epochs_run(self) -> np.ndarray:
+        """(R,) the epochs each run trained."""
+        return np.array([len(v) for v in self.epoch_loss])
 
 
 def fit(params: dict[str, torch.Tensor], prepare, n: int, schedule: Schedule, generators: list[torch.Generator],
@@ -204,7 +202,7 @@ def fit(params: dict[str, torch.Tensor], prepare, n: int, schedule: Schedule, ge
     step_fn, epoch_end = prepare(active)
     device = params[names[0]].device
     started = time.perf_counter()
-    bar = _bar(schedule.epochs(), progress)
+    bar = progress_bar(schedule.epochs(), "epochs", progress)
     for epoch in range(schedule.epochs()):
         order = torch.stack([torch.randperm(n, generator=generators[r]) for r in active.tolist()]).to(device)
         running = torch.zeros(len(active), device=device)
@@ -245,22 +243,6 @@ def fit(params: dict[str, torch.Tensor], prepare, n: int, schedule: Schedule, ge
                time.perf_counter() - started, sample_steps)
 
 
-def _bar(total: int, progress: bool):
-    if progress:
-        from tqdm.auto import tqdm
-
-        return tqdm(total=total, leave=False)
-    return _NoBar()
-
-
-class _NoBar:
-    def update(self, _):
-        pass
-
-    def close(self):
-        pass
-
-
 def stack(dicts: list[dict]) -> dict[str, torch.Tensor]:
     """Per-run dicts of tensors → one dict of tensors stacked along a new dim 0."""
     return {k: torch.stack([d[k] for d in dicts]) for k in dicts[0]}
@@ -286,8 +268,7 @@ def phase1(backbone: Backbone, z: torch.Tensor, labels: torch.Tensor, heads: lis
 
 
 def phase2(backbone: Backbone, cache: Encoded, sample_idx: torch.Tensor, labels: torch.Tensor, heads: dict,
-           qk: list[dict], schedule: Schedule, seeds: list[int], track_attention: bool = True,
-           progress: bool = False) -> Fit:
+           qk: list[dict], schedule: Schedule, seeds: list[int], progress: bool = False) -> Fit:
     """Train the last layer's query and key of R runs on cached last-layer inputs.
 
     sample_idx (R, n): rows of `cache` that form each run's finetune subset; labels (R, n): their noisy labels;
@@ -308,8 +289,7 @@ def phase2(backbone: Backbone, cache: Encoded, sample_idx: torch.Tensor, labels:
             if schedule.stop_when_fitted:
                 att, pred = epoch_pass(backbone, cache, rows_a, head_a, params)
                 return att.cpu().numpy(), (pred == y_a).all(1).cpu().numpy()
-            return (mean_max_attention(backbone, cache, rows_a, params).cpu().numpy() if track_attention else None,
-                    None)
+            return mean_max_attention(backbone, cache, rows_a, params).cpu().numpy(), None
 
         return step, epoch_end
 
