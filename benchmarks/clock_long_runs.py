@@ -47,10 +47,10 @@ def main():
 
     short = clock.grid_chunk([dict(p, num_steps=args.reference_steps) for p in points])
     runs = [data.make_run(p["d"], p["signal_norm"], seed=p["seed"], n=p["n"], n_test=p["n_test"],
-                          noise_ratio=p["noise_ratio"], W_init="identity", label=f"r{i}") for i, p in enumerate(points)]
+                          noise_ratio=p["noise_ratio"], W_init=p["W_init"], label=f"r{i}") for i, p in enumerate(points)]
     t0 = time.perf_counter()
-    sim = synthetic.simulate(runs, learning_rate=5e-3, num_steps=args.reference_steps, log_every=1, train_W=False,
-                             dtype="float64", device=args.device)
+    sim = synthetic.simulate(runs, learning_rate=SETTING["learning_rate"], num_steps=args.reference_steps, log_every=1,
+                             train_W=SETTING["train_W"], dtype=SETTING["dtype"], device=args.device)
     if args.device.startswith("cuda"):
         torch.cuda.synchronize()
     slow = (time.perf_counter() - t0) * args.steps / args.reference_steps
@@ -60,7 +60,7 @@ def main():
         for key in ("train_loss", "test_loss", "score_clean_relevant"):
             worst = max(worst, float(np.max(np.abs(np.array(row["history"][key]) - ref[key].to_numpy())
                                             / np.abs(ref[key].to_numpy()))))
-    scores_gb = (args.steps + 1) * len(runs) * 20 * 8 * 8 / 1e9
+    scores_gb = (args.steps + 1) * len(runs) * SETTING["n"] * SETTING["T"] * 8 / 1e9  # float64 scores (n, T) per run
 
     print(f"config: {len(points)} runs (d=2000, 4 seeds x 10 signal norms), n=20, T=8, p only (W = I), alpha=5e-3, "
           f"{args.steps} steps, 1000 test samples, float64, {args.device}, {torch.get_num_threads()} threads")

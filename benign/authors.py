@@ -38,6 +38,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from .checks import ParameterError
 from .device import cpu_threads
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
@@ -358,8 +359,6 @@ def _final_row(point: dict, train_acc, train_loss, test_acc=None, test_loss=None
 def _settings(point: dict, allowed: tuple) -> dict:
     unknown = sorted(set(point) - set(allowed))
     if unknown:
-        from .checks import ParameterError
-
         raise ParameterError(f"unknown parameter {unknown[0]!r} for this kernel: use one of {', '.join(allowed)}")
     return dict(point)
 
@@ -434,8 +433,6 @@ def math_frak_chunk(points: list[dict]) -> list[dict]:
                                                       learning_rate=5e-3, num_steps=1000, n_relevant=2,
                                                       evaluate_test=True, dtype="float32").items()}
     if any(k.get(key, shared[key]) != shared[key] for k in kwargs for key in shared):
-        from .checks import ParameterError
-
         raise ParameterError(f"a chunk of math_frak_chunk must share {', '.join(shared)}: chunk by d and seed")
     data = dict(T=shared["T"], rho=shared["rho"], n_relevant=shared["n_relevant"], dtype=shared["dtype"])
     runs, tests, which = {}, {}, []  # distinct runs: η values that flip the same samples give the same run

@@ -116,13 +116,13 @@ def _require_staged(app, config) -> None:
 
 
 def summary_page(records: dict[str, dict]) -> str:
-    lines = ["# Paper vs here, all figures", "",
-             "Every row of every notebook's paper-vs-here table, gathered from this build's runs. *paper*: the number",
-             "the paper reports; *authors' code*: a transcription of the authors' published script (`benign.authors`)",
-             "run by the notebook at the paper's stated setting (— where it was not run); *here*: ours. *match*:",
-             "within the stated tolerance of the paper's number; *miss*: outside it, with its cause; rows a profile",
-             "does not compute are left out.", ""]
-    total = hits = 0
+    head = ["# Paper vs here, all figures", "",
+            "Every row of every notebook's paper-vs-here table, gathered from this build's runs. *paper*: the number",
+            "the paper reports; *authors' code*: a transcription of the authors' published script (`benign.authors`)",
+            "run by the notebook at the paper's stated setting (— where it was not run); *here*: ours. *match*:",
+            "within the stated tolerance of the paper's number; *miss*: outside it, with its cause; rows a profile",
+            "does not compute are left out.", ""]
+    lines, total, hits = [], 0, 0
     causes = dict.fromkeys((*expected.CAUSES, expected.UNEXAMINED), 0)
     for name, record in records.items():
         if name not in expected.PAPER:
@@ -144,9 +144,8 @@ def summary_page(records: dict[str, dict]) -> str:
                 causes[row.cause] += 1
         lines.append("")
     counts = "; ".join(f"{count} {cause}" for cause, count in causes.items() if count)
-    lines[8:8] = [f"**{hits} of {total}** compared numbers match.", "",
-                  f"Misses by cause: {counts or 'none'}.", ""]
-    return "\n".join(lines) + "\n"
+    head += [f"**{hits} of {total}** compared numbers match.", "", f"Misses by cause: {counts or 'none'}.", ""]
+    return "\n".join(head + lines) + "\n"
 
 
 def reproducibility_page(records: dict[str, dict], profile_name: str) -> str:

@@ -197,7 +197,7 @@ def log_steps(num_steps: int, points: int) -> list[int]:
 
 
 def descend(batch: Batch, *, train_W: bool, num_steps: int, delta: float, epsilon: float, history_points: int,
-            block: int, progress: bool = False):
+            block: int):
     """Run the recursion for `num_steps` steps; return the events (first step and last failing step of every
     condition, (R,) each), the log-spaced steps and the history {column: (L, R)} there."""
     R, n, T = batch.h.shape
@@ -217,12 +217,7 @@ def descend(batch: Batch, *, train_W: bool, num_steps: int, delta: float, epsilo
     _record(history, 0, batch, s, f, z0)
     _update(events, _train_conditions(F[:1], batch.y, batch.noisy, epsilon), (test.errors(m0) < test.limit)[None], 0)
     logged = 1
-    starts = range(0, num_steps, block)
-    if progress:
-        from tqdm import tqdm
-
-        starts = tqdm(starts, desc="gradient descent blocks", leave=False)
-    for start in starts:  # block start … start + K; its first entry is the last one of the previous block
+    for start in range(0, num_steps, block):  # block start … start + K; its first entry ends the previous block
         K = min(block, num_steps - start)
         for k in range(1, K + 1):
             gd.step(s, f)
@@ -359,13 +354,6 @@ def run(points: list[dict], *, cache=None, executor=None, progress: bool = False
     """`grid_chunk` over a grid, one batch per (n, T, model), through `benign.sweep.run` (cached, resumable)."""
     points = [{**{k: CLOCK_DEFAULTS[k] for k in CHUNK_BY}, **p} for p in points]
     return sweep.run(grid_chunk, points, by=CHUNK_BY, cache=cache, executor=executor, progress=progress)
-
-
-def history_table(cells: pd.DataFrame) -> pd.DataFrame:
-    """The log-spaced histories of a table of `grid_chunk` rows as one tidy table (one row per run × step)."""
-    keys = [c for c in cells.columns if c != "history" and c not in HISTORY and not c.endswith(("_first", "_settled"))]
-    frames = [pd.DataFrame(row.history).assign(**{k: row[k] for k in keys}) for _, row in cells.iterrows()]
-    return pd.concat(frames, ignore_index=True)
 
 
 def theorem_grid(d_values, n_values, n_snr2_values, seeds, learning_rate_factors, **fixed) -> list[dict]:

@@ -89,13 +89,18 @@ PAPER = {
 }
 
 
+def within(a: float, b: float, tolerance: float) -> bool:
+    """|a − b| ≤ tolerance, up to rounding (a tolerance of 0 accepts equal numbers)."""
+    return bool(abs(a - b) <= tolerance + 1e-12)
+
+
 def miss_cause(e: Expected, authors: float | None, here: float) -> str:
     """Why a row misses: its static cause, else what the authors' number decides (see the module's docstring)."""
     if e.cause:
         return e.cause
     if authors is None:
         return UNEXAMINED
-    return AUTHORS_AGREE if abs(authors - here) <= e.tolerance + 1e-12 else OURS_DIFFER
+    return AUTHORS_AGREE if within(authors, here, e.tolerance) else OURS_DIFFER
 
 
 def compare(notebook: str, metrics: dict) -> pd.DataFrame:
@@ -108,7 +113,7 @@ def compare(notebook: str, metrics: dict) -> pd.DataFrame:
             continue  # not computed at this profile (a smaller grid, say)
         authors = metrics.get(f"authors_{e.key}")
         authors = None if authors is None or authors != authors else authors  # NaN: not computed
-        match = None if here is None else bool(abs(here - e.paper) <= e.tolerance + 1e-12)
+        match = None if here is None else within(here, e.paper, e.tolerance)
         cause = miss_cause(e, authors, here) if match is False else ""
         rows.append({"quantity": e.quantity, "paper": e.paper, "authors": authors, "here": here,
                      "tolerance": e.tolerance, "match": match, "cause": cause, "note": e.note})

@@ -26,8 +26,8 @@ class GroupGram:
 
     def __init__(self, base, V: int = 1, left=None, core=None, right=None, symmetric: bool = False):
         self.base = base  # (Gb, N, M), its rows at hand for `rows`
-        self.symmetric = symmetric  # base = baseᵀ: products use it as it is
-        self.baseT = base if symmetric else base.transpose(1, 2).contiguous()  # a transposed operand is ≈ 2× slower
+        # base = baseᵀ when symmetric: products use it as it is (a transposed operand is ≈ 2× slower)
+        self.baseT = base if symmetric else base.transpose(1, 2).contiguous()
         self.V = V
         self.left, self.right, self.core = left, right, core  # (Gb, N, k), (Gb, M, k), (Gb, V, k, k) or None
         if core is not None:  # F_R Cᵀ of every run (R, M, k): x C_rᵀ = x baseᵀ + (x F_R Cᵀ) F_Lᵀ

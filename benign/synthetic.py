@@ -24,7 +24,6 @@ from .checks import ParameterError, check_all
 from .data import (DATA_DEFAULTS, DATA_SHARED, Run, TokenData, balanced_labels, clean_test_stream, init_W,
                    noise_mask, token_types)
 from .device import resolve_device, resolve_dtype
-from .grams import GroupGram
 from .progress import iterate
 
 
@@ -176,10 +175,11 @@ def simulate(runs: list[Run], *, learning_rate: float, num_steps: int, log_every
     dt = resolve_dtype(dtype, dev)
     started = time.perf_counter()
 
-    grams = [_gram(r, dt, dev) for r in runs]
-    G = GroupGram.symmetric(torch.stack([g["G"] for g in grams]))  # (R, m, m)
-    H = GroupGram.symmetric(torch.stack([g["H"] for g in grams]))
-    h = torch.stack([g["h"] for g in grams])  # (R, n, T)
+    setups = [_gram(r, dt, dev) for r in runs]
+    G = grams.GroupGram.symmetric(torch.stack([g["G"] for g in setups]))  # (R, m, m)
+    # W₀ = I for every run: H = G, the same matrices (not a second copy read every step)
+    H = G if all(r.W0 is None for r in runs) else grams.GroupGram.symmetric(torch.stack([g["H"] for g in setups]))
+    h = torch.stack([g["h"] for g in setups])  # (R, n, T)
     y = torch.stack([r.train.y for r in runs]).to(dev, dt)  # (R, n)
     noisy = torch.stack([r.train.noisy for r in runs]).to(dev)
     alpha = float(learning_rate)
@@ -193,7 +193,7 @@ def simulate(runs: list[Run], *, learning_rate: float, num_steps: int, log_every
         types = runs[0].train.token_type.to(dev)
         A, scores, _, frak_s = descend(G, H, h, y, (types == 0).to(dt), alpha=alpha, num_steps=num_steps,
                                         log_steps=log_steps, train_W=train_W, keep_scores=True, progress=progress)
-        test_loss, test_acc, q_final = _evaluate(runs, grams, A, dt, dev)
+        test_loss, test_acc, q_final = _evaluate(runs, setups, A, dt, dev)
         loss, acc, type_means = _train_stats(scores, h, y, noisy, types)
     elapsed = time.perf_counter() - started
     labels = [r.label or f"run{i}" for i, r in enumerate(runs)]
@@ -215,14 +215,14 @@ def _train_stats(scores, h, y, noisy, types):
     return loss, acc, tables.type_means(scores, noisy, types)
 
 
-def _evaluate(runs, grams, A, dt, dev):
+def _evaluate(runs, setups, A, dt, dev):
     """Test loss and accuracy at the logged steps (q = U a there), and the final q of each run."""
     L = A.shape[0]
     test_loss = torch.full((L, len(runs)), float("nan"), dtype=torch.float64)
     test_acc = test_loss.clone()
     q_final = []
-    m = grams[0]["G"].shape[0]
-    for r, (run, gr) in enumerate(zip(runs, grams)):
+    m = setups[0]["G"].shape[0]
+    for r, (run, gr) in enumerate(zip(runs, setups)):
         Q = gr["Bt"] @ A[:, r, :m].T + gr["K0Bt"] @ A[:, r, m:].T  # (d, L): q at each logged step
         q_final.append(Q[:, -1].cpu())
         if run.test is None:

@@ -176,17 +176,23 @@ def fitted_slope(table, column, where=None):
     return float(np.mean(slopes)), float(np.std(slopes)), len(use)
 
 
-T_LEVEL = np.log((T - 1) * attention_level / (1 - attention_level))  # the logit lead that gives attention_level
+def lead(s):
+    """The test selection lead L = log((T−1) s / (1 − s)) of a mean attention s on the relevant token (0: uniform)."""
+    return np.log((T - 1) * s / (1 - s))
+
+
+T_LEVEL = lead(attention_level)  # the lead that gives attention_level
 cells["tau_benign"] = cells.benign_first.astype(float)
 cells["tau_noisy"] = cells.noisy_fitted_first.astype(float)
 cells["tau_select"] = [clock.crossing(h["step"], h["score_test_relevant"], attention_level) for h in cells.history]
+cells["tau_test_zero"] = [clock.crossing(h["step"], h["test_acc"], 1.0) for h in cells.history]  # no test error
 
 
 def lead_rate(h):
-    """κ: slope of the test selection lead L = log((T−1) s / (1 − s)) against log(step) over the last decade."""
+    """κ: slope of the test selection lead against log(step) over the last decade."""
     steps, s = np.asarray(h["step"], dtype=float), np.asarray(h["score_test_relevant"])
     late = steps >= steps[-1] / 10
-    return float(np.polyfit(np.log(steps[late]), np.log((T - 1) * s[late] / (1 - s[late])), 1)[0])
+    return float(np.polyfit(np.log(steps[late]), lead(s[late]), 1)[0])
 
 
 cells["kappa"] = [lead_rate(h) for h in cells.history]
@@ -249,7 +255,7 @@ example = cells[(cells.model == "p only (W = I)") & (cells.d == max(d_values)) &
                 & (cells.seed == seeds[0]) & cells.factor.isin(learning_rate_factors)].sort_values("n_snr2")
 for i, (_, row) in enumerate(example.iterrows()):
     steps, s = np.asarray(row.history["step"][1:], dtype=float), np.asarray(row.history["score_test_relevant"][1:])
-    ax.plot(steps, np.log((T - 1) * s / (1 - s)), color=plt.cm.viridis(i / max(1, len(example) - 1)),
+    ax.plot(steps, lead(s), color=plt.cm.viridis(i / max(1, len(example) - 1)),
             label=f"n·SNR² = {row.n_snr2:g}")
 ax.axhline(T_LEVEL, color="black", ls=":", lw=1, label=f"attention {attention_level:g} on the relevant token")
 ax.set(xscale="log", xlabel="step", ylabel="lead log((T−1) s / (1 − s))",
@@ -320,11 +326,10 @@ plt.show()
 # accuracy here; it is the slow turn of fresh inputs' attention to the relevant token.
 
 # %%
-alpha_pairs = cells[cells.d.isin(d_values_small) & cells.n.isin(n_values_small) & ~cells.train_W]
-by_cell = alpha_pairs.assign(t_noisy=alpha_pairs.tau_noisy * alpha_pairs.learning_rate,
-                             t_select=alpha_pairs.tau_select * alpha_pairs.learning_rate) \
+by_cell = alpha_grid.assign(t_noisy=alpha_grid.tau_noisy * alpha_grid.learning_rate,
+                            t_select=alpha_grid.tau_select * alpha_grid.learning_rate) \
     .pivot_table(index=["seed", "signal_norm"], columns="factor", values=["t_noisy", "t_select"])
-small, large = min(alpha_pairs.factor), max(alpha_pairs.factor)
+small, large = min(alpha_grid.factor), max(alpha_grid.factor)
 metrics["alpha_ratio_noisy"] = float((by_cell["t_noisy"][small] / by_cell["t_noisy"][large]).median())
 metrics["alpha_ratio_select"] = float((by_cell["t_select"][small] / by_cell["t_select"][large]).median())
 for model, key in model_keys.items():
@@ -349,8 +354,6 @@ metrics.update(test_acc_step0_min=float(at0.min()), test_acc_step0_median=float(
 small_alpha = cells[(cells.factor == small) & ~cells.train_W]
 slope, spread, _ = fitted_slope(small_alpha, "tau_noisy")
 metrics.update(noisy_slope_small_alpha=slope, noisy_slope_small_alpha_std=spread)
-cells["tau_test_zero"] = [clock.crossing(h["step"], h["test_acc"], 1.0) for h in cells.history]
-fair = cells[cells.factor.isin(learning_rate_factors) & (cells.regime_by_order != "harmful")]
 metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
                test_zero_never_share=float(fair.tau_test_zero.isna().mean()),
                test_zero_latest=float(fair.tau_test_zero.max()),

@@ -6,10 +6,12 @@ the transcription): these tests test the trainers, not the random generators. Bo
 tolerances are those of two different float64 computations of the same numbers.
 """
 
+import numpy as np
 import pytest
 import torch
 
 from benign import authors, book, data, encoder, expected, synthetic
+from benign.checks import ParameterError
 from benign.data import Run, TokenData
 
 TIGHT = dict(rel=1e-9, abs=1e-12)
@@ -60,7 +62,7 @@ def test_their_test_set_repeats_training_inputs_as_ours_does_with_authors_test_s
 
 def test_their_tokens_carry_the_signals_the_paper_describes():
     d = authors.dataset(4, 5, 3.0, seed=1, rho=0.5, n_relevant=2, T=8, dtype="float64")
-    noise = torch.tensor(__import__("numpy").random.RandomState(1).randn(4, 8, 5))
+    noise = torch.tensor(np.random.RandomState(1).randn(4, 8, 5))
     signal = d["X"] - noise
     assert torch.allclose(signal[0, :2, :2], torch.tensor([[3.0, 0.0]] * 2, dtype=torch.float64))  # μ₊ (+1 class)
     assert torch.allclose(signal[3, 4:6, :2], torch.tensor([[1.5, 0.0]] * 2, dtype=torch.float64))  # ρμ₊ for −1
@@ -95,14 +97,8 @@ def test_main_chunk_is_main_evaluated_once_at_the_end():
     ref = authors.main(**point, log_interval=10)["final"]
     assert row["train_loss"] == pytest.approx(ref["train_loss"], **TIGHT)
     assert row["test_loss"] == pytest.approx(ref["test_loss"], **TIGHT)
-    with pytest.raises(authors_error(), match="unknown parameter 'eta'"):
+    with pytest.raises(ParameterError, match="unknown parameter 'eta'"):
         authors.main_chunk([{**point, "eta": 0.1}])
-
-
-def authors_error():
-    from benign.checks import ParameterError
-
-    return ParameterError
 
 
 def test_grid_chunk_equals_main_py_on_our_data():
@@ -265,5 +261,5 @@ def test_math_frak_chunk_runs_side_by_side_as_each_run_alone():
         assert (row["train_loss"], row["test_loss"]) == pytest.approx((ref["train_loss"], ref["test_loss"]), **TIGHT)
         assert (row["train_acc"], row["test_acc"]) == (ref["train_accuracy"], ref["test_accuracy"]) or \
             same_accuracy(row["test_acc"], ref["test_accuracy"], margins(ref["model"], ref["test"])) is None
-    with pytest.raises(authors_error(), match="must share"):
+    with pytest.raises(ParameterError, match="must share"):
         authors.math_frak_chunk([points[0], {**points[1], "learning_rate": 0.1}])
