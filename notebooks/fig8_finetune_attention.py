@@ -73,13 +73,14 @@ sizes = sorted(curves.n.unique())
 fig, axes = plt.subplots(len(tasks), len(sizes), figsize=(4.2 * len(sizes), 3.2 * len(tasks)), squeeze=False,
                          sharey="row")
 for row, task in enumerate(tasks):
+    uniform = report.uniform_attention(task)  # the dotted line: uniform attention over the input's tokens
     for col, n in enumerate(sizes):
         part = curves[(curves.dataset == task.dataset) & (curves.n == n)]
         if part.empty:
             axes[row, col].set_axis_off()
             continue
         plots.max_attention_curves(axes[row, col], part, f"{task.dataset}, n = {n}")
-        axes[row, col].axhline(report.uniform_attention(task), color="grey", ls=":", lw=1)
+        axes[row, col].axhline(uniform, color="grey", ls=":", lw=1)
         axes[row, col].set_xscale("log")
     axes[row, 0].legend(fontsize=8)
 fig.tight_layout()

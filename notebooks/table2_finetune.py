@@ -118,7 +118,8 @@ started = time.perf_counter()
 _, tasks, grid = runs.runs_from(nb.parameters)
 wall_s = time.perf_counter() - started
 summary = report.summarize(grid)
-report.assets(tasks, protocol, sample_sizes)
+assets = report.assets(tasks, protocol, sample_sizes)
+assets
 
 # %% [markdown]
 # ## The table
@@ -186,7 +187,7 @@ found.round(1)
 metrics = report.table_metrics(summary)
 metrics["finetune_wall_s"] = round(wall_s, 1)
 metrics.update(report.finding_metrics(found))
-nb.save_metrics(metrics, extra={"assets": report.assets(tasks, protocol, sample_sizes).to_dict(orient="records")})
+nb.save_metrics(metrics, extra={"assets": assets.to_dict(orient="records")})
 
 # %% [markdown]
 # ## Paper vs here

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import hashlib
 from pathlib import Path
 
@@ -59,11 +60,18 @@ def backbone_folder(name: str, vit_recipe: dict | None = None, progress: bool = 
 
 def _folder_hash(folder: Path) -> str:
     """A hash of the bytes of every file of a model folder: config, tokenizer or image processor, and weights (≈ 1 s
-    per 400 MB, once per row), so a folder changed in place is never served from the run cache."""
+    per 400 MB), so a folder changed in place is never served from the run cache. Read once per process and state
+    of the files (name, size, modification time): a folder asked for again costs one listing."""
+    files = sorted(p for p in folder.iterdir() if p.is_file() and p.name != "record.json")
+    return _files_hash(tuple((str(p), p.stat().st_size, p.stat().st_mtime_ns) for p in files))
+
+
+@functools.cache
+def _files_hash(files: tuple) -> str:
     h = hashlib.sha256()
-    for file in sorted(p for p in folder.iterdir() if p.is_file() and p.name != "record.json"):
-        h.update(file.name.encode() + b"\0")
-        with file.open("rb") as f:
+    for path, _, _ in files:
+        h.update(Path(path).name.encode() + b"\0")
+        with open(path, "rb") as f:
             for block in iter(lambda: f.read(1 << 24), b""):
                 h.update(block)
     return h.hexdigest()[:16]

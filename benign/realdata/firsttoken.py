@@ -81,6 +81,12 @@ class Tokens:
     order: torch.Tensor  # (N,) the samples in the order of the groups
     inverse: torch.Tensor  # (N,) where each sample is in that order
 
+    @classmethod
+    def whole(cls, x0: torch.Tensor, h0: torch.Tensor, x: torch.Tensor, keep: torch.Tensor) -> "Tokens":
+        """All N samples as one group, in their own order."""
+        same = torch.arange(len(x), device=x.device)
+        return cls(x0, h0, [(x, keep)], same, same)
+
     def per_group(self, fn, values: torch.Tensor) -> torch.Tensor:
         """fn(values of a group's samples, x, keep) for every group, put back in sample order (N, ...)."""
         parts, start = [], 0

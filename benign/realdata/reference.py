@@ -69,7 +69,7 @@ def with_parameters(backbone: Backbone, head: dict, qk: dict):
 
 
 def full_forward_phase2(backbone: Backbone, inputs, labels: np.ndarray, head: dict, qk: dict, schedule: Schedule,
-                        seed: int, add_special_tokens: bool = False, track_attention: bool = True):
+                        seed: int, add_special_tokens: bool = False):
     """Phase 2 of one run through the whole model. Returns (model, loss per epoch, max attention per epoch, wall s)."""
     started = time.perf_counter()
     model = with_parameters(backbone, head, qk)
@@ -89,9 +89,8 @@ def full_forward_phase2(backbone: Backbone, inputs, labels: np.ndarray, head: di
         att = float(out.attentions[-1][:, :, 0, :].amax(-1).mean())
         return att, bool((out.logits.argmax(-1) == y).all())
 
-    need_pass = track_attention or schedule.stop_when_fitted
     losses, attention = reference_fit([named[n] for n in backbone.qk_names()], batch_loss, len(labels), schedule,
-                                      seed, epoch_end if need_pass else None)
+                                      seed, epoch_end)
     return model, losses, attention, time.perf_counter() - started
 
 
