@@ -83,14 +83,15 @@ class Task:
         return f"{self.dataset} · {BACKBONE_LABELS.get(self.backbone, self.backbone)}"
 
 
-def prepare(dataset: str, text_backbone: str, image_backbone: str, vit_recipe: dict | None = None,
+def prepare(dataset: str | RawData, text_backbone: str, image_backbone: str, vit_recipe: dict | None = None,
             progress: bool = False, device: str = "auto") -> Task:
-    """Load a data set and the backbone of its kind (text: BERT, images: ViT) with a head for its classes."""
-    data = load(dataset)
+    """A data set (its name, loaded here, or already loaded) with the backbone of its kind (text: BERT, images: ViT)
+    and a head for its classes."""
+    data = dataset if isinstance(dataset, RawData) else load(dataset)
     name = text_backbone if data.kind == "text" else image_backbone
     bb = Backbone(name, data.num_classes, vit_recipe, progress, device)
     if bb.kind != data.kind:
-        raise ParameterError(f"backbone {name!r} reads {bb.kind}, but {dataset!r} holds {data.kind}: "
+        raise ParameterError(f"backbone {name!r} reads {bb.kind}, but {data.name!r} holds {data.kind}: "
                              f"choose a {data.kind} backbone")
     return Task(data.name, name, data, bb)
 
@@ -267,43 +268,41 @@ def _grid_of(parameters: dict, dataset: str) -> None:
         run_grid(task, protocol_from(p), p["seeds"], p["noise_ratios"], p["sample_sizes"], p["progress"])
 
 
-class _Rows:
-    """Rows to compute: in this process, one after the other, or side by side in worker processes."""
+def _compute_in_workers(parameters: dict, data: dict, protocol: Protocol, device: str) -> None:
+    """The rows whose runs are not all cached, computed side by side in `processes` worker processes (left in the
+    cache), text rows first (they take longest), while this process makes the image backbone if it is missing."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
-    def __init__(self, processes: int):
-        self.pool, self.futures = None, []
-        if processes > 1:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
-            # spawn, not fork: a process that holds torch's threads must not be forked
-            self.pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
-
-    def submit(self, parameters: dict, dataset: str) -> None:
-        if self.pool is None:
-            _grid_of(parameters, dataset)
-        else:
-            self.futures.append(self.pool.submit(_grid_of, parameters, dataset))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *failed):
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=failed[0] is not None)
-            if failed[0] is None:
-                for future in self.futures:
-                    future.result()  # a row's error, raised here
+    p = parameters
+    backbones = {name: p["text_backbone"] if d.kind == "text" else p["image_backbone"] for name, d in data.items()}
+    for backbone in set(backbones.values()) - {IMAGE_BACKBONE}:
+        backbone_folder(backbone)  # a bad name or folder fails here, before any row starts
+    # spawn, not fork: a process that holds torch's threads must not be forked
+    pool = ProcessPoolExecutor(p["processes"], mp_context=multiprocessing.get_context("spawn"))
+    try:
+        futures = []
+        for name in sorted(data, key=lambda name: data[name].kind != "text"):
+            fingerprint = backbone_folder(backbones[name], _recipe(p), p["progress"])[1]  # makes the image backbone
+            keys = _plan(data[name], fingerprint, device, protocol, p["seeds"], p["noise_ratios"], p["sample_sizes"])[0]
+            if any(_read(k) is None for k in keys.values()):
+                futures.append(pool.submit(_grid_of, p, name))
+        for future in futures:
+            future.result()  # a row's error, raised here
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)  # rows not started yet are dropped
+        raise
+    pool.shutdown(wait=True)
 
 
 def runs_from(parameters: dict) -> tuple[Protocol, list[Task], pd.DataFrame]:
     """What a notebook's parameters ask for: the protocol, the prepared tasks and every (cached) run, one per row.
 
-    Rows whose runs are not all cached are computed first, text rows before image rows (they take longest): with
-    `processes` > 1 side by side in that many worker processes, each with `cpu_threads` threads — separate processes
+    With `processes` > 1, rows whose runs are not all cached are computed first, side by side in that many worker
+    processes with `cpu_threads` threads each, text rows before image rows (they take longest) — separate processes
     share two cores far better than two threads of one program do on a busy machine — while this process makes the
-    image backbone if it is missing. An n that no data set's pool can hold is an error; one that only some can
-    hold is n/a for the others.
+    image backbone if it is missing; with one process, each row computes what the cache lacks in turn. An n that no
+    data set's pool can hold is an error; one that only some can hold is n/a for the others.
     """
     p = parameters
     protocol = protocol_from(p)
@@ -314,17 +313,12 @@ def runs_from(parameters: dict) -> tuple[Protocol, list[Task], pd.DataFrame]:
             pools = ", ".join(f"{d.name} {len(d.train_labels)}" for d in data.values())
             raise ParameterError(f"n = {n} is larger than every training pool allows beside its pretrain subset "
                                  f"(pools: {pools}): use smaller sample_sizes")
-    backbones = {name: p["text_backbone"] if d.kind == "text" else p["image_backbone"] for name, d in data.items()}
-    for backbone in set(backbones.values()) - {IMAGE_BACKBONE}:
-        backbone_folder(backbone)  # a bad name or folder fails here, before any row starts
-    with _Rows(p["processes"]) as rows:
-        for name in sorted(data, key=lambda name: data[name].kind != "text"):
-            fingerprint = backbone_folder(backbones[name], _recipe(p), p["progress"])[1]  # makes the image backbone
-            keys = _plan(data[name], fingerprint, device, protocol, p["seeds"], p["noise_ratios"], p["sample_sizes"])[0]
-            if any(_read(k) is None for k in keys.values()):
-                rows.submit(p, name)
-    tasks = [prepare(name, p["text_backbone"], p["image_backbone"], _recipe(p), p["progress"], p["device"])
-             for name in p["datasets"]]
-    runs = pd.concat([run_grid(task, protocol, p["seeds"], p["noise_ratios"], p["sample_sizes"], p["progress"])
-                      for task in tasks], ignore_index=True)
+    if p["processes"] > 1:
+        _compute_in_workers(p, data, protocol, device)
+    # every task is prepared (a bad backbone fails) before any row computes; run_grid computes what the cache lacks
+    with cpu_threads(p["cpu_threads"]):
+        tasks = [prepare(data[name], p["text_backbone"], p["image_backbone"], _recipe(p), p["progress"], p["device"])
+                 for name in p["datasets"]]
+        runs = pd.concat([run_grid(task, protocol, p["seeds"], p["noise_ratios"], p["sample_sizes"], p["progress"])
+                          for task in tasks], ignore_index=True)
     return protocol, tasks, runs
