@@ -34,7 +34,7 @@ import torch
 from . import grams, sweep, tables, theory
 from .checks import ParameterError, check_all
 from .data import (DATA_DEFAULTS, RELEVANT, TOKEN_TYPES, balanced_labels, clean_test_stream, init_W, noise_mask,
-                   signal_pattern, token_types)
+                   observed_labels, signal_pattern, token_types)
 from .device import resolve_device, resolve_dtype
 from .synthetic import Descent, outputs
 
@@ -307,7 +307,7 @@ def build(points: list[dict], shared: dict, dev, dt) -> tuple[Batch, list[int]]:
     flat = [p for g in padded for p in g]
     n, T = shared["n"], shared["T"]
     masks = torch.stack([noise_mask(n, p["noise_ratio"], shared["label_noise"], p["seed"]) for p in flat]).to(dev)
-    y = torch.where(masks, -1.0, 1.0).to(dt) * balanced_labels(n).to(dev, dt)
+    y = observed_labels(masks).to(dev, dt)
     batch = Batch(G=G, H=H, h=grams.head_values(S["EJ"], S["P"], mu).reshape(len(flat), n, T), y=y, noisy=masks,
                   alpha=torch.tensor([float(p["learning_rate"]) for p in flat], device=dev, dtype=dt),
                   kept=kept, tests=tests,

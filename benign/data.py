@@ -81,6 +81,11 @@ def balanced_labels(n: int) -> torch.Tensor:
     return torch.cat([torch.ones(n // 2), -torch.ones(n - n // 2)]).double()
 
 
+def observed_labels(noisy: torch.Tensor) -> torch.Tensor:
+    """The labels a learner sees: the balanced labels with the noisy ones flipped, noisy (…, n) bool → (…, n) ±1."""
+    return torch.where(noisy, -1.0, 1.0).double() * balanced_labels(noisy.shape[-1])
+
+
 def noise_mask(n: int, noise_ratio: float, label_noise: str = "deterministic", seed: int = 0) -> torch.Tensor:
     """Which samples get a flipped label.
 
@@ -126,7 +131,7 @@ def make_data(
     mu_pos, mu_neg, nu = signals(d, signal_norm)
     y_clean = balanced_labels(n)
     noisy = noise_mask(n, noise_ratio, label_noise, seed)
-    y = torch.where(noisy, -y_clean, y_clean)
+    y = observed_labels(noisy)
 
     X = gaussian_noise(n, T, d, seed if noise_seed is None else noise_seed, sigma)
     X[..., :2] += signal_norm * signal_pattern(y_clean, types, rho)

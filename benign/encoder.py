@@ -24,7 +24,7 @@ from torch.nn.functional import gelu, layer_norm, softplus
 from . import sweep, tables
 from .checks import ParameterError, check_all
 from .data import (DATA_DEFAULTS, DATA_SHARED, Run, balanced_labels, clean_test_stream, gaussian_noise, noise_mask,
-                   signal_pattern, token_types)
+                   observed_labels, signal_pattern, token_types)
 from .device import resolve_device, resolve_dtype
 from .progress import iterate
 
@@ -248,7 +248,7 @@ def grid_chunk(points: list[dict]) -> list[dict]:
     train_inputs = inputs(n, seed)
     X = torch.stack([train_inputs(r) for r in range(len(points))])
     noisy = torch.stack([noise_mask(n, p["noise_ratio"], shared["label_noise"], seed) for p in points]).to(dev)
-    y = torch.where(noisy, -1.0, 1.0).to(dt) * balanced_labels(n).to(dev, dt)
+    y = observed_labels(noisy).to(dev, dt)
     test_inputs = inputs(shared["n_test"], clean_test_stream(seed, shared["authors_test_seed"]))
     y_test = balanced_labels(shared["n_test"]).to(dev, dt)
 

@@ -22,7 +22,7 @@ import torch
 from . import grams, sweep, tables
 from .checks import ParameterError, check_all
 from .data import (DATA_DEFAULTS, DATA_SHARED, Run, TokenData, balanced_labels, clean_test_stream, init_W,
-                   noise_mask, token_types)
+                   noise_mask, observed_labels, token_types)
 from .device import resolve_device, resolve_dtype
 from .progress import iterate
 
@@ -302,7 +302,7 @@ def grid_chunk(points: list[dict]) -> list[dict]:
     else:
         W0, H = None, G
     masks = torch.stack([noise_mask(n, p["noise_ratio"], shared["label_noise"], seed) for p in points]).to(dev)
-    y = torch.where(masks, -1.0, 1.0).to(dt) * balanced_labels(n).to(dev, dt)
+    y = observed_labels(masks).to(dev, dt)
     h = grams.head_values(E, P, mu_d).view(len(points), n, T)
     with torch.inference_mode():
         A, _, s, frak = descend(G, H, h, y, (types == 0).to(dev, dt), alpha=float(shared["learning_rate"]),
