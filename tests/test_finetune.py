@@ -146,6 +146,8 @@ def test_offline_assets_are_real_and_fixed():
     assert digits.train_inputs.shape == (2000, 28, 28) and len(digits.test_labels) == 1000
     assert np.bincount(digits.test_labels).min() > 60  # the test split is a random subset, not one class
     assert rdata.load("mnist_5k").fingerprint() == digits.fingerprint()
+    for data in (rt, rt3, digits):  # the page shows the source: a package and file, never a path on this machine
+        assert "/" not in data.source, data.source
 
 
 @pytest.mark.skipif(not rdata.FASHION_MNIST.exists(), reason="Debian's dataset-fashion-mnist is not installed "
@@ -154,6 +156,7 @@ def test_fashion_mnist_is_debians_full_set():
     fashion = rdata.load("fashion_mnist")
     assert fashion.train_inputs.shape == (60000, 28, 28) and len(fashion.test_labels) == 10000
     assert fashion.pretrain_size == 3000 and fashion.num_classes == 10
+    assert fashion.source == "debian:dataset-fashion-mnist"  # the page shows it: no path on this machine
 
 
 @pytest.mark.parametrize("name", ["mnist", "sst2", "fancyzhx/ag_news", "pneumoniamnist"])

@@ -214,7 +214,8 @@ def fashion_mnist() -> RawData:
     names = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"]
     return RawData("fashion_mnist", "image", read_idx(files["train-images"]),
                    read_idx(files["train-labels"]).astype(np.int64), read_idx(files["t10k-images"]),
-                   read_idx(files["t10k-labels"]).astype(np.int64), names, SMALL_PRETRAIN, source=str(FASHION_MNIST))
+                   read_idx(files["t10k-labels"]).astype(np.int64), names, SMALL_PRETRAIN,
+                   source="debian:dataset-fashion-mnist")  # where it comes from, not a path on this machine
 
 
 # ----------------------------------------------------------------------------------------------- MedMNIST
