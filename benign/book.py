@@ -25,12 +25,13 @@ from pathlib import Path
 
 import yaml
 
-from . import expected, notebooks
+from . import notebooks
+from .pages import headline, summary_page
 from .checks import ParameterError
 from .notebooks import NotebookFailed
 from .paths import BOOK_BUILD, ROOT, results_dir
 
-SOURCES = ("_config.yml", "_toc.yml", "references.bib", "book", "benign")
+SOURCES = ("_config.yml", "_toc.yml", "references.bib", "_static", "book", "benign")
 GENERATED = ("summary", "reproducibility", "downloads")  # book/<page>.md, written from the runs' records
 
 
@@ -75,6 +76,10 @@ def stage(profile_name: str, records: dict[str, dict]) -> Path:
             shutil.copy2(src, target / name)
     config = yaml.safe_load((target / "_config.yml").read_text())
     config["sphinx"]["config"]["benign_staged"] = True  # see `setup`
+    url = (config.get("repository") or {}).get("url")
+    config["parse"]["myst_substitutions"] = {
+        "ledger_headline": headline(records),  # the landing page's
+        "project_source": f"<{url}>" if url else "the archive on the {doc}`downloads` page, built with it"}
     (target / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
     (target / "notebooks").mkdir()
     for name in records:
@@ -82,7 +87,9 @@ def stage(profile_name: str, records: dict[str, dict]) -> Path:
         page = json.loads((results / f"{name}.ipynb").read_text())
         (target / "notebooks" / f"{name}.ipynb").write_text(json.dumps(hide_injected_parameters(page)))
         shutil.copytree(results, target / "downloads" / name, ignore=shutil.ignore_patterns(".*"))
-    pages = {"summary": summary_page(records), "reproducibility": reproducibility_page(records, profile_name),
+    titles = {name: notebooks.title(name) for name in records}
+    source_archive(target / "downloads")
+    pages = {"summary": summary_page(records, titles), "reproducibility": reproducibility_page(records, profile_name),
              "downloads": downloads_page(records, profile_name)}
     for page, text in pages.items():
         (target / "book" / f"{page}.md").write_text(text)
@@ -115,39 +122,6 @@ def _require_staged(app, config) -> None:
                           "notebooks that never ran")
 
 
-def summary_page(records: dict[str, dict]) -> str:
-    head = ["# Paper vs here, all figures", "",
-            "Every row of every notebook's paper-vs-here table, gathered from this build's runs. *paper*: the number",
-            "the paper reports; *authors' code*: a transcription of the authors' published script (`benign.authors`)",
-            "run by the notebook at the paper's stated setting (— where it was not run); *here*: ours. *match*:",
-            "within the stated tolerance of the paper's number; *miss*: outside it, with its cause; rows a profile",
-            "does not compute are left out.", ""]
-    lines, total, hits = [], 0, 0
-    causes = dict.fromkeys((*expected.CAUSES, expected.UNEXAMINED), 0)
-    for name, record in records.items():
-        if name not in expected.PAPER:
-            continue
-        table = expected.compare(name, record)
-        lines += [f"## {notebooks.title(name)}", "", f"{{doc}}`../notebooks/{name}`", "",
-                  "| quantity | paper | authors' code | here | tolerance | result | cause | note |",
-                  "|---|---|---|---|---|---|---|---|"]
-        for row in table.itertuples():
-            if row.here is None:
-                continue  # not computed at this profile
-            result = "—" if row.match is None else ("match" if row.match else "**miss**")
-            authors = "—" if row.authors is None or row.authors != row.authors else f"{row.authors:.4g}"
-            lines.append(f"| {row.quantity} | {row.paper:g} | {authors} | {row.here:.4g} | ±{row.tolerance:g} | "
-                         f"{result} | {row.cause} | {row.note} |")
-            total += row.match is not None
-            hits += bool(row.match)
-            if row.match is False:
-                causes[row.cause] += 1
-        lines.append("")
-    counts = "; ".join(f"{count} {cause}" for cause, count in causes.items() if count)
-    head += [f"**{hits} of {total}** compared numbers match.", "", f"Misses by cause: {counts or 'none'}.", ""]
-    return "\n".join(head + lines) + "\n"
-
-
 def reproducibility_page(records: dict[str, dict], profile_name: str) -> str:
     lines = ["# Reproducibility", "",
              f"Generated from the `metrics.json` records of this build (profile `{profile_name}`). Each notebook's",
@@ -165,9 +139,43 @@ def reproducibility_page(records: dict[str, dict], profile_name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+PROJECT = ("README.md", "Makefile", "pyproject.toml", "constraints.txt", "_config.yml", "_toc.yml", "references.bib",
+           "_static", "benign", "notebooks", "book", "tests", "benchmarks")  # what the source archive holds
+
+
+def source_archive(folder: Path) -> Path:
+    """The project this book was built from (package, notebooks, profiles, tests), as one archive: the downloaded
+    notebooks import `benign` and read their parameters' rules from notebooks/."""
+    import tarfile
+
+    from . import __version__
+
+    archive = folder / f"benign-{__version__}.tar.gz"
+    archive.parent.mkdir(parents=True, exist_ok=True)
+    root = f"benign-{__version__}"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name in PROJECT:
+            tar.add(ROOT / name, arcname=f"{root}/{name}",
+                    filter=lambda info: None if "__pycache__" in info.name else info)
+    return archive
+
+
 def downloads_page(records: dict[str, dict], profile_name: str) -> str:
+    from . import __version__
+
+    commit = (next(iter(records.values()), {}).get("git_commit") or "unknown")[:10]
+    archive = f"benign-{__version__}.tar.gz"
     lines = ["# Downloads", "", "Every figure of this build as PNG and PDF, every executed notebook, and its record.",
-             ""]
+             "", "## The package", "",
+             f"The notebooks import `benign`. {{download}}`{archive} <../downloads/{archive}>` is the project this book "
+             f"was built from (commit `{commit}`): the package, the notebooks with their profiles, the tests. To rerun a "
+             "downloaded notebook:", "",
+             "```bash", f"tar xzf {archive} && cd benign-{__version__}",
+             "make venv          # .venv with the pinned stack (Python 3.11+, the package registries)",
+             ".venv/bin/papermill ~/Downloads/fig3_dynamics.ipynb out.ipynb -p seed 7 -p out_dir runs/fig3-seed7",
+             ".venv/bin/benign run fig3_dynamics --profile book -p seed 7   # the same, from the notebook's source",
+             "```", "", "`make book` and `make test` work in that folder as in a clone. The papers and the authors' "
+             "repository are linked from {doc}`references`.", ""]
     for name in records:
         files = sorted(p.name for p in results_dir(name, profile_name).iterdir() if not p.name.startswith("."))
         lines += [f"## {notebooks.title(name)}", ""]

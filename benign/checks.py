@@ -50,6 +50,7 @@ RULES = {
     "T": _int_at_least(3),
     "d": _int_at_least(3),
     "seed": _int_at_least(0),
+    "replicates": _int_at_least(1),
     "test_seed": _int_at_least(0),
     "num_steps": _int_at_least(1),
     "log_every": _int_at_least(1),

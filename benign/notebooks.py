@@ -99,10 +99,11 @@ class Notebook:
                      extra={"cpu_threads": self.cpu_threads, **(extra or {})})
 
     def compare(self, metrics: dict):
-        """The paper-vs-here table of this notebook."""
+        """The comparison table of this notebook, shown as HTML on the page (`benign.pages.Comparison`)."""
         from .expected import compare
+        from .pages import Comparison
 
-        return compare(self.name, metrics)
+        return Comparison(compare(self.name, metrics))
 
 
 def start(name: str, namespace: dict) -> Notebook:
@@ -118,10 +119,28 @@ def start(name: str, namespace: dict) -> Notebook:
     for pname, value in parameters.items():
         check(pname, value)
     style()
+    show_tables_as_pages_do()
     threads = thread_count(parameters.get("cpu_threads", 0))
     torch.set_num_threads(threads)
     return Notebook(name, parameters, output_dir(name, namespace.get("out_dir", "")),
                     resolve_device(parameters.get("device", "cpu")), threads)
+
+
+def show_tables_as_pages_do() -> None:
+    """Inside a notebook kernel, every pandas table a cell shows is rendered by `benign.pages.frame`: no index
+    column, numbers at their precision, yes/no and a dash instead of True/False/None/NaN."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is None:
+        return
+    import pandas as pd
+
+    from .pages import frame
+
+    shell.display_formatter.formatters["text/html"].for_type(pd.DataFrame, frame)
 
 
 def title(name: str) -> str:

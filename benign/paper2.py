@@ -306,6 +306,20 @@ def snr_sweep(n_values, signal_norm_values, *, d: int, noise_ratio: float, step_
     return table
 
 
+def edge_slope(edge: pd.DataFrame, cells: pd.DataFrame) -> tuple[float, float]:
+    """The exponent b of SNR_edge ∝ n^b (the theorems: b = −1/2) fitted by least squares in log–log, and its
+    standard error: the fit's own, plus the grid's resolution (an edge known only to one step of the ρ grid, a
+    uniform error of one log step per point). NaN with fewer than two values of n."""
+    if len(edge) < 2:
+        return float("nan"), float("nan")
+    x, y = np.log(edge.n.to_numpy(float)), np.log(edge.snr.to_numpy(float))
+    slope, intercept = np.polyfit(x, y, 1)
+    spread = ((x - x.mean()) ** 2).sum()
+    fit_var = ((y - slope * x - intercept) ** 2).sum() / max(len(x) - 2, 1) / spread
+    log_step = float(np.median(np.diff(np.log(np.sort(cells.signal_norm.unique())))))
+    return float(slope), float(np.sqrt(fit_var + log_step ** 2 / 12 / spread))
+
+
 def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95) -> tuple[pd.DataFrame, dict]:
     """Where benign overfitting starts on an `snr_sweep` grid (cells averaged over seeds).
 
@@ -321,7 +335,9 @@ def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95) -> tuple[pd.Da
     edge["sqrt_n_snr"] = np.sqrt(edge.n) * edge.snr
     below = cells[np.sqrt(cells.n) * cells.snr < 1]
     top = cells[cells.signal_norm == cells.signal_norm.max()]
-    metrics = {"edge_sqrt_n_snr_mean": float(edge.sqrt_n_snr.mean()),
+    slope, slope_std = edge_slope(edge, cells)
+    metrics = {"edge_snr_slope": slope, "edge_snr_slope_std": slope_std,
+               "edge_sqrt_n_snr_mean": float(edge.sqrt_n_snr.mean()),
                "edge_sqrt_n_snr_spread": float(edge.sqrt_n_snr.max() / edge.sqrt_n_snr.min()),
                "edge_n_count": len(edge),
                "below_boundary_train_acc": float(below.train_acc.mean()),

@@ -150,11 +150,17 @@ def _edges(values):
     return np.concatenate([[2 * values[0] - mids[0]], mids, [2 * values[-1] - mids[-1]]])
 
 
-def heatmap(ax, d_values, mu_values, Z, title: str, cmap="viridis", vmin=None, vmax=None, label=None):
-    """A (d, ‖μ‖) map: Z has one row per d value and one column per ‖μ‖ value."""
-    mesh = ax.pcolormesh(_edges(d_values), _edges(mu_values), np.asarray(Z, dtype=float).T, cmap=cmap, vmin=vmin,
-                         vmax=vmax, shading="flat")
-    ax.figure.colorbar(mesh, ax=ax, label=label)
+def heatmap(ax, d_values, mu_values, Z, title: str, cmap="viridis", vmin=None, vmax=None, label=None, marks=()):
+    """A (d, ‖μ‖) map: Z has one row per d value and one column per ‖μ‖ value. `marks`: values drawn as lines on
+    the colour bar (another source's colour limits, say), the bar widened to show them rather than clipping Z."""
+    Z = np.asarray(Z, dtype=float)
+    if marks:
+        vmin = min([*marks, np.nanmin(Z)]) if vmin is None else vmin
+        vmax = max([*marks, np.nanmax(Z)]) if vmax is None else vmax
+    mesh = ax.pcolormesh(_edges(d_values), _edges(mu_values), Z.T, cmap=cmap, vmin=vmin, vmax=vmax, shading="flat")
+    bar = ax.figure.colorbar(mesh, ax=ax, label=label)
+    for value in marks:
+        bar.ax.axhline(value, color="cyan", lw=2)
     ax.set(title=title, xlabel="d", ylabel="‖μ‖")
     return mesh
 

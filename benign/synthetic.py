@@ -265,6 +265,15 @@ def attend(data: TokenData, q: torch.Tensor) -> dict:
             "coords": torch.stack([token @ data.mu_neg, token @ data.mu_pos], -1) / data.params["signal_norm"]}
 
 
+def fit_counts(data: TokenData, q: torch.Tensor) -> dict:
+    """How many clean and how many noisy training samples a fixed q = W p fits (predicts their observed label)."""
+    q = q.detach().cpu().double()
+    fits = data.y.double() * attend(data, q)["f"] > 0
+    noisy = data.noisy.to(fits.device)
+    return {"clean_fitted": int(fits[~noisy].sum()), "clean_count": int((~noisy).sum()),
+            "noisy_fitted": int(fits[noisy].sum()), "noisy_count": int(noisy.sum())}
+
+
 GRID_SHARED = DATA_SHARED + ("W_init", "train_W", "learning_rate", "num_steps", "dtype", "device")
 GRID_DEFAULTS = dict(DATA_DEFAULTS, W_init="kaiming", train_W=True, learning_rate=5e-3, num_steps=1000,
                      dtype="float32", device="auto")

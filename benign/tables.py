@@ -80,3 +80,17 @@ def final(runs, labels, history_table: pd.DataFrame, num_steps: int) -> pd.DataF
                      "rho": p["rho"], "noise_ratio": p["noise_ratio"], "seed": p["seed"],
                      **last.loc[label, ["train_loss", "train_acc", "test_loss", "test_acc"]].to_dict()})
     return pd.DataFrame(rows)
+
+
+def seed_spread(metrics: dict, key: str, values) -> None:
+    """`key_min` and `key_max` over the seeds' values of a headline number (the plotted run's stays `key`)."""
+    values = [float(v) for v in values]
+    metrics[f"{key}_min"], metrics[f"{key}_max"] = min(values), max(values)
+
+
+def median_sample(scores: pd.DataFrame, run: str, samples, token: int = 0) -> int:
+    """The representative of a group of tracked training samples: the one whose final score on `token` (default:
+    the relevant token) is the median of the group's (the lower one for an even group)."""
+    last = scores[(scores.run == run) & (scores.step == scores.step.max()) & (scores.token == token)
+                  & scores["sample"].isin(list(samples))].sort_values(["score", "sample"])
+    return int(last["sample"].iloc[(len(last) - 1) // 2])

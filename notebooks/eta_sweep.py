@@ -25,6 +25,7 @@
 
 # %% tags=["parameters"]
 seed = 0  # data, label noise and initialisation
+replicates = 3  # seeds seed, seed + 1, … for the largest η, ours and the authors' script
 d = 12000  # token dimension
 signal_norm = 120.0  # ‖μ‖, norm of each class signal
 noise_ratio_grid = [0.0, 0.9, 0.05]  # η from, to, step (inclusive)
@@ -50,8 +51,9 @@ out_dir = ""  # empty: results/eta_sweep/book
 
 # %%
 import matplotlib.pyplot as plt
+import torch
 
-from benign import authors, notebooks, paths, sweep, synthetic
+from benign import authors, data, notebooks, paths, sweep, synthetic, tables
 from benign.data import noise_mask
 
 nb = notebooks.start("eta_sweep", globals())
@@ -109,7 +111,25 @@ for label, table in (("", runs), ("authors_", theirs)):
     above = table[table.frak_ratio > 1]
     metrics[f"{label}largest_eta_ratio_above_1"] = float(above.noise_ratio.max()) if len(above) else float("nan")
     metrics[f"{label}min_test_acc_ratio_above_1"] = float(above.test_acc.min()) if len(above) else float("nan")
-metrics["n_train"] = n
+top = float(runs.noise_ratio.max())  # the largest η, run again over seeds, ours and theirs
+seeds = [seed + k for k in range(replicates)]
+top_points = [dict(point, seed=s) for s in seeds for point in points if point["noise_ratio"] == top]
+for label, kernel in (("", synthetic.grid_chunk), ("authors_", authors.math_frak_chunk if theirs is not None else None)):
+    if kernel is None:
+        continue
+    at_top = sweep.run(kernel, top_points if not label else [
+        dict(d=d, signal_norm=signal_norm, seed=s, n=n, n_test=n_test, T=T, rho=rho, noise_ratio=top,
+             learning_rate=learning_rate, num_steps=num_steps, n_relevant=n_relevant) for s in seeds],
+        cache=paths.SWEEP_CACHE if use_cache else None)
+    ratio = (at_top.frak_clean / at_top.frak_noisy if not label else
+             (at_top.frak_clean_1 + at_top.frak_clean_2) / (at_top.frak_noisy_1 + at_top.frak_noisy_2))
+    tables.seed_spread(metrics, f"{label}top_eta_frak_ratio", ratio)
+    tables.seed_spread(metrics, f"{label}top_eta_test_acc", at_top.test_acc)
+# the fixed head under uniform attention (p = 0, step 0): the test accuracy before any training
+test_set = data.make_run(d, signal_norm, seed=seed, n=n, n_test=n_test, T=T, rho=rho, n_relevant=n_relevant,
+                         n_weak=n_weak, authors_test_seed=authors_test_seed, W_init="identity").test
+metrics["test_acc_uniform_attention"] = synthetic.attend(test_set, torch.zeros(d, dtype=test_set.X.dtype))["acc"]
+metrics.update(n_train=n, noise_ratio_max=top, replicates=replicates)
 nb.save_metrics(metrics)
 
 # %% [markdown]
@@ -123,18 +143,25 @@ nb.save_metrics(metrics)
 # authors' script at the same setting gives {glue:text}`authors_noise_ratio_0.65_frak_ratio:.2f`
 # ({glue:text}`authors_noise_ratio_0.65_test_acc:.3f`) and {glue:text}`authors_noise_ratio_0.70_frak_ratio:.2f`
 # ({glue:text}`authors_noise_ratio_0.70_test_acc:.3f`): no collapse either. It cannot give the paper's 0.78 at
-# $\eta = 0.65$ with $n = 20$, since there $\eta = 0.65$ flips the same 12 samples as 0.6 and is the identical
-# run.
+# $\eta = 0.65$ with this $n$, since there $\eta = 0.65$ flips the same samples as 0.6 and is the identical run.
 #
-# The paper does not state $n$ (nor the seed) for this sweep, and $n$ decides it. Trying
-# $n \in \{20, 40, 100, 200, 500, 1000\}$ with our trainer, the ratio first falls below one at $\eta = 0.7$ for
-# $n = 200$ and at $\eta = 0.6$ for $n = 500$. At $n = 500$ (seed 0, their test-seed reuse) the authors' script,
-# measured once, gives ratio 0.62 and test accuracy 0.561 at $\eta = 0.65$ and 0.47 and 0.504 at $\eta = 0.7$ —
-# the paper's 0.78 / 0.579 and 0.50 / 0.505 within the tolerances — with the ratio above one up to $\eta = 0.55$
-# (0.93 at 0.6). But there the test accuracy below the collapse is only 0.82–0.83 ($\eta$ = 0.5, 0.55), not the
-# paper's 0.986 or more, which $n = 20$ gives: with their test-seed reuse a quarter of the test inputs are training
-# inputs, and those whose flipped labels were fitted count as test errors. No single $n$ we tried reproduces every
-# row. The `paper` profile runs $n = 500$ with that reuse, ours and theirs (their script takes about 20 minutes
-# there on a 2-core CPU).
+# **The largest η.** At $\eta =$ {glue:text}`noise_ratio_max:.2f` most labels are flipped. Over
+# {glue:text}`replicates:.0f` seeds our ratio spans {glue:text}`top_eta_frak_ratio_min:.2f`–{glue:text}`top_eta_frak_ratio_max:.2f`
+# with test accuracy {glue:text}`top_eta_test_acc_min:.3f`–{glue:text}`top_eta_test_acc_max:.3f`; the authors'
+# script spans {glue:text}`authors_top_eta_frak_ratio_min:.2f`–{glue:text}`authors_top_eta_frak_ratio_max:.2f` with
+# {glue:text}`authors_top_eta_test_acc_min:.3f`–{glue:text}`authors_top_eta_test_acc_max:.3f`. The two differ in
+# their random streams and in their test sets: theirs is drawn with the training seed, so part of it repeats
+# training inputs, and a repeated input scores the label the model fitted; ours is independent. Which of the two
+# differences moves the ratio at this η is not separated here, so this row stays open.
+#
+# **Why the test accuracy stays high under heavy noise.** The head $\nu$ is fixed and reads the class signal:
+# with $p = 0$ the attention is uniform and the test accuracy is already
+# {glue:text}`test_acc_uniform_attention:.3f` before any step. Training moves only $p$, i.e. which tokens each
+# input attends to; as long as the signal part of $p$ does not turn against the true class, fresh inputs keep the
+# head's answer, so the test accuracy says little about the flipped labels until the Eq. 9 ratio drops below one.
+#
+# The paper does not state $n$ (nor the seed) for this sweep, and $n$ decides it: larger $n$ moves the collapse to
+# smaller $\eta$. The `paper` profile runs a larger $n$ with the authors' test-seed reuse, ours and theirs (its
+# record holds the setting); no single $n$ we tried reproduces every row of the paper.
 # %%
 nb.compare(metrics)

@@ -24,7 +24,8 @@
 # the weakly relevant token carrying $\rho\mu_{Y^{(i)}}$ of a noisy one. The scale $c$ sets the amount of memorisation.
 
 # %% tags=["parameters"]
-seed = 0  # data and label noise
+seed = 0  # data and label noise of the plotted draw
+replicates = 3  # data draws, seeds seed, seed + 1, …: the verdicts rest on all of them
 d = 10000  # token dimension
 signal_norm = 20.0  # ‖μ‖
 n = 100  # training samples
@@ -43,16 +44,23 @@ out_dir = ""  # empty: results/fig1_token_selection/book
 # %%
 import matplotlib.pyplot as plt
 
-from benign import authors, notebooks, plots, synthetic
+from benign import authors, notebooks, plots, synthetic, tables
 from benign.data import make_train_test
 
 nb = notebooks.start("fig1_token_selection", globals())
-train, test = make_train_test(n, d, signal_norm, n_test=n_test, seed=seed, T=T, rho=rho, noise_ratio=noise_ratio,
-                              label_noise=label_noise, authors_test_seed=authors_test_seed)
 columns = {"harmful": c_harmful, "benign": c_benign, "not_overfitting": c_not_overfitting}
-results = {name: {split: synthetic.attend(data, synthetic.handbuilt_p(train, c))
-                  for split, data in (("train", train), ("test", test))}
-           for name, c in columns.items()}
+
+
+def query_results(seed):
+    """The three hand-built queries on one draw of the data: scores, outputs and accuracies on train and test."""
+    train, test = make_train_test(n, d, signal_norm, n_test=n_test, seed=seed, T=T, rho=rho, noise_ratio=noise_ratio,
+                                  label_noise=label_noise, authors_test_seed=authors_test_seed)
+    return train, test, {name: {split: synthetic.attend(data, synthetic.handbuilt_p(train, c))
+                                for split, data in (("train", train), ("test", test))} for name, c in columns.items()}
+
+
+train, test, results = query_results(seed)
+other_draws = [query_results(seed + k)[2] for k in range(1, replicates)]
 
 # %% [markdown]
 # ## The figure
@@ -95,6 +103,10 @@ plt.show()
 
 # %%
 metrics = {f"{name}_{split}_acc": results[name][split]["acc"] for name in columns for split in ("train", "test")}
+for name in columns:
+    for split in ("train", "test"):
+        tables.seed_spread(metrics, f"{name}_{split}_acc", [r[name][split]["acc"] for r in [results, *other_draws]])
+metrics.update(noisy_share=float(train.noisy.double().mean()), replicates=replicates)
 relevant, opposite = 0, 2  # token positions: the relevant token and the weakly relevant one of the opposite class
 for name in columns:  # which token the samples attend to most
     metrics[f"{name}_test_on_relevant"] = float((results[name]["test"]["argmax"] == relevant).double().mean())
@@ -118,12 +130,14 @@ nb.save_metrics(metrics)
 # stream gives harmful {glue:text}`authors_harmful_train_acc:.2f` / {glue:text}`authors_harmful_test_acc:.2f`, benign
 # {glue:text}`authors_benign_train_acc:.2f` / {glue:text}`authors_benign_test_acc:.2f` and not overfitting
 # {glue:text}`authors_not_overfitting_train_acc:.2f` / {glue:text}`authors_not_overfitting_test_acc:.2f`. The
-# harmful test accuracy rests on 100 test samples and one draw of the data, so it moves by several points with the
-# seed, on either stream. A training accuracy just below one means one noisy sample whose weakly relevant token
+# harmful test accuracy rests on few test samples and moves with the draw: over the {glue:text}`replicates:.0f`
+# draws here it spans {glue:text}`harmful_test_acc_min:.2f`–{glue:text}`harmful_test_acc_max:.2f`. On a balanced test
+# set chance is one half, so a value near it is a query that routes fresh samples no better than a coin, not a
+# weaker version of the paper's picture: the comparison below calls a value on the other side of that line a miss
+# whatever its distance. A training accuracy just below one means one noisy sample whose weakly relevant token
 # carries more noise along $\nu$ than its signal $\rho/\sqrt2$: attending to that token cannot fit its flipped
 # label, whatever $c$. The `paper` profile is this page's: with the authors' test-seed reuse (`authors_test_seed`)
-# and $n_{\text{test}} = n$ the test set would be the training set itself, with clean labels, and the benign column's
-# test accuracy 0.8 instead of the paper's 1.0.
+# and as many test as training samples the test set would be the training set itself, with clean labels.
 
 # %%
 nb.compare(metrics)

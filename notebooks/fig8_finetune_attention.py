@@ -115,7 +115,8 @@ ends
 # The paper shows these curves without numbers. What we check is their direction: after the first phase-2 epoch the
 # query and key are still close to their random initialisation, so the first token's attention is spread out; by the
 # last epoch a run trained, it has concentrated. The share of (data set, $\eta$, $n$) curves that end above their
-# start: {glue:text}`max_attention_rises_share:.2f`; all of them: {glue:text}`max_attention_rises:.0f` (1 = yes).
+# start: {glue:text}`max_attention_rises_share:.2f`. That direction is a claim of the ledger
+# ({doc}`../book/summary`); no number of the paper is compared on this page.
 
 # %%
 nb.compare(metrics)

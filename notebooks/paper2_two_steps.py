@@ -16,15 +16,15 @@
 # **Claim** (Magen et al. {cite}`magen2024benign`). A single-head attention model trained by gradient descent on
 # the logistic loss fits every training label, the flipped ones included, after only **two steps** from zero, and
 # still classifies fresh inputs almost perfectly: clean inputs attend to their signal token, noisy inputs to their
-# noise token. Which of these happens depends on the **step sizes**: with the seed notebook's small steps
-# $\beta = (0.01, 0.01)$ the flipped labels stay unfitted; a small first and a large second step,
+# noise token. Which of these happens depends on the **step sizes**: with small steps
+# $\beta = (0.01, 0.01)$ (an example setting of a public notebook for this paper) the flipped labels stay unfitted; a small first and a large second step,
 # $\beta = (0.01, 1)$, overfits benignly; a large first step, $\beta = (0.5, 1)$, sends every input's attention to
 # its noise token, and the fit is harmful.
 #
 # Model: $f(X) = v^\top X^\top \operatorname{softmax}(Xp)$ with $v = p = 0$ at the start. An input has two tokens, the
 # signal $\mu_y$ ($\|\mu_\pm\| = \rho$, $\mu_+ \perp \mu_-$) and a noise token
 # $\xi \sim N(0, I - \mu_+\mu_+^\top/\rho^2 - \mu_-\mu_-^\top/\rho^2)$, in random order; a training label is flipped
-# with probability $\eta$. The `book` profile runs the seed notebook's setting, $n = 200$, $d = 40000$,
+# with probability $\eta$. The `book` profile runs that example setting, $n = 200$, $d = 40000$,
 # $\rho = 30$, $\eta = 0.05$, so $\mathrm{SNR} = \rho/\sqrt d = 0.15$ and $n\,\mathrm{SNR}^2 = 4.5$; the run on
 # this page has $\mathrm{SNR} =$ {glue:text}`snr:.3f` and $n\,\mathrm{SNR}^2 =$ {glue:text}`n_snr2:.2f`.
 
@@ -124,7 +124,7 @@ sim.history  # step 0 is v = p = 0
 # {glue:text}`harmful_steps_train_acc:.3f`, test {glue:text}`harmful_steps_test_acc:.3f`.
 # The paper's own numbers for this experiment were not recovered, so the table compares with what its theory
 # claims (interpolation, near-optimal test error, clean inputs on the signal, noisy ones on their noise) and with the
-# seed notebook's setting; each row's note says which.
+# example setting; each row's note says which.
 
 # %%
 nb.compare(metrics)

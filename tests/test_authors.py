@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from benign import authors, book, data, encoder, expected, synthetic
+from benign import authors, data, encoder, synthetic
 from benign.checks import ParameterError
 from benign.data import Run, TokenData
 
@@ -220,33 +220,6 @@ def test_their_encoder_initialisation_is_seeded_and_leaves_the_global_generator_
     b = authors.one_layer(6, 1.0, hidden=4, n=4, n_test=4, num_steps=1, log_interval=1)["model"].state_dict()
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert torch.equal(torch.random.get_rng_state(), state)
-
-
-# --- the three-way table ---------------------------------------------------------------------------------------------
-
-def test_a_miss_gets_its_cause_from_the_authors_number_or_a_static_cause():
-    row = expected.PAPER["fig1_token_selection"][1]  # harmful test accuracy, 0.62 ± 0.15
-    metrics = {row.key: 0.95, f"authors_{row.key}": 0.93}
-    table = expected.compare("fig1_token_selection", metrics)
-    assert table.iloc[0].match == False and table.iloc[0].cause == expected.AUTHORS_AGREE  # noqa: E712
-    metrics[f"authors_{row.key}"] = 0.62
-    assert expected.compare("fig1_token_selection", metrics).iloc[0].cause == expected.OURS_DIFFER
-    del metrics[f"authors_{row.key}"]
-    assert expected.compare("fig1_token_selection", metrics).iloc[0].cause == expected.UNEXAMINED
-    metrics[row.key] = 0.63
-    assert expected.compare("fig1_token_selection", metrics).iloc[0].cause == ""  # a match has no cause
-    substitute = [e for e in expected.PAPER["table2_finetune"] if e.key.startswith("rotten_tomatoes")]
-    assert substitute and all(e.cause == expected.SUBSTITUTE for e in substitute)
-
-
-def test_summary_page_shows_the_authors_column_and_counts_misses_by_cause():
-    keys = [e.key for e in expected.PAPER["fig1_token_selection"]]
-    record = dict.fromkeys(keys, 1.0)
-    record.update({"harmful_test_acc": 0.95, "authors_harmful_test_acc": 0.9, "not_overfitting_train_acc": 1.0})
-    page = book.summary_page({"fig1_token_selection": record})
-    assert "**4 of 6** compared numbers match." in page
-    assert "Misses by cause: 1 the authors' published code agrees with us; 1 not examined." in page
-    assert "| authors' code |" in page and "| 0.9 | 0.95 |" in page
 
 
 def test_math_frak_chunk_runs_side_by_side_as_each_run_alone():

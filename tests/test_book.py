@@ -20,7 +20,8 @@ def test_every_notebook_page_shows_its_figure_and_table(built_book):
 
 def test_generated_pages_gather_every_notebook(built_book):
     summary = (built_book / "book" / "summary.html").read_text()
-    assert re.search(r"<strong>\d+ of \d+</strong> compared numbers match", summary)
+    assert re.search(r"Of the \d+ claims of the two papers this build tests", summary)
+    assert re.search(r"paper: \d+ of \d+ match", summary)
     reproducibility = (built_book / "book" / "reproducibility.html").read_text()
     downloads = (built_book / "book" / "downloads.html").read_text()
     links = re.findall(r'href="([^"]*_downloads/[^"]+)"', downloads)
@@ -103,3 +104,16 @@ def test_the_build_prints_one_line_per_notebook(tmp_path, monkeypatch, capsys):
     assert list(records) == names and len(lines) == len(names)
     assert all(re.fullmatch(rf"\[{k}/{len(names)}\] {name}  \d+\.\d s", line)
                for k, (name, line) in enumerate(zip(names, lines), 1))
+
+
+def test_the_source_archive_holds_what_a_downloaded_notebook_needs(tmp_path):
+    import tarfile
+
+    archive = book.source_archive(tmp_path)
+    with tarfile.open(archive) as tar:
+        names = tar.getnames()
+    root = archive.name.removesuffix(".tar.gz")
+    for needed in ("pyproject.toml", "Makefile", "constraints.txt", "benign/notebooks.py", "notebooks/fig3_dynamics.py",
+                   "notebooks/profiles/fig3_dynamics.yml"):
+        assert f"{root}/{needed}" in names, needed
+    assert not [n for n in names if "__pycache__" in n or "/results" in n or "/.venv" in n]
