@@ -67,7 +67,9 @@ def test_every_tolerance_has_its_reason_and_every_row_a_known_kind():
 
 
 def fig3_record(large_signal_noisy: tuple[int, int]) -> dict:
-    record = {}
+    record = {"parameters": {"seed": 42, "replicates": 3, "n": 20, "num_steps": 1000, "d_balanced": 2000,
+                             "signal_norm_balanced": 20.0, "d_large_noise": 4500, "signal_norm_large_noise": 5.0,
+                             "d_large_signal": 1000, "signal_norm_large_signal": 80.0}}
     for name, test, noisy in (("balanced", 0.99, (4, 4)), ("large_noise", 0.85, (4, 4)),
                               ("large_signal", 1.0, large_signal_noisy)):
         record.update({f"{name}_test_acc": test, f"{name}_test_acc_min": test - 0.01,
@@ -89,12 +91,14 @@ def test_the_ledger_judges_by_rules_over_the_records():
     assert verdict(fig3_record((0, 0)), "Figure 3(b)").finding.verdict == ledger.HOLDS  # 0.86 < 0.98 − 0.05
     entry = verdict(fig3_record((0, 0)), "Figure 3(a)")
     assert entry.finding.verdict == ledger.HOLDS and "balanced_noisy_fitted_min" in entry.keys
+    assert entry.claim.test.startswith("(d, ‖μ‖) = (2000, 20.0); 3 seeds from 42")  # what this build ran
     # a claim whose numbers the profile did not compute is left out, not judged
     assert not [e for e in ledger.evaluate({"fig3_dynamics": {}}) if e.claim.page == "fig3_dynamics"]
 
 
 def test_the_theorem_clock_is_not_a_miss_for_reaching_the_conditions_early():
-    record = {"test_zero_at_step0_share": 0.93, "benign_slope_p_only": 0.05, "benign_slope_p_only_std": 0.1}
+    record = {"test_zero_at_step0_share": 0.93, "benign_slope_p_only": 0.05, "benign_slope_p_only_std": 0.1,
+              "parameters": {"num_steps": 50000}}
     entry = next(e for e in ledger.evaluate({"theory_clock": record}) if "τ = Θ" in e.claim.claim)
     assert entry.finding.verdict == ledger.NOT_SEEN and "reaching them earlier is no contradiction" in entry.finding.cause
 
