@@ -178,47 +178,35 @@ def counts(rows: list[Row]) -> dict[str, tuple[int, int]]:
     return {kind: out[kind] for kind in KINDS if kind in out}
 
 
+def accuracies(prefix: str, label: str, train: float, test: float, test_tolerance: str, n: int, n_test: int,
+               **extra) -> list[Expected]:
+    """A setting's train accuracy (a count of n fitted labels) and test accuracy (chance or above, on n_test)."""
+    return [Expected(f"{prefix}_train_acc", f"{label}: train accuracy", train, "count", regime=f"count:{n}", **extra),
+            Expected(f"{prefix}_test_acc", f"{label}: test accuracy", test, test_tolerance, regime=f"chance:{n_test}",
+                     **{k: v for k, v in extra.items() if k != "note"})]
+
+
 # Paper 1. Sources: ../shared/paper-facts.md. Figure 1 uses n = n_test = 100; the others 20 and 1000.
+FIG1, TEXT = dict(n=100, n_test=100, where="read off Figure 1"), dict(n=20, n_test=1000, where="text")
 EXPECTED = {
     "fig1_token_selection": [
-        Expected("harmful_train_acc", "harmful (c = 1): train accuracy", 1.0, "count", where="read off Figure 1",
-                 regime="count:100"),
-        Expected("harmful_test_acc", "harmful (c = 1): test accuracy", 0.62, "test100_mid", where="read off Figure 1",
-                 regime="chance:100"),
-        Expected("benign_train_acc", "benign (c = 0.06): train accuracy", 1.0, "count", where="read off Figure 1",
-                 regime="count:100"),
-        Expected("benign_test_acc", "benign (c = 0.06): test accuracy", 1.0, "test100", where="read off Figure 1",
-                 regime="chance:100"),
-        Expected("not_overfitting_train_acc", "not overfitting (c = 0.001): train accuracy", 0.8, "count",
-                 where="read off Figure 1", regime="count:100", note="= 1 − η: the noisy samples are not fitted"),
-        Expected("not_overfitting_test_acc", "not overfitting (c = 0.001): test accuracy", 1.0, "test100",
-                 where="read off Figure 1", regime="chance:100"),
+        *accuracies("harmful", "harmful (c = 1)", 1.0, 0.62, "test100_mid", **FIG1),
+        *accuracies("benign", "benign (c = 0.06)", 1.0, 1.0, "test100", **FIG1),
+        *accuracies("not_overfitting", "not overfitting (c = 0.001)", 0.8, 1.0, "test100", **FIG1,
+                    note="= 1 − η: the noisy samples are not fitted"),
     ],
     "fig3_dynamics": [
-        Expected("balanced_train_acc", "balanced (2000, 20): train accuracy", 1.0, "count", where="text",
-                 regime="count:20"),
-        Expected("balanced_test_acc", "balanced (2000, 20): test accuracy", 0.996, "test1000", where="text",
-                 regime="chance:1000"),
+        *accuracies("balanced", "balanced (2000, 20)", 1.0, 0.996, "test1000", **TEXT),
         Expected("balanced_train_loss", "balanced (2000, 20): final train loss", 0.4526, "loss", AUTHORS,
                  note="the authors' main.py at its default config, seed 42"),
-        Expected("large_noise_train_acc", "large noise (4500, 5): train accuracy", 1.0, "count", where="text",
-                 regime="count:20"),
-        Expected("large_noise_test_acc", "large noise (4500, 5): test accuracy", 0.867, "test1000_low", where="text",
-                 regime="chance:1000"),
-        Expected("large_signal_train_acc", "large signal (1000, 80): train accuracy", 0.8, "count", where="text",
-                 regime="count:20", note="the paper's setting of this panel is not stated in its text (unverified)"),
-        Expected("large_signal_test_acc", "large signal (1000, 80): test accuracy", 1.0, "test1000", where="text",
-                 regime="chance:1000"),
+        *accuracies("large_noise", "large noise (4500, 5)", 1.0, 0.867, "test1000_low", **TEXT),
+        *accuracies("large_signal", "large signal (1000, 80)", 0.8, 1.0, "test1000", **TEXT,
+                    note="the paper's setting of this panel is not stated in its text (unverified)"),
     ],
-    "fig5_heatmap": [
-        Expected(f"{name}_{q}", f"cell {cell}: {label}", target, tol, where="text", regime=regime,
-                 counted_on="fig3_dynamics")
-        for name, cell, q, label, target, tol, regime in [
-            ("balanced", "(2000, 20)", "train_acc", "train accuracy", 1.0, "count", "count:20"),
-            ("balanced", "(2000, 20)", "test_acc", "test accuracy", 0.996, "test1000", "chance:1000"),
-            ("large_noise", "(4500, 5)", "train_acc", "train accuracy", 1.0, "count", "count:20"),
-            ("large_noise", "(4500, 5)", "test_acc", "test accuracy", 0.867, "test1000_low", "chance:1000"),
-            ("large_signal", "(1000, 80)", "test_acc", "test accuracy", 1.0, "test1000", "chance:1000")]
+    "fig5_heatmap": [  # Figure 3's settings as cells of the grid: shown here, counted on Figure 3's page
+        *accuracies("balanced", "cell (2000, 20)", 1.0, 0.996, "test1000", **TEXT, counted_on="fig3_dynamics"),
+        *accuracies("large_noise", "cell (4500, 5)", 1.0, 0.867, "test1000_low", **TEXT, counted_on="fig3_dynamics"),
+        *accuracies("large_signal", "cell (1000, 80)", 0.8, 1.0, "test1000", **TEXT, counted_on="fig3_dynamics"),
     ],
     "conditions_heatmap": [
         Expected("eq10_min_ratio", "Eq. 10 class ratio: smallest over the grid", 0.5, "colour",
