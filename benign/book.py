@@ -29,6 +29,7 @@ from . import expected, notebooks
 from .checks import ParameterError
 from .notebooks import NotebookFailed
 from .paths import BOOK_BUILD, ROOT, results_dir
+from .records import FIGURE_KEY
 
 SOURCES = ("_config.yml", "_toc.yml", "references.bib", "book", "benign")
 GENERATED = ("summary", "reproducibility", "downloads")  # book/<page>.md, written from the runs' records
@@ -80,7 +81,8 @@ def stage(profile_name: str, records: dict[str, dict]) -> Path:
     for name in records:
         results = results_dir(name, profile_name)
         page = json.loads((results / f"{name}.ipynb").read_text())
-        (target / "notebooks" / f"{name}.ipynb").write_text(json.dumps(hide_injected_parameters(page)))
+        page = fold_code(link_figures(hide_injected_parameters(page)))
+        (target / "notebooks" / f"{name}.ipynb").write_text(json.dumps(page))
         shutil.copytree(results, target / "downloads" / name, ignore=shutil.ignore_patterns(".*"))
     pages = {"summary": summary_page(records), "reproducibility": reproducibility_page(records, profile_name),
              "downloads": downloads_page(records, profile_name)}
@@ -96,6 +98,33 @@ def hide_injected_parameters(notebook: dict) -> dict:
         tags = cell.get("metadata", {}).get("tags", [])
         if "injected-parameters" in tags and "remove-cell" not in tags:
             cell["metadata"]["tags"] = [*tags, "remove-cell"]
+    return notebook
+
+
+def fold_code(notebook: dict) -> dict:
+    """Every code cell's input folded behind a toggle (tag hide-input), its outputs shown: a page reads as its
+    argument, and the computation is one click away."""
+    for cell in notebook["cells"]:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if cell["cell_type"] == "code" and not any(t.startswith(("remove-", "hide-")) for t in tags):
+            cell.setdefault("metadata", {})["tags"] = [*tags, "hide-input"]
+    return notebook
+
+
+def link_figures(notebook: dict) -> dict:
+    """Each figure a notebook showed with `Notebook.save_figure` (an output marked FIGURE_KEY) becomes its saved PNG
+    from the page's downloads at the column's width, a click on it opening the full-size PNG, with links to the PNG
+    and the PDF below it (Sphinx copies both into the built book, so they open offline and from file:// too)."""
+    for cell in notebook["cells"]:
+        for k, output in enumerate(cell.get("outputs", [])):
+            figure = output.get("metadata", {}).get(FIGURE_KEY)
+            if not figure:
+                continue
+            where = f"../downloads/{figure['notebook']}/{figure['name']}"
+            markdown = (f"```{{image}} {where}.png\n:alt: {notebooks.title(figure['notebook'])}: {figure['name']}\n"
+                        f":width: 100%\n:class: benign-figure\n```\n\n"
+                        f"Full size: {{download}}`PNG <{where}.png>` · {{download}}`PDF <{where}.pdf>`\n")
+            cell["outputs"][k] = {"output_type": "display_data", "metadata": {}, "data": {"text/markdown": markdown}}
     return notebook
 
 
@@ -131,18 +160,21 @@ def summary_page(records: dict[str, dict]) -> str:
         lines += [f"## {notebooks.title(name)}", "", f"{{doc}}`../notebooks/{name}`", "",
                   "| quantity | paper | authors' code | here | tolerance | result | cause | note |",
                   "|---|---|---|---|---|---|---|---|"]
+        notes = {}  # each note once, under its table, numbered in the order the rows cite it
         for row in table.itertuples():
             if row.here is None:
                 continue  # not computed at this profile
             result = "—" if row.match is None else ("match" if row.match else "**miss**")
             authors = "—" if row.authors is None or row.authors != row.authors else f"{row.authors:.4g}"
+            note = f"[{notes.setdefault(row.note, len(notes) + 1)}]" if row.note else ""
             lines.append(f"| {row.quantity} | {row.paper:g} | {authors} | {row.here:.4g} | ±{row.tolerance:g} | "
-                         f"{result} | {row.cause} | {row.note} |")
+                         f"{result} | {row.cause} | {note} |")
             total += row.match is not None
             hits += bool(row.match)
             if row.match is False:
                 causes[row.cause] += 1
         lines.append("")
+        lines += [f"[{number}] {note}\n" for note, number in notes.items()]
     counts = "; ".join(f"{count} {cause}" for cause, count in causes.items() if count)
     head += [f"**{hits} of {total}** compared numbers match.", "", f"Misses by cause: {counts or 'none'}.", ""]
     return "\n".join(head + lines) + "\n"

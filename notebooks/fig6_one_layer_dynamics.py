@@ -63,7 +63,6 @@ use_cache = True  # reuse the authors' runs from results/.cache/sweeps
 out_dir = ""  # empty: results/fig6_one_layer_dynamics/book
 
 # %%
-import matplotlib.pyplot as plt
 import pandas as pd
 
 from benign import authors, data, encoder, notebooks, paths, plots, sweep, theory
@@ -106,21 +105,18 @@ wall_s = sum(sim.info["wall_s"] for sim in sims.values())
 
 # %%
 titles = {"balanced": "balanced", "harmful": "harmful", "not_overfitting": "not overfitting"}
-fig, axes = plt.subplots(3, 3, figsize=(13, 10), sharex=True)
+fig, axes = plots.figure_rows([f"{titles[name]}: d = {settings[name][0]}, ‖μ‖ = {settings[name][1]:g}"
+                               for name in sims], 3, sharex=True)
 for row, (name, sim) in enumerate(sims.items()):
     clean_id, noisy_id = sim.info["track"][0], sim.info["track"][-1]
-    d, mu, _ = settings[name]
-    plots.score_dynamics(axes[row, 0], sim.scores, name, clean_id, types,
-                         f"{titles[name]} (d={d}, ‖μ‖={mu:g}): clean sample")
+    plots.score_dynamics(axes[row, 0], sim.scores, name, clean_id, types, "clean sample")
     plots.score_dynamics(axes[row, 1], sim.scores, name, noisy_id, types, "noisy sample")
     plots.accuracy_curves(axes[row, 2], sim.history, name, "accuracy")
     axes[row, 0].set_ylabel("[CLS] attention")
     axes[row, 1].set_ylabel("[CLS] attention")
-axes[0, 0].legend(loc="upper right", fontsize=8)
+plots.legend_above(fig, axes[0, 0], ncols=2)
 axes[0, 2].legend(loc="lower right")
-fig.tight_layout()
 nb.save_figure(fig)
-plt.show()
 
 # %%
 final = pd.concat([sim.final for sim in sims.values()], ignore_index=True)

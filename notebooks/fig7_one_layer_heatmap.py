@@ -55,8 +55,6 @@ authors_code = True  # also run the authors' main_one_layer.py (benign.authors) 
 out_dir = ""  # empty: results/fig7_one_layer_heatmap/book
 
 # %%
-import matplotlib.pyplot as plt
-
 from benign import authors, encoder, notebooks, paths, plots, sweep, theory
 
 nb = notebooks.start("fig7_one_layer_heatmap", globals())
@@ -87,23 +85,20 @@ named = {"balanced": (2000, 20.0), "harmful": (5000, 5.0), "not_overfitting": (1
 named_run = {name: encoder.reduced(d, mu, hidden, scale)[:2] for name, (d, mu) in named.items()}
 marked = {name.replace("_", " "): cell for name, cell in named_run.items()
           if min(d_values) <= cell[0] <= max(d_values) and min(mu_values) <= cell[1] <= max(mu_values)}
-fig, axes = plt.subplots(2, 3, figsize=(17, 9.5))
+fig, axes = plots.figure(3, 2, row_height=3.2)
 panels = [(axes[0, 0], "train_loss", "final train loss", "magma", (0.405, 0.55)),
           (axes[0, 1], "test_loss", "final test loss", "magma", (0.41, 0.64)),
           (axes[1, 0], "train_acc", "train accuracy", "viridis", (0.5, 1.0)),
           (axes[1, 1], "test_acc", "test accuracy", "viridis", (0.5, 1.0)),
-          (axes[1, 2], "attention_noisy_relevant", "noisy samples: [CLS] attention on the relevant token", "viridis",
+          (axes[2, 1], "attention_noisy_relevant", "noisy samples: attention on\nthe relevant token", "viridis",
            (0.0, None))]
 for ax, key, title, cmap, (vmin, vmax) in panels:
     plots.heatmap(ax, d_values, mu_values, maps[key], title, cmap=cmap, vmin=vmin, vmax=vmax)
-plots.regime_map(axes[0, 2], d_values, mu_values, maps["regime"],
-                 f"observed regime (test ≥ {test_threshold:g} = benign)")
+plots.regime_map(axes[2, 0], d_values, mu_values, maps["regime"], f"observed (test ≥ {test_threshold:g}: benign)")
 for ax in axes.flat:
     plots.theory_overlay(ax, d_values, n, settings=marked)
-axes[0, 0].legend(loc="upper right", fontsize=8, facecolor="gray", labelcolor="white")
-fig.tight_layout()
+plots.legend_above(fig, axes[0, 0], ncols=2, **plots.OVERLAY_LEGEND)
 nb.save_figure(fig)
-plt.show()
 
 # %%
 shares = cells.regime.value_counts(normalize=True).reindex(theory.REGIMES, fill_value=0.0)
