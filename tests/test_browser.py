@@ -171,7 +171,8 @@ def figure_problems(browser, page: str, root: Path, base: str) -> list[str]:
             with Image.open(target) as full:
                 if full.width < figure["natural"]:
                     problems.append(f"{page}: a figure's link opens a smaller picture: {figure['href']}")
-        if not any((local_file(h, root, base) or root / "-").is_file() for h in figure["pdf"]):
+        pdfs = [local_file(h, root, base) for h in figure["pdf"]]
+        if not any(pdf is not None and pdf.is_file() for pdf in pdfs):
             problems.append(f"{page}: a figure without a link to its PDF: {figure['src']}")
     return problems
 
@@ -339,6 +340,14 @@ def screenshots(book_html: Path) -> Path:
     return Path(os.environ.get("BENIGN_SCREENSHOTS") or book_html.parent / "screenshots")
 
 
+def save_screenshot(browser, page: str, path: Path) -> None:
+    """The window as a PNG; a figure page scrolled to its first figure."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if page.startswith("notebooks/"):
+        browser.execute_script("document.querySelector('article img').scrollIntoView()")
+    assert browser.save_screenshot(str(path)) and path.stat().st_size > 10_000
+
+
 def test_a_phone_sees_every_page_fit_its_screen(site, browser):
     """At 390 px the text reflows, figures fit the width (and still open at full size), tables scroll in their
     box: nothing on the landing page, a figure page and the summary reaches past the screen's right edge."""
@@ -350,9 +359,7 @@ def test_a_phone_sees_every_page_fit_its_screen(site, browser):
             open_page(browser, urljoin(base, page))
             problems += [f"{page} at {PHONE} px: {wide}" for wide in browser.execute_script(OVERFLOW)]
             problems += [p for p in figure_problems(browser, page, root, base) if "smallest text" not in p]
-            folder = screenshots(root)
-            folder.mkdir(parents=True, exist_ok=True)
-            assert browser.save_screenshot(str(folder / f"{name}-{PHONE}.png"))
+            save_screenshot(browser, page, screenshots(root) / f"{name}-{PHONE}.png")
     finally:
         browser.set_window_size(DESKTOP, 1600)
     assert not problems, "\n".join(problems)
@@ -361,14 +368,9 @@ def test_a_phone_sees_every_page_fit_its_screen(site, browser):
 def test_screenshots_at_the_reading_width(site, browser):
     """The landing page, a figure page (at its first figure) and the summary at 1400 px, for a person to look at."""
     base, root = site
-    folder = screenshots(root)
-    folder.mkdir(parents=True, exist_ok=True)
     for page, name in SHOWN:
         open_page(browser, urljoin(base, page))
-        if page.startswith("notebooks/"):
-            browser.execute_script("document.querySelector('article img').scrollIntoView()")
-        path = folder / f"{name}-{DESKTOP}.png"
-        assert browser.save_screenshot(str(path)) and path.stat().st_size > 10_000
+        save_screenshot(browser, page, screenshots(root) / f"{name}-{DESKTOP}.png")
 
 
 RAW_CELLS = re.compile(r"None|NaN|nan|<NA>|NaT|True|False")
