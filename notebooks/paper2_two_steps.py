@@ -82,7 +82,8 @@ sim.final.drop(columns=["n", "d", "noise_ratio", "seed"])
 titles = {name: f"{name.split('_')[0]}: β = ({', '.join(f'{b:g}' for b in beta)})" for name, beta in cases.items()}
 fig, axes = plots.figure(2, 1, row_height=3.2)
 plots.signal_attention_strips(axes[0], sim.samples, titles)
-axes[0].legend(loc="center", markerscale=2)
+axes[0].get_legend().remove()
+plots.legend_above(fig, axes[0], ncols=3, markerscale=2)
 plots.accuracy_bars(axes[1], sim.final, {name: name.split("_")[0] for name in cases})
 nb.save_figure(fig)
 
