@@ -73,8 +73,8 @@ sim.final.drop(columns=["n", "d", "noise_ratio", "seed"])
 # %% [markdown]
 # ## The figure
 #
-# Left: after the two steps, the softmax weight that every input puts on its signal token — clean training inputs
-# in blue, the training inputs with a flipped label in red, fresh test inputs in grey. Right: train and test
+# Top: after the two steps, the softmax weight that every input puts on its signal token — clean training inputs
+# in blue, the training inputs with a flipped label in red, fresh test inputs in grey. Bottom: train and test
 # accuracy (test labels are clean, so 1 is the best possible; against labels flipped with probability $\eta$ the
 # optimum would be $1 - \eta$).
 
