@@ -91,10 +91,10 @@ class Notebook:
         import matplotlib.pyplot as plt
         from IPython.display import Image, display
 
-        from .plots import smallest_text_pt
+        from .plots import DPI, smallest_text_pt
 
         name = name or self.name
-        saved = save_figure(fig, self.out, name, description={"smallest_text_pt": smallest_text_pt(fig)})
+        saved = save_figure(fig, self.out, name, dpi=DPI, description={"smallest_text_pt": smallest_text_pt(fig)})
         plt.close(fig)
         display(Image(filename=str(saved[0])), metadata={FIGURE_KEY: {"notebook": self.name, "name": name}})
 
