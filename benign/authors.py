@@ -21,8 +21,9 @@ and ours.
 Their quirks, kept: inputs drawn by numpy's global generator seeded with the config seed (here a local
 `np.random.RandomState(seed)`: the same stream) and stored as float32; balanced labels (first half +1); k = ⌈nη⌉
 noisy samples, ⌊k/2⌋ flipped at the start of each class; the clean test set drawn with the *training* seed, so its
-first n/2 inputs repeat training inputs; losses as log(1 + exp(−y f)). One change: their initialisations are
-unseeded (torch's global generator); here they are their code run right after `torch.manual_seed(seed)`.
+first n/2 inputs are the first n/2 training inputs, with their clean labels; losses as log(1 + exp(−y f)). One
+change: their initialisations are unseeded (torch's global generator); here they are their code run right after
+`torch.manual_seed(seed)`.
 
 These are references, not the fast path: slow, literal, and independent of the fast code (numpy and torch, and
 only the package's CPU-thread setting and error type). The tests check the fast trainers against them; the
@@ -93,7 +94,8 @@ def draw(rng: np.random.RandomState, num_samples: int, d: int, signal_norm: floa
 
 def dataset(num_samples: int, d: int, signal_norm: float, *, seed: int = 0, **kwargs) -> dict:
     """`CustomDataset(..., seed)`: np.random.seed(seed), then one draw. The test set is made by the same call with
-    the training seed (their quirk), so its first n/2 inputs are the first n/2 training inputs."""
+    the training seed (their quirk), so its first n/2 inputs are the first n/2 training inputs, with their clean
+    labels."""
     return draw(np.random.RandomState(seed), num_samples, d, signal_norm, **kwargs)
 
 

@@ -30,8 +30,9 @@ from .pages import headline, summary_page
 from .checks import ParameterError
 from .notebooks import NotebookFailed
 from .paths import BOOK_BUILD, ROOT, results_dir
+from .records import FIGURE_KEY
 
-SOURCES = ("_config.yml", "_toc.yml", "references.bib", "_static", "book", "benign")
+SOURCES = ("_config.yml", "_toc.yml", "references.bib", "book", "benign")
 GENERATED = ("summary", "reproducibility", "downloads")  # book/<page>.md, written from the runs' records
 
 
@@ -85,7 +86,8 @@ def stage(profile_name: str, records: dict[str, dict]) -> Path:
     for name in records:
         results = results_dir(name, profile_name)
         page = json.loads((results / f"{name}.ipynb").read_text())
-        (target / "notebooks" / f"{name}.ipynb").write_text(json.dumps(hide_injected_parameters(page)))
+        page = fold_code(link_figures(hide_injected_parameters(page)))
+        (target / "notebooks" / f"{name}.ipynb").write_text(json.dumps(page))
         shutil.copytree(results, target / "downloads" / name, ignore=shutil.ignore_patterns(".*"))
     titles = {name: notebooks.title(name) for name in records}
     source_archive(target / "downloads")
@@ -103,6 +105,33 @@ def hide_injected_parameters(notebook: dict) -> dict:
         tags = cell.get("metadata", {}).get("tags", [])
         if "injected-parameters" in tags and "remove-cell" not in tags:
             cell["metadata"]["tags"] = [*tags, "remove-cell"]
+    return notebook
+
+
+def fold_code(notebook: dict) -> dict:
+    """Every code cell's input folded behind a toggle (tag hide-input), its outputs shown: a page reads as its
+    argument, and the computation is one click away."""
+    for cell in notebook["cells"]:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if cell["cell_type"] == "code" and not any(t.startswith(("remove-", "hide-")) for t in tags):
+            cell.setdefault("metadata", {})["tags"] = [*tags, "hide-input"]
+    return notebook
+
+
+def link_figures(notebook: dict) -> dict:
+    """Each figure a notebook showed with `Notebook.save_figure` (an output marked FIGURE_KEY) becomes its saved PNG
+    from the page's downloads at the column's width, a click on it opening the full-size PNG, with links to the PNG
+    and the PDF below it (Sphinx copies both into the built book, so they open offline and from file:// too)."""
+    for cell in notebook["cells"]:
+        for k, output in enumerate(cell.get("outputs", [])):
+            figure = output.get("metadata", {}).get(FIGURE_KEY)
+            if not figure:
+                continue
+            where = f"../downloads/{figure['notebook']}/{figure['name']}"
+            markdown = (f"```{{image}} {where}.png\n:alt: {notebooks.title(figure['notebook'])}: {figure['name']}\n"
+                        f":width: 100%\n:class: benign-figure\n```\n\n"
+                        f"Full size: {{download}}`PNG <{where}.png>` · {{download}}`PDF <{where}.pdf>`\n")
+            cell["outputs"][k] = {"output_type": "display_data", "metadata": {}, "data": {"text/markdown": markdown}}
     return notebook
 
 
@@ -140,7 +169,7 @@ def reproducibility_page(records: dict[str, dict], profile_name: str) -> str:
 
 
 PROJECT = ("README.md", "Makefile", "pyproject.toml", "constraints.txt", "_config.yml", "_toc.yml", "references.bib",
-           "_static", "benign", "notebooks", "book", "tests", "benchmarks")  # what the source archive holds
+           "benign", "notebooks", "book", "tests", "benchmarks")  # what the source archive holds
 
 
 def source_archive(folder: Path) -> Path:

@@ -161,7 +161,8 @@ def make_train_test(
 
 def clean_test_stream(seed: int, authors_test_seed: bool = False):
     """The random stream of the test set's noise: its own by default. `authors_test_seed=True` reproduces the
-    authors' quirk: the test set reuses the training seed, so its first n/2 inputs are copies of training inputs."""
+    authors' quirk: the test set reuses the training seed, so its first n/2 inputs are the first n/2 training inputs,
+    with their clean labels."""
     return seed if authors_test_seed else [seed, 1]
 
 

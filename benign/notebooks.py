@@ -25,7 +25,7 @@ import yaml
 from .checks import ParameterError, check, unknown_parameter
 from .paths import NOTEBOOKS, PROFILES, results_dir
 from .progress import TTY_ENV, terminal_name
-from .records import save_figure, save_metrics, output_dir, write_atomic
+from .records import FIGURE_KEY, save_figure, save_metrics, output_dir, write_atomic
 
 PROFILE_NAMES = ("smoke", "book", "paper")
 
@@ -83,9 +83,20 @@ class Notebook:
     device: object  # torch.device
     cpu_threads: int
 
-    def save_figure(self, fig, name: str = "") -> list[Path]:
-        """The figure as NAME.png and NAME.pdf in the output folder (NAME defaults to the notebook's name)."""
-        return save_figure(fig, self.out, name or self.name)
+    def save_figure(self, fig, name: str = "") -> None:
+        """The figure as NAME.png and NAME.pdf in the output folder (NAME defaults to the notebook's name), shown as
+        the saved PNG (the book links it to its full size and its PDF) and closed. The PNG records the size of its
+        smallest text, which the book's browser check turns into pixels on the page. Returns nothing, so the page
+        shows no list of paths."""
+        import matplotlib.pyplot as plt
+        from IPython.display import Image, display
+
+        from .plots import DPI, smallest_text_pt
+
+        name = name or self.name
+        saved = save_figure(fig, self.out, name, dpi=DPI, description={"smallest_text_pt": smallest_text_pt(fig)})
+        plt.close(fig)
+        display(Image(filename=str(saved[0])), metadata={FIGURE_KEY: {"notebook": self.name, "name": name}})
 
     def save_metrics(self, metrics: dict, extra: dict | None = None) -> None:
         """Glue every headline number (a plain int or float, for the page's text) and write metrics.json with them,

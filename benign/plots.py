@@ -11,9 +11,59 @@ TOKEN_LABELS = {"relevant": "relevant", "weak_aligned": "weakly relevant (aligne
 TOKEN_COLORS = {"relevant": "#1f77b4", "weak_aligned": "#2ca02c", "weak_opposite": "#d62728", "irrelevant": "#7f7f7f"}
 
 
+# The sizes every figure shares. The book's content column is about 760 px wide (Chromium at 1400 px), and a figure
+# wider than that is shrunk to it, so a figure's text renders at (size in pt) × 760 / (72 × width in inches) px: at
+# PAGE_WIDTH and the smallest size below, about 11 px. MIN_TEXT_PX is what the browser check demands of every figure
+# on every page; a composite that needs more room is a grid of rows at this width, never a wider figure.
+PAGE_WIDTH = 8.0  # inches
+ROW_HEIGHT = 3.0  # inches per row of panels (`figure`)
+DPI = 150  # the saved PNG (and the picture on the page: it is the saved file)
+MIN_TEXT_PX = 9
+FONT_SIZES = {"font.size": 10, "axes.titlesize": 10, "axes.labelsize": 10, "xtick.labelsize": 9,
+              "ytick.labelsize": 9, "legend.fontsize": 9, "legend.title_fontsize": 9, "figure.titlesize": 11}
+
+
 def style() -> None:
-    sns.set_theme(context="paper", style="whitegrid", font_scale=1.1)
-    plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 150, "axes.titleweight": "bold"})
+    sns.set_theme(context="notebook", style="whitegrid")
+    plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": DPI, "axes.titleweight": "bold",
+                         "figure.figsize": (PAGE_WIDTH, ROW_HEIGHT), **FONT_SIZES})
+
+
+def figure(nrows: int = 1, ncols: int = 1, row_height: float = ROW_HEIGHT, **kwargs):
+    """`plt.subplots` at the page's width: `nrows` rows of `row_height` inches, laid out by matplotlib's
+    constrained layout (no `tight_layout` needed). Returns (figure, axes)."""
+    return plt.subplots(nrows, ncols, figsize=(PAGE_WIDTH, row_height * nrows), layout="constrained", **kwargs)
+
+
+def figure_rows(titles, ncols: int, row_height: float = ROW_HEIGHT, **kwargs):
+    """A page-wide composite laid out as rows: one row of `ncols` panels per title, the title above its row.
+    Returns (figure, axes of shape (rows, ncols))."""
+    fig = plt.figure(figsize=(PAGE_WIDTH, row_height * len(titles)), layout="constrained")
+    rows = np.atleast_1d(fig.subfigures(len(titles), 1))
+    axes = np.array([np.atleast_1d(row.subplots(1, ncols, **kwargs)) for row in rows])
+    for row, title in zip(rows, titles):
+        row.suptitle(title, fontweight="bold", fontsize=FONT_SIZES["axes.titlesize"])
+    return fig, axes
+
+
+def legend_above(fig, ax, ncols: int = 4, **kwargs) -> None:
+    """The legend of `ax` once, above the whole figure (a composite's panels are too small to hold it); `kwargs`
+    style it (the white lines of `theory_overlay` need a dark box: `OVERLAY_LEGEND`)."""
+    fig.legend(*ax.get_legend_handles_labels(), **{"loc": "outside upper center", "ncols": ncols, "frameon": False,
+                                                   **kwargs})
+
+
+OVERLAY_LEGEND = {"frameon": True, "facecolor": "gray", "labelcolor": "white"}  # a legend of white lines
+
+
+def smallest_text_pt(fig) -> float:
+    """The font size (pt) of the smallest text the figure draws: tick labels, legends, titles, annotations."""
+    from matplotlib.text import Text
+
+    fig.canvas.draw()  # tick labels get their text only once drawn
+    sizes = [t.get_fontsize() for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible())]
+    return float(min(sizes)) if sizes else float(plt.rcParams["font.size"])
 
 
 def token_color(token: int, types) -> str:
@@ -123,7 +173,7 @@ def finetune_cells(ax_acc, ax_loss, summary, title: str) -> None:
         ax.set_xlabel("n (finetune samples)")
     ax_acc.set(title=title, ylabel="test accuracy (%)")
     ax_loss.set(title="final train loss (noisy labels)", ylabel="loss", ylim=(0, None))
-    ax_acc.legend(fontsize=8)
+    ax_acc.legend()
 
 
 def max_attention_curves(ax, curves, title: str) -> None:
@@ -151,16 +201,22 @@ def _edges(values):
 
 
 def heatmap(ax, d_values, mu_values, Z, title: str, cmap="viridis", vmin=None, vmax=None, label=None, marks=()):
-    """A (d, ‖μ‖) map: Z has one row per d value and one column per ‖μ‖ value. `marks`: values drawn as lines on
-    the colour bar (another source's colour limits, say), the bar widened to show them rather than clipping Z."""
+    """A (d, ‖μ‖) map: Z has one row per d value and one column per ‖μ‖ value. `marks`: another source's colour
+    limits (the paper's, say), drawn as cyan lines on the colour bar where they fall inside the data's range and
+    named above or below the bar where they fall outside it; the scale stays the data's, so nothing is clipped."""
     Z = np.asarray(Z, dtype=float)
-    if marks:
-        vmin = min([*marks, np.nanmin(Z)]) if vmin is None else vmin
-        vmax = max([*marks, np.nanmax(Z)]) if vmax is None else vmax
     mesh = ax.pcolormesh(_edges(d_values), _edges(mu_values), Z.T, cmap=cmap, vmin=vmin, vmax=vmax, shading="flat")
     bar = ax.figure.colorbar(mesh, ax=ax, label=label)
+    low, high = mesh.get_clim()
     for value in marks:
-        bar.ax.axhline(value, color="cyan", lw=2)
+        if low <= value <= high:
+            bar.ax.axhline(value, color="cyan", lw=2)
+    for side, outside, y in (("above", [m for m in marks if m > high], 1.02), ("below", [m for m in marks if m < low],
+                                                                               -0.02)):
+        if outside:
+            bar.ax.text(0.5, y, "paper:\n" + "–".join(f"{m:g}" for m in outside) + f"\n{side}", ha="center",
+                        va="bottom" if side == "above" else "top", transform=bar.ax.transAxes, color="#0097a7",
+                        fontsize=FONT_SIZES["xtick.labelsize"])
     ax.set(title=title, xlabel="d", ylabel="‖μ‖")
     return mesh
 
@@ -175,7 +231,7 @@ def regime_map(ax, d_values, mu_values, regimes, title: str) -> None:
     ax.pcolormesh(_edges(d_values), _edges(mu_values), codes.T, cmap=ListedColormap(list(REGIME_COLORS.values())),
                   vmin=-0.5, vmax=2.5, shading="flat")
     ax.legend(handles=[Patch(color=REGIME_COLORS[k], label=k.replace("_", " ")) for k in names], loc="upper right",
-              fontsize=8, framealpha=0.9)
+              framealpha=0.9)
     ax.set(title=title, xlabel="d", ylabel="‖μ‖")
 
 
@@ -194,5 +250,5 @@ def theory_overlay(ax, d_values, n: int, sigma: float = 1.0, settings: dict | No
         ax.scatter([d0], [mu0], marker="*", s=140, color="white", edgecolor="black", zorder=5)
         right = d0 > xlim[0] + 0.75 * (xlim[1] - xlim[0])  # label to the left near the right edge
         ax.annotate(label, (d0, mu0), textcoords="offset points", xytext=(-6 if right else 6, 4), color="white",
-                    fontsize=8, fontweight="bold", ha="right" if right else "left")
+                    fontweight="bold", ha="right" if right else "left")
     ax.set(xlim=xlim, ylim=ylim)

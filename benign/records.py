@@ -81,15 +81,21 @@ def save_metrics(out: Path, notebook: str, headline: dict, parameters: dict, dev
     return record
 
 
-def save_figure(fig, out: Path, name: str) -> list[Path]:
-    """Save a matplotlib figure as NAME.png and NAME.pdf in `out`, each atomically."""
+FIGURE_KEY = "benign-figure"  # the PNG text chunk describing a saved figure (see `save_figure`)
+
+
+def save_figure(fig, out: Path, name: str, dpi: int = 150, description: dict | None = None) -> list[Path]:
+    """Save a matplotlib figure as NAME.png and NAME.pdf in `out`, each atomically. The PNG carries `description`
+    (with its dpi) as JSON in its text chunk FIGURE_KEY, so a reader of the file alone (the book's browser check)
+    knows what it holds; `figure_description` reads it back."""
     paths = []
     for ext in ("png", "pdf"):
         path = Path(out) / f"{name}.{ext}"
         fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{name}.", suffix=f".{ext}")
         os.close(fd)
+        metadata = {FIGURE_KEY: json.dumps({**(description or {}), "dpi": dpi})} if ext == "png" else None
         try:
-            fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight")
+            fig.savefig(tmp, format=ext, dpi=dpi, bbox_inches="tight", metadata=metadata)
             os.chmod(tmp, 0o644)
             os.replace(tmp, path)
         except BaseException:
@@ -97,6 +103,15 @@ def save_figure(fig, out: Path, name: str) -> list[Path]:
             raise
         paths.append(path)
     return paths
+
+
+def figure_description(png: Path) -> dict | None:
+    """What `save_figure` wrote into a PNG (None for any other image)."""
+    from PIL import Image
+
+    with Image.open(png) as image:
+        text = getattr(image, "text", {}).get(FIGURE_KEY)
+    return json.loads(text) if text else None
 
 
 def _plain(value):

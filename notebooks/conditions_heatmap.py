@@ -56,7 +56,6 @@ authors_grid_every = 2  # ... at every k-th d and ‖μ‖ of the grid (1: all 4
 out_dir = ""  # empty: results/conditions_heatmap/book
 
 # %%
-import matplotlib.pyplot as plt
 import numpy as np
 
 from benign import authors, notebooks, paths, plots, sweep, synthetic
@@ -71,19 +70,20 @@ print(sweep.describe(cells))
 
 # %%
 d_values, mu_values, maps = sweep.maps(cells, ("eq9_ratio", "eq10_ratio", "test_acc", "train_acc"))
-fig, axes = plt.subplots(1, 3, figsize=(17, 4.8))
-plots.heatmap(axes[0], d_values, mu_values, np.log10(maps["eq9_ratio"]),
-              r"Eq. 9: $\log_{10}$ (clean $\mathfrak{S}$ / noisy $\mathfrak{S}$)", cmap="RdBu", vmin=-2, vmax=2,
+fig, axes = plots.figure(2, 2, row_height=3.4)
+plots.heatmap(axes[0, 0], d_values, mu_values, np.log10(maps["eq9_ratio"]),
+              "Eq. 9: $\\log_{10}$ (clean $\\mathfrak{S}$\n/ noisy $\\mathfrak{S}$)", cmap="RdBu", vmin=-2, vmax=2,
               label="> 0: clean samples dominate")
-plots.heatmap(axes[1], d_values, mu_values, np.log10(maps["eq10_ratio"]),
-              r"Eq. 10: $\log_{10}$ (class +1 $\mathfrak{S}$ / class −1 $\mathfrak{S}$)", cmap="PuOr", vmin=-1,
+plots.heatmap(axes[0, 1], d_values, mu_values, np.log10(maps["eq10_ratio"]),
+              "Eq. 10: $\\log_{10}$ (class +1 $\\mathfrak{S}$\n/ class −1 $\\mathfrak{S}$)", cmap="PuOr", vmin=-1,
               vmax=1, label="0: balanced classes")
-plots.heatmap(axes[2], d_values, mu_values, maps["test_acc"], "test accuracy", vmin=0.5, vmax=1.0)
-for ax in axes:
+plots.heatmap(axes[1, 0], d_values, mu_values, maps["test_acc"], "test accuracy", vmin=0.5, vmax=1.0)
+for ax in axes.flat[:3]:
     plots.theory_overlay(ax, d_values, n)
-fig.tight_layout()
+axes[1, 1].legend(*axes[0, 0].get_legend_handles_labels(), loc="center", title="the theory's boundaries",
+                  **plots.OVERLAY_LEGEND)
+axes[1, 1].set_axis_off()
 nb.save_figure(fig)
-plt.show()
 
 # %% [markdown]
 # ## The authors' code
@@ -108,15 +108,16 @@ if authors_code and not train_W and W_init == "identity" and n_weak == n_relevan
     theirs["eq10_ratio"] = theirs.frak_clean_1 / theirs.frak_clean_2
     print(sweep.describe(theirs))
     same_cells = cells[cells.d.isin(their_d) & cells.signal_norm.isin(their_mu)]  # ours at the cells they ran
-    _, _, their_maps = sweep.maps(theirs, ("eq9_ratio", "eq10_ratio"))
-    fig, axes = plt.subplots(1, 2, figsize=(11.5, 4.8))
-    plots.heatmap(axes[0], their_d, their_mu, np.log10(their_maps["eq9_ratio"]),
-                  r"authors' code, Eq. 9: $\log_{10}$ (clean / noisy)", cmap="RdBu", vmin=-2, vmax=2)
-    plots.heatmap(axes[1], their_d, their_mu, np.log10(their_maps["eq10_ratio"]),
-                  r"authors' code, Eq. 10: $\log_{10}$ (class +1 / class −1)", cmap="PuOr", vmin=-1, vmax=1)
-    fig.tight_layout()
+    # on our grid's cells (blank where their script did not run), so the two maps are read on the same extents
+    wide = theirs.set_index(["d", "signal_norm"])
+    on_our_grid = {key: wide[key].unstack().reindex(index=d_values, columns=mu_values).to_numpy()
+                   for key in ("eq9_ratio", "eq10_ratio")}
+    fig, axes = plots.figure(1, 2, row_height=3.4)
+    plots.heatmap(axes[0], d_values, mu_values, np.log10(on_our_grid["eq9_ratio"]),
+                  "authors' code, Eq. 9:\n$\\log_{10}$ (clean / noisy)", cmap="RdBu", vmin=-2, vmax=2)
+    plots.heatmap(axes[1], d_values, mu_values, np.log10(on_our_grid["eq10_ratio"]),
+                  "authors' code, Eq. 10:\n$\\log_{10}$ (class +1 / class −1)", cmap="PuOr", vmin=-1, vmax=1)
     nb.save_figure(fig, "conditions_heatmap_authors")
-    plt.show()
 
 # %%
 metrics = {"grid_d": d_values, "grid_signal_norm": mu_values,

@@ -50,10 +50,9 @@ authors_code = True  # also run the authors' main_math_frak.py (benign.authors) 
 out_dir = ""  # empty: results/eta_sweep/book
 
 # %%
-import matplotlib.pyplot as plt
 import torch
 
-from benign import authors, data, notebooks, paths, sweep, synthetic, tables
+from benign import authors, data, notebooks, paths, plots, sweep, synthetic, tables
 from benign.data import noise_mask
 
 nb = notebooks.start("eta_sweep", globals())
@@ -64,7 +63,7 @@ runs["flipped_share"] = [float(noise_mask(n, eta, label_noise, seed).double().me
 runs["frak_ratio"] = runs.frak_clean / runs.frak_noisy  # Eq. 9: clean over noisy cumulative 𝔖
 
 # %%
-fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4.5))
+fig, (left, right) = plots.figure(1, 2, row_height=3.4)
 left.semilogy(runs.noise_ratio, runs.frak_ratio, "o-", color="#1f77b4")
 left.axhline(1.0, color="black", ls="--", lw=1)
 left.set(title=r"Eq. 9 ratio: clean $\mathfrak{S}$ / noisy $\mathfrak{S}$", xlabel="η (label-noise rate asked for)",
@@ -74,9 +73,7 @@ right.plot(runs.noise_ratio, runs.train_acc, "s--", label="train accuracy", colo
 right.plot(runs.noise_ratio, runs.flipped_share, ":", label="share of labels flipped", color="#7f7f7f")
 right.set(title="accuracy", xlabel="η (label-noise rate asked for)", ylim=(0, 1.02))
 right.legend()
-fig.tight_layout()
 nb.save_figure(fig)
-plt.show()
 runs[["noise_ratio", "flipped_share", "frak_ratio", "train_acc", "test_acc"]]
 
 # %% [markdown]
@@ -150,8 +147,9 @@ nb.save_metrics(metrics)
 # with test accuracy {glue:text}`top_eta_test_acc_min:.3f`–{glue:text}`top_eta_test_acc_max:.3f`; the authors'
 # script spans {glue:text}`authors_top_eta_frak_ratio_min:.2f`–{glue:text}`authors_top_eta_frak_ratio_max:.2f` with
 # {glue:text}`authors_top_eta_test_acc_min:.3f`–{glue:text}`authors_top_eta_test_acc_max:.3f`. The two differ in
-# their random streams and in their test sets: theirs is drawn with the training seed, so part of it repeats
-# training inputs, and a repeated input scores the label the model fitted; ours is independent. Which of the two
+# their random streams and in their test sets: theirs reuses the training seed, so its first n/2 inputs are the first
+# n/2 training inputs, with their clean labels, and such an input scores the label the model fitted; ours is
+# independent. Which of the two
 # differences moves the ratio at this η is not separated here, so this row stays open.
 #
 # **Why the test accuracy stays high under heavy noise.** The head $\nu$ is fixed and reads the class signal:

@@ -42,8 +42,6 @@ authors_code = True  # also build the query with the authors' data generation (b
 out_dir = ""  # empty: results/fig1_token_selection/book
 
 # %%
-import matplotlib.pyplot as plt
-
 from benign import authors, notebooks, plots, synthetic, tables
 from benign.data import make_train_test
 
@@ -67,20 +65,19 @@ other_draws = [query_results(seed + k)[2] for k in range(1, replicates)]
 #
 # Each point is the token a sample attends to most, projected on the two signal directions. Points above the dashed
 # line are classified $+1$ by the head $\nu \propto \mu_+ - \mu_-$; crosses are samples whose (observed) label the
-# model gets wrong. Top: training samples, bottom: fresh test samples.
+# model gets wrong. One row per query, from the most memorising to the least; left: training samples, right: fresh
+# test samples.
 
 # %%
-fig, axes = plt.subplots(2, 3, figsize=(13, 8.5))
-for col, (name, c) in enumerate(columns.items()):
-    for row, split in enumerate(("train", "test")):
-        data, res = (train, test)[row], results[name][split]
+fig, axes = plots.figure_rows([f"{name.replace('_', ' ')} (c = {c:g})" for name, c in columns.items()], 2,
+                              row_height=3.6)
+for row, name in enumerate(columns):
+    for col, split in enumerate(("train", "test")):
+        data, res = (train, test)[col], results[name][split]
         correct = (data.y * res["f"] > 0).numpy()
-        plots.attended_scatter(axes[row, col], res["coords"], correct,
-                               f"{name.replace('_', ' ')} (c={c:g}), {split}: acc {res['acc']:.2f}")
-axes[0, 0].legend(loc="lower left", fontsize=8)
-fig.tight_layout()
+        plots.attended_scatter(axes[row, col], res["coords"], correct, f"{split}: accuracy {res['acc']:.2f}")
+plots.legend_above(fig, axes[0, 0], ncols=3)
 nb.save_figure(fig)
-plt.show()
 
 # %% [markdown]
 # What this run shows. With the largest $c$ (harmful column) the memorised noise dominates $p$: training samples are
@@ -98,8 +95,9 @@ plt.show()
 # `benign.authors.figure1` builds the same query on data drawn as the authors' scripts draw it — numpy's stream
 # seeded with `seed`, stored as float32, their label-noise pattern — written independently of the code above. Its
 # training and test sets come from one stream seeded once (the construction's own code is not in the authors'
-# repository; drawing the test set with the training seed again, as their training scripts do, would make it the
-# training set itself, and the benign column could not reach the test accuracy 1.0 of the paper).
+# repository; had the test set reused the training seed, as their training scripts' test sets do, its first n/2
+# inputs would be the first n/2 training inputs, with their clean labels — with $n_{\text{test}} = n$ the training set
+# itself — and the benign column could not reach the test accuracy 1.0 of the paper).
 
 # %%
 metrics = {f"{name}_{split}_acc": results[name][split]["acc"] for name in columns for split in ("train", "test")}
@@ -137,7 +135,8 @@ nb.save_metrics(metrics)
 # whatever its distance. A training accuracy just below one means one noisy sample whose weakly relevant token
 # carries more noise along $\nu$ than its signal $\rho/\sqrt2$: attending to that token cannot fit its flipped
 # label, whatever $c$. The `paper` profile is this page's: with the authors' test-seed reuse (`authors_test_seed`)
-# and as many test as training samples the test set would be the training set itself, with clean labels.
+# the first n/2 test inputs are the first n/2 training inputs, with their clean labels — with
+# $n_{\text{test}} = n$ the training set itself.
 
 # %%
 nb.compare(metrics)

@@ -52,8 +52,6 @@ use_cache = True  # reuse the authors' runs from results/.cache/sweeps
 out_dir = ""  # empty: results/fig3_dynamics/book
 
 # %%
-import matplotlib.pyplot as plt
-
 from benign import authors, data, notebooks, paths, plots, sweep, synthetic, tables, theory
 
 nb = notebooks.start("fig3_dynamics", globals())
@@ -95,17 +93,15 @@ sim.final.assign(snr=theory.snr(sim.final.signal_norm, sim.final.d),
 
 # %%
 titles = {"balanced": "balanced", "large_noise": "large noise", "large_signal": "large signal"}
-fig, axes = plt.subplots(3, 3, figsize=(13, 10), sharex=True)
-for row, (name, (d, mu)) in enumerate(settings.items()):
-    plots.score_dynamics(axes[row, 0], sim.scores, name, shown[name][0], types,
-                         f"{titles[name]} (d={d}, ‖μ‖={mu:g}): median clean sample")
+fig, axes = plots.figure_rows([f"{titles[name]}: d = {d}, ‖μ‖ = {mu:g}" for name, (d, mu) in settings.items()], 3,
+                              sharex=True)
+for row, name in enumerate(settings):
+    plots.score_dynamics(axes[row, 0], sim.scores, name, shown[name][0], types, "median clean sample")
     plots.score_dynamics(axes[row, 1], sim.scores, name, shown[name][1], types, "median noisy sample")
     plots.accuracy_curves(axes[row, 2], sim.history, name, "accuracy")
-axes[0, 0].legend(loc="center right", fontsize=8)
+plots.legend_above(fig, axes[0, 0], ncols=2)
 axes[0, 2].legend(loc="lower right")
-fig.tight_layout()
 nb.save_figure(fig)
-plt.show()
 
 # %% [markdown]
 # What the runs show, in means over the training samples after the last step of the plotted seed. Clean samples put
@@ -194,8 +190,9 @@ sim.final
 # Balanced: train accuracy {glue:text}`balanced_train_acc:.3f`, test accuracy {glue:text}`balanced_test_acc:.3f`.
 # Large noise: train {glue:text}`large_noise_train_acc:.3f`, test {glue:text}`large_noise_test_acc:.3f`.
 # Large signal: train {glue:text}`large_signal_train_acc:.3f`, test {glue:text}`large_signal_test_acc:.3f`.
-# Our test sets are drawn independently of the training data (the authors' reuse their training seed, see
-# [the model page](../book/model.md)) and $W$'s initialisation is seeded, so single runs differ from the paper's
+# Our test sets are drawn independently of the training data (the authors' test set reuses the training seed, so its
+# first n/2 inputs are the first n/2 training inputs, with their clean labels: see
+# [the differences](../book/differences.md)) and $W$'s initialisation is seeded, so single runs differ from the paper's
 # within the tolerances below.
 #
 # The authors' main.py at the large-signal setting gives train accuracy

@@ -48,7 +48,6 @@ authors_max_d = 2000  # ... for the cells with d up to this (its cost grows as d
 out_dir = ""  # empty: results/fig5_heatmap/book
 
 # %%
-import matplotlib.pyplot as plt
 import numpy as np
 
 from benign import authors, notebooks, paths, plots, sweep, synthetic, theory
@@ -78,20 +77,17 @@ d_values, mu_values, maps = sweep.maps(cells, ("train_loss", "test_loss", "train
 figure3 = {"balanced": (2000, 20), "large noise": (4500, 5), "large signal": (1000, 80)}
 figure3 = {k: v for k, v in figure3.items() if min(d_values) <= v[0] <= max(d_values)
            and min(mu_values) <= v[1] <= max(mu_values)}
-fig, axes = plt.subplots(2, 3, figsize=(17, 9.5))
+fig, axes = plots.figure(3, 2, row_height=3.2)
 panels = [("train_loss", "final train loss", "magma", None), ("test_loss", "final test loss", "magma", None),
           ("train_acc", "train accuracy", "viridis", (0.5, 1.0)), ("test_acc", "test accuracy", "viridis", (0.5, 1.0))]
-for ax, (key, title, cmap, lims) in zip(axes.flat[[0, 1, 3, 4]], panels):
+for ax, (key, title, cmap, lims) in zip(axes.flat[:4], panels):
     plots.heatmap(ax, d_values, mu_values, maps[key], title, cmap=cmap, vmin=lims and lims[0], vmax=lims and lims[1])
-plots.regime_map(axes[0, 2], d_values, mu_values, maps["regime"],
-                 f"observed regime (test ≥ {test_threshold:g} = benign)")
-plots.regime_map(axes[1, 2], d_values, mu_values, maps["regime_by_order"], "regime by order (constants = 1)")
+plots.regime_map(axes[2, 0], d_values, mu_values, maps["regime"], f"observed (test ≥ {test_threshold:g}: benign)")
+plots.regime_map(axes[2, 1], d_values, mu_values, maps["regime_by_order"], "by order (constants = 1)")
 for ax in axes.flat:
     plots.theory_overlay(ax, d_values, n, settings=figure3)
-axes[0, 0].legend(loc="upper right", fontsize=8, facecolor="gray", labelcolor="white")
-fig.tight_layout()
+plots.legend_above(fig, axes[0, 0], ncols=2, **plots.OVERLAY_LEGEND)
 nb.save_figure(fig)
-plt.show()
 
 # %% [markdown]
 # What this run shows. The train loss varies little over the map ({glue:text}`train_loss_min:.3f` to

@@ -64,7 +64,6 @@ use_cache = True  # reuse the authors' runs from results/.cache/sweeps
 out_dir = ""  # empty: results/fig6_one_layer_dynamics/book
 
 # %%
-import matplotlib.pyplot as plt
 import pandas as pd
 
 from benign import authors, data, encoder, notebooks, paths, plots, sweep, tables, theory
@@ -111,24 +110,21 @@ wall_s = sum(sim.info["wall_s"] for sim in sims.values())
 
 # %%
 titles = {"balanced": "balanced", "harmful": "harmful", "not_overfitting": "not overfitting"}
-fig, axes = plt.subplots(3, 3, figsize=(13, 10), sharex=True)
+fig, axes = plots.figure_rows([f"{titles[name]}: d = {settings[name][0]}, ‖μ‖ = {settings[name][1]:g}"
+                               for name in sims], 3, sharex=True)
 shown = {}
 for row, (name, sim) in enumerate(sims.items()):
     noisy = sim.scores[sim.scores.run == name].groupby("sample").noisy.first()
     shown[name] = (tables.median_sample(sim.scores, name, noisy.index[~noisy]),
                    tables.median_sample(sim.scores, name, noisy.index[noisy]))
-    d, mu, _ = settings[name]
-    plots.score_dynamics(axes[row, 0], sim.scores, name, shown[name][0], types,
-                         f"{titles[name]} (d={d}, ‖μ‖={mu:g}): median clean sample")
+    plots.score_dynamics(axes[row, 0], sim.scores, name, shown[name][0], types, "median clean sample")
     plots.score_dynamics(axes[row, 1], sim.scores, name, shown[name][1], types, "median noisy sample")
     plots.accuracy_curves(axes[row, 2], sim.history, name, "accuracy")
     axes[row, 0].set_ylabel("[CLS] attention")
     axes[row, 1].set_ylabel("[CLS] attention")
-axes[0, 0].legend(loc="upper right", fontsize=8)
+plots.legend_above(fig, axes[0, 0], ncols=2)
 axes[0, 2].legend(loc="lower right")
-fig.tight_layout()
 nb.save_figure(fig)
-plt.show()
 
 # %%
 every_seed = pd.concat([sim.final for sim in sims.values()], ignore_index=True)

@@ -21,8 +21,8 @@
 # signal.
 #
 # The paper draws the train loss with colour limits 0.405–0.55 and the test loss with 0.41–0.64. The loss panels
-# below take their colour scale from the data and mark the paper's limits in cyan on the colour bar, so no value is
-# clipped to them.
+# below take their colour scale from the data, so no value is clipped: the paper's limits are drawn in cyan on the
+# colour bar where they fall inside its range, and named above or below the bar where they fall outside it.
 #
 # **What this page shows.** The paper's grid is 1521 runs of an encoder with MLP width 2000 and $d$ up to 5000: a
 # GPU job (the `paper` profile, `benign run fig7_one_layer_heatmap --profile paper`). The book runs a coarser grid —
@@ -56,8 +56,6 @@ authors_code = True  # also run the authors' main_one_layer.py (benign.authors) 
 out_dir = ""  # empty: results/fig7_one_layer_heatmap/book
 
 # %%
-import matplotlib.pyplot as plt
-
 from benign import authors, encoder, notebooks, paths, plots, sweep, theory
 
 nb = notebooks.start("fig7_one_layer_heatmap", globals())
@@ -88,25 +86,22 @@ named = {"balanced": (2000, 20.0), "harmful": (5000, 5.0), "not_overfitting": (1
 named_run = {name: encoder.reduced(d, mu, hidden, scale)[:2] for name, (d, mu) in named.items()}
 marked = {name.replace("_", " "): cell for name, cell in named_run.items()
           if min(d_values) <= cell[0] <= max(d_values) and min(mu_values) <= cell[1] <= max(mu_values)}
-fig, axes = plt.subplots(2, 3, figsize=(17, 9.5))
+fig, axes = plots.figure(3, 2, row_height=3.2)
 paper_limits = {"train_loss": (0.405, 0.55), "test_loss": (0.41, 0.64)}  # Figure 7's colour limits, marked in cyan
 panels = [(axes[0, 0], "train_loss", "final train loss", "magma", (None, None)),
           (axes[0, 1], "test_loss", "final test loss", "magma", (None, None)),
           (axes[1, 0], "train_acc", "train accuracy", "viridis", (0.5, 1.0)),
           (axes[1, 1], "test_acc", "test accuracy", "viridis", (0.5, 1.0)),
-          (axes[1, 2], "attention_noisy_relevant", "noisy samples: [CLS] attention on the relevant token", "viridis",
+          (axes[2, 1], "attention_noisy_relevant", "noisy samples: attention on\nthe relevant token", "viridis",
            (0.0, None))]
 for ax, key, title, cmap, (vmin, vmax) in panels:
     plots.heatmap(ax, d_values, mu_values, maps[key], title, cmap=cmap, vmin=vmin, vmax=vmax,
                   marks=paper_limits.get(key, ()))
-plots.regime_map(axes[0, 2], d_values, mu_values, maps["regime"],
-                 f"observed regime (test ≥ {test_threshold:g} = benign)")
+plots.regime_map(axes[2, 0], d_values, mu_values, maps["regime"], f"observed (test ≥ {test_threshold:g}: benign)")
 for ax in axes.flat:
     plots.theory_overlay(ax, d_values, n, settings=marked)
-axes[0, 0].legend(loc="upper right", fontsize=8, facecolor="gray", labelcolor="white")
-fig.tight_layout()
+plots.legend_above(fig, axes[0, 0], ncols=2, **plots.OVERLAY_LEGEND)
 nb.save_figure(fig)
-plt.show()
 
 # %%
 shares = cells.regime.value_counts(normalize=True).reindex(theory.REGIMES, fill_value=0.0)
@@ -154,7 +149,7 @@ nb.save_metrics(metrics)
 # {glue:text}`share_not_overfitting:.0%` leave noisy labels unfitted. The encoder fits its training labels far
 # more tightly than the analysed model can (the largest final train loss is {glue:text}`train_loss_max:.3f`), so
 # only {glue:text}`share_train_loss_in_paper_limits:.0%` of the cells fall inside the paper's train-loss colour
-# range (the cyan marks on its colour bar); {glue:text}`share_test_loss_in_paper_limits:.0%` of
+# range (named on its colour bar); {glue:text}`share_test_loss_in_paper_limits:.0%` of
 # the test losses (here {glue:text}`test_loss_min:.3f` to {glue:text}`test_loss_max:.3f`) fall inside the paper's
 # test-loss range. The paper's limits are colour-bar settings, not reported values, so the range rows below are a
 # loose reading. The sweep took {glue:text}`sweep_wall_s:.1f` s here (0 when every chunk came from the cache).

@@ -51,8 +51,6 @@ progress = False  # progress bars (benign run turns them on in a terminal)
 out_dir = ""  # empty means results/fig8_finetune_attention/book
 
 # %%
-import matplotlib.pyplot as plt
-
 from benign import notebooks, plots
 from benign.realdata import report, runs
 
@@ -70,8 +68,7 @@ report.differences(protocol, seeds, noise_ratios, sample_sizes)
 
 # %%
 sizes = sorted(curves.n.unique())
-fig, axes = plt.subplots(len(tasks), len(sizes), figsize=(4.2 * len(sizes), 3.2 * len(tasks)), squeeze=False,
-                         sharey="row")
+fig, axes = plots.figure(len(tasks), len(sizes), squeeze=False, sharey="row")
 for row, task in enumerate(tasks):
     uniform = report.uniform_attention(task)  # the dotted line: uniform attention over the input's tokens
     for col, n in enumerate(sizes):
@@ -82,10 +79,8 @@ for row, task in enumerate(tasks):
         plots.max_attention_curves(axes[row, col], part, f"{task.dataset}, n = {n}")
         axes[row, col].axhline(uniform, color="grey", ls=":", lw=1)
         axes[row, col].set_xscale("log")
-    axes[row, 0].legend(fontsize=8)
-fig.tight_layout()
+    axes[row, 0].legend()
 nb.save_figure(fig)
-plt.show()
 
 # %%
 ends = report.attention_ends(grid)

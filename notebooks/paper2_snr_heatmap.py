@@ -42,7 +42,6 @@ out_dir = ""  # empty: results/paper2_snr_heatmap/book
 # %%
 import time
 
-import matplotlib.pyplot as plt
 import numpy as np
 
 from benign import notebooks, paper2, plots, theory
@@ -66,7 +65,7 @@ edge
 # %% [markdown]
 # ## The figure
 #
-# Test accuracy (left) and train accuracy (right) of every cell. Solid line: the theory's boundary
+# Test accuracy (top) and train accuracy (bottom) of every cell. Solid line: the theory's boundary
 # $\mathrm{SNR} = 1/\sqrt n$, i.e. $\rho = \sqrt{d/n}$ (the theorems fix the order, not the constant). Dashed: our
 # reading of the first step, $n\,\mathrm{SNR}^2 = 2/(1 - 2\eta)$, above which a clean input's signal value exceeds
 # its noise value after step one (`benign.paper2.first_step_threshold`).
@@ -76,13 +75,12 @@ n_line = np.geomspace(min(n_values), max(n_values), 50)
 curves = {"SNR = 1/√n": (n_line, theory.signal_norm_at_n_snr2(d, n_line), "-"),
           "n·SNR² = 2/(1−2η)": (n_line, theory.signal_norm_at_n_snr2(d, n_line, paper2.first_step_threshold(noise_ratio)),
                                 "--")}
-fig, axes = plt.subplots(1, 2, figsize=(13, 5), sharey=True)
+fig, axes = plots.figure(2, 1, row_height=3.4, sharex=True)
 for ax, value, title in zip(axes, ("test_acc", "train_acc"), ("test accuracy", "train accuracy")):
     mesh = plots.snr_heatmap(ax, grid, value, f"{title}, d = {d}, η = {noise_ratio:g}", curves)
-axes[0].legend(loc="upper right", fontsize=8)
+axes[0].legend(loc="upper right")
 fig.colorbar(mesh, ax=axes, shrink=0.9, label="accuracy")
 nb.save_figure(fig)
-plt.show()
 
 # %% [markdown]
 # What this run shows. Below the boundary the training labels are fitted (mean train accuracy

@@ -46,7 +46,6 @@ out_dir = ""  # empty: results/paper2_two_steps/book
 # %%
 import time
 
-import matplotlib.pyplot as plt
 
 from benign import notebooks, paper2, plots
 
@@ -74,20 +73,19 @@ sim.final.drop(columns=["n", "d", "noise_ratio", "seed"])
 # %% [markdown]
 # ## The figure
 #
-# Left: after the two steps, the softmax weight that every input puts on its signal token — clean training inputs
-# in blue, the training inputs with a flipped label in red, fresh test inputs in grey. Right: train and test
+# Top: after the two steps, the softmax weight that every input puts on its signal token — clean training inputs
+# in blue, the training inputs with a flipped label in red, fresh test inputs in grey. Bottom: train and test
 # accuracy (test labels are clean, so 1 is the best possible; against labels flipped with probability $\eta$ the
 # optimum would be $1 - \eta$).
 
 # %%
 titles = {name: f"{name.split('_')[0]}: β = ({', '.join(f'{b:g}' for b in beta)})" for name, beta in cases.items()}
-fig, axes = plt.subplots(1, 2, figsize=(13, 4.5), gridspec_kw={"width_ratios": [1.6, 1]})
+fig, axes = plots.figure(2, 1, row_height=3.2)
 plots.signal_attention_strips(axes[0], sim.samples, titles)
-axes[0].legend(loc="center", fontsize=8, markerscale=2)
+axes[0].get_legend().remove()
+plots.legend_above(fig, axes[0], ncols=3, markerscale=2)
 plots.accuracy_bars(axes[1], sim.final, {name: name.split("_")[0] for name in cases})
-fig.tight_layout()
 nb.save_figure(fig)
-plt.show()
 
 # %% [markdown]
 # **Why the step sizes decide.** The first step sees $v = 0$, so it moves only $v$:

@@ -81,7 +81,6 @@ out_dir = ""  # empty means results/table2_finetune/book
 # %%
 import time
 
-import matplotlib.pyplot as plt
 
 from benign import expected, notebooks, plots
 from benign.realdata import report, runs
@@ -143,12 +142,10 @@ report.epochs_table(summary)
 # the final training loss on the noisy labels (right).
 
 # %%
-fig, axes = plt.subplots(len(tasks), 2, figsize=(11, 3.4 * len(tasks)), squeeze=False)
+fig, axes = plots.figure(len(tasks), 2, squeeze=False)
 for row, task in enumerate(tasks):
     plots.finetune_cells(axes[row, 0], axes[row, 1], summary[summary.dataset == task.dataset], task.label)
-fig.tight_layout()
 nb.save_figure(fig)
-plt.show()
 
 # %% [markdown]
 # ## What the runs show

@@ -71,7 +71,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from benign import clock, notebooks, paths, theory
+from benign import clock, notebooks, paths, plots, theory
 
 nb = notebooks.start("theory_clock", globals())
 shared = dict(n_test=n_test, T=T, rho=rho, noise_ratio=noise_ratio, delta=delta, epsilon=epsilon,
@@ -228,29 +228,29 @@ def scatter_times(ax, table, column, title, by=("model", "d", "n")):
     ax.set(title=title, xlabel="1 / (n·SNR²)", ylabel="log(τ · prefactor)")
 
 
-fig, axes = plt.subplots(2, 3, figsize=(18, 10.5))
+fig, axes = plots.figure(3, 2, row_height=3.8)
 ax = axes[0, 0]
 scatter_times(ax, main, "tau_benign", "theorem's τ: every label fitted and test error < δ")
 x_line = np.linspace(0, main.inverse.max(), 50)
 y0 = np.log((main.tau_benign * main.prefactor)[main.tau_benign > 0]).median()
 ax.plot(x_line, y0 + x_line, color="black", ls="--", lw=1, label="the theorem's slope 1")
-ax.legend(fontsize=7)
+ax.legend()
 
 ax = axes[0, 1]
 alpha_grid = cells[cells.d.isin(d_values_small) & cells.n.isin(n_values_small) & ~cells.train_W]
 scatter_times(ax, alpha_grid, "tau_noisy", "every noisy label fitted, two step sizes", by=("factor",))
-ax.legend(title="α · d / n", fontsize=8)
+ax.legend(title="α · d / n")
 ax.plot(x_line, np.log((alpha_grid.tau_noisy * alpha_grid.prefactor)[alpha_grid.tau_noisy > 0]).median() + x_line,
         color="black", ls="--", lw=1)
 
-ax = axes[0, 2]
+ax = axes[1, 0]
 scatter_times(ax, main, "tau_select", f"test attention on the relevant token ≥ {attention_level:g}")
 censored = main[main.tau_select.isna() & (main.regime_by_order != "harmful")]
 ax.scatter(censored.inverse, np.log(censored.num_steps * censored.prefactor), marker="^", color="gray", s=18,
            label="not reached within the run (lower bound)")
-ax.legend(fontsize=7)
+ax.legend()
 
-ax = axes[1, 0]
+ax = axes[1, 1]
 example = cells[(cells.model == "p only (W = I)") & (cells.d == max(d_values)) & (cells.n == max(n_values))
                 & (cells.seed == seeds[0]) & cells.factor.isin(learning_rate_factors)].sort_values("n_snr2")
 for i, (_, row) in enumerate(example.iterrows()):
@@ -260,27 +260,25 @@ for i, (_, row) in enumerate(example.iterrows()):
 ax.axhline(T_LEVEL, color="black", ls=":", lw=1, label=f"attention {attention_level:g} on the relevant token")
 ax.set(xscale="log", xlabel="step", ylabel="lead log((T−1) s / (1 − s))",
        title=f"test selection lead (p only, d = {max(d_values)}, n = {max(n_values)})")
-ax.legend(fontsize=7)
+ax.legend()
 
-ax = axes[1, 1]
+ax = axes[2, 0]
 for model, g in main.groupby("model"):
     g = g[(g.regime_by_order != "harmful") & (g.kappa > 0)]
     ax.scatter(g.n_snr2, g.kappa, marker=MARKERS[model], s=20, label=model)
 ax.set(xscale="log", yscale="log", xlabel="n·SNR²", ylabel="κ = d lead / d log(step), last decade",
        title="how fast fresh inputs learn to select the relevant token")
-ax.legend(fontsize=8)
+ax.legend()
 
-ax = axes[1, 2]
+ax = axes[2, 1]
 for model, g in main.groupby("model"):
     at0 = [h["test_acc"][0] for h in g.history]
     ax.scatter(g.inverse, at0, marker=MARKERS[model], s=20, label=f"{model}: step 0")
     ax.scatter(g.inverse, g.test_acc, marker=MARKERS[model], s=20, facecolors="none", edgecolors="gray",
                label=f"{model}: last step")
 ax.set(xlabel="1 / (n·SNR²)", ylabel="test accuracy", title="test accuracy with the fixed head", ylim=(0.45, 1.02))
-ax.legend(fontsize=7)
-fig.tight_layout()
+ax.legend()
 nb.save_figure(fig)
-plt.show()
 
 # %% [markdown]
 # **Top left — the theorem's $\tau$.** In the runs, the first step with every label fitted and the test error below
@@ -295,15 +293,15 @@ plt.show()
 # $n\,\mathrm{SNR}^2$ makes easy, not slow. Runs without a $\tau$ never had every label fitted with the test error
 # below $\delta$ at the same step.
 #
-# **Top middle — $\tau \propto 1/\alpha$.** At two step sizes {glue:text}`alpha_factor_ratio:.3g` times apart, the
+# **Top right — $\tau \propto 1/\alpha$.** At two step sizes {glue:text}`alpha_factor_ratio:.3g` times apart, the
 # median ratio of $\tau_{\text{noisy}}\cdot\alpha$ over matched runs is {glue:text}`alpha_ratio_noisy:.3f` (the
 # theorem: 1), and that of the selection time below {glue:text}`alpha_ratio_select:.3f`.
 #
-# **Top right and bottom — what does grow like $\exp(1/(n\,\mathrm{SNR}^2))$.** Not the training-set events and not
+# **Middle row and bottom left — what does grow like $\exp(1/(n\,\mathrm{SNR}^2))$.** Not the training-set events and not
 # the test error, but the *test inputs' attention*: the mean softmax score $s$ that fresh inputs put on their relevant
 # token. Its lead $L = \log((T-1)s/(1-s))$ (zero for uniform attention) grows like $\kappa \log(\text{step})$, a
-# straight line on a log axis (bottom left), with a rate $\kappa$ that falls with $n\,\mathrm{SNR}^2$, close to in
-# proportion when that is small (bottom middle: the log–log slope of $\kappa$ against $n\,\mathrm{SNR}^2$ is
+# straight line on a log axis (middle right), with a rate $\kappa$ that falls with $n\,\mathrm{SNR}^2$, close to in
+# proportion when that is small (bottom left: the log–log slope of $\kappa$ against $n\,\mathrm{SNR}^2$ is
 # {glue:text}`kappa_slope_p_only:.2f` for the analysed model and {glue:text}`kappa_slope_W_and_p:.2f` for the
 # experiments' model over the non-harmful runs with $n\,\mathrm{SNR}^2 \le 1$). Reaching a fixed lead $L^*$ then takes
 # $\exp(L^*/\kappa) \propto \exp(c/(n\,\mathrm{SNR}^2))$ steps: the time at which the test attention reaches
@@ -359,7 +357,6 @@ metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
                test_zero_latest=float(fair.tau_test_zero.max()),
                test_loss_turned_share=float((fair.test_loss_min_step < fair.num_steps).mean()))
 nb.save_metrics(metrics)
-{k: round(v, 4) if isinstance(v, float) else v for k, v in metrics.items()}
 
 # %% [markdown]
 # **The other candidates.** Three more quantities could carry the exponential, and none does here. The time to fit
@@ -393,7 +390,7 @@ nb.save_metrics(metrics)
 # $\log(\text{step})$, the inverse of that exponential phase.
 
 # %%
-fig, ax = plt.subplots(figsize=(6, 4))
+fig, ax = plots.figure(row_height=3.6)
 x = np.linspace(0, 2 * np.log(T) + 1, 300)
 ax.plot(x, theory.growth(x, T), label=f"g(x), T = {T}")
 ax.plot(x, 2 * x, ls="--", color="gray", label="2x")
@@ -401,7 +398,6 @@ ax.axvline(np.log(T), color="black", lw=1, ls=":", label="x = log T")
 ax.set(title="growth function g(x) = 2x + 2 sinh(x − log T)", xlabel="x", ylim=(min(theory.growth(x, T)), None))
 ax.legend()
 nb.save_figure(fig, "theory_clock_growth")
-plt.show()
 
 # %% [markdown]
 # ## Paper vs here

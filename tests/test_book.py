@@ -5,7 +5,7 @@ import re
 import pytest
 import yaml
 
-from benign import book, notebooks, paths
+from benign import book, expected, notebooks, paths, records
 from benign.notebooks import NotebookFailed
 
 
@@ -117,3 +117,46 @@ def test_the_source_archive_holds_what_a_downloaded_notebook_needs(tmp_path):
                    "notebooks/profiles/fig3_dynamics.yml"):
         assert f"{root}/{needed}" in names, needed
     assert not [n for n in names if "__pycache__" in n or "/results" in n or "/.venv" in n]
+
+
+def test_a_figure_page_shows_the_saved_png_linked_to_its_full_size_and_pdf_and_folds_code():
+    shown = {"output_type": "display_data", "data": {"image/png": "iVBOR"},
+             "metadata": {records.FIGURE_KEY: {"notebook": "fig3_dynamics", "name": "fig3_dynamics"}}}
+    other = {"output_type": "stream", "name": "stdout", "text": "12 runs\n"}
+    page = {"cells": [{"cell_type": "code", "metadata": {}, "source": "nb.save_figure(fig)", "outputs": [other, shown]},
+                      {"cell_type": "code", "metadata": {"tags": ["remove-cell"]}, "source": "x", "outputs": []},
+                      {"cell_type": "markdown", "metadata": {}, "source": "text"}]}
+    page = book.fold_code(book.link_figures(page))
+    first, removed, text = page["cells"]
+    assert first["outputs"][0] == other
+    markdown = first["outputs"][1]["data"]["text/markdown"]
+    assert "```{image} ../downloads/fig3_dynamics/fig3_dynamics.png" in markdown and ":width: 100%" in markdown
+    assert "{download}`PDF <../downloads/fig3_dynamics/fig3_dynamics.pdf>`" in markdown
+    assert first["metadata"]["tags"] == ["hide-input"] and removed["metadata"]["tags"] == ["remove-cell"]
+    assert "tags" not in text["metadata"]
+
+
+def test_a_saved_figure_records_its_smallest_text_and_dpi(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from benign import plots
+
+    plots.style()
+    fig, ax = plots.figure()
+    ax.plot([0, 1], [0, 1], label="a line")
+    ax.legend()
+    ax.annotate("small", (0.5, 0.5), fontsize=7)
+    assert fig.get_size_inches()[0] == plots.PAGE_WIDTH
+    assert plots.smallest_text_pt(fig) == 7
+    ax.texts[0].set_visible(False)  # hidden text does not count
+    assert plots.smallest_text_pt(fig) == plots.FONT_SIZES["xtick.labelsize"]
+    png, pdf = records.save_figure(fig, tmp_path, "f", description={"smallest_text_pt": 9.0})
+    plt.close(fig)
+    assert pdf.exists() and records.figure_description(png) == {"smallest_text_pt": 9.0, "dpi": 150}
+    from PIL import Image
+
+    Image.new("RGB", (4, 4)).save(tmp_path / "plain.png")
+    assert records.figure_description(tmp_path / "plain.png") is None

@@ -2,10 +2,14 @@
 
 Fails on what a reader would see wrong: a page that does not load, an image that does not load or is blank, an
 internal link that points nowhere, a formula left as raw TeX (MathJax must come from the book itself), a machine or
-temporary path, an error output in a code cell, a wall of printed text (a record dumped into the page), a notebook
-page without a figure, or any request that leaves the book. Saves screenshots of the landing page and of one figure
-page. Chromium and its driver are Debian's (`.ci/run` installs them); without them the test fails under CI and is
-skipped elsewhere.
+temporary path, an error output in a code cell, a wall of printed text (a record dumped into the page), code not
+folded, a notebook page without a figure, or any request that leaves the book. At 1400 px: a figure whose smallest
+text renders under 9 px (from the dpi and font size its PNG records and the width it is shown at), a figure without a
+click to its full-size PNG and a link to its PDF, a table wider than its column with no box to scroll in. At 390 px (a
+phone): anything wider than the screen. Saves screenshots of the landing page, a figure page and the summary at both
+widths. The book is the smoke build the suite renders, or the build `BENIGN_FULL_BOOK` points to (its html folder).
+Chromium and its driver are Debian's (`.ci/run` installs them); without them the test fails under CI and is skipped
+elsewhere.
 """
 
 import functools
@@ -21,9 +25,11 @@ from urllib.parse import unquote, urljoin, urlparse
 import pytest
 
 from benign import paths
+from benign.plots import MIN_TEXT_PX
+from benign.records import figure_description
 
 CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-SCREENSHOTS = Path(os.environ.get("BENIGN_SCREENSHOTS", "_build/test-book/screenshots"))
+DESKTOP, PHONE = 1400, 390  # window widths (px): the book's reading width, and a phone's
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\$\$|\\frac|\\mathrm|\\operatorname|\\sum_|\\mu\b|\\alpha\b|\\eta\b")
 MACHINE_PATH = re.compile("|".join(re.escape(p) for p in sorted({str(paths.ROOT), "/tmp/", "/work/", "/home/",
                                                                   "/root/", "site-packages", "/usr/share/"})))
@@ -35,15 +41,25 @@ if not (CHROMIUM and DRIVER):
 
 
 @pytest.fixture(scope="module")
-def site(built_book):
+def book_html(request) -> Path:
+    """The html folder under test: `BENIGN_FULL_BOOK` (a `make book` build, e.g. _build/html) or the smoke build."""
+    full = os.environ.get("BENIGN_FULL_BOOK")
+    if full:
+        assert (Path(full) / "book" / "index.html").exists(), f"BENIGN_FULL_BOOK={full} holds no built book"
+        return Path(full).resolve()
+    return request.getfixturevalue("built_book")
+
+
+@pytest.fixture(scope="module")
+def site(book_html):
     """The built html served on a loopback port, as a reader's browser would fetch it."""
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(built_book)))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(book_html)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/", built_book
+    yield f"http://127.0.0.1:{server.server_address[1]}/", book_html
     server.shutdown()
 
 
@@ -58,7 +74,7 @@ def browser():
     options.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", "--window-size=1280,1600", "--allow-file-access-from-files",
+                 "--disable-dev-shm-usage", f"--window-size={DESKTOP},1600", "--allow-file-access-from-files",
                  "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--proxy-server=http://127.0.0.1:9"):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
@@ -100,6 +116,67 @@ return Array.from(document.querySelectorAll('article img')).filter(img => {
 """
 
 
+FIGURES = """
+return Array.from(document.querySelectorAll('article img')).filter(img => !img.src.endsWith('.svg')).map(img => {
+  const box = img.closest('.cell_output, figure') || img.parentElement;
+  const link = img.closest('a[href]');
+  return {src: img.src, shown: img.getBoundingClientRect().width, natural: img.naturalWidth,
+          href: link ? link.href : null,
+          pdf: Array.from(box.querySelectorAll('a[href]')).map(a => a.href).filter(h => h.endsWith('.pdf'))};
+});
+"""
+
+TABLES_CUT = """
+const article = document.querySelector('article');
+if (!article) return [];
+const column = article.getBoundingClientRect().right + 1;
+return Array.from(article.querySelectorAll('table')).filter(table => {
+  const right = table.getBoundingClientRect().left + table.scrollWidth;
+  for (let box = table; box && box !== article; box = box.parentElement) {
+    const overflow = getComputedStyle(box).overflowX, edge = box.getBoundingClientRect().right;
+    if (overflow === 'auto' || overflow === 'scroll') return edge > column;  // its scroll box must fit the column
+    if ((overflow === 'hidden' || overflow === 'clip') && right > edge + 1) return true;  // cut off
+  }
+  return right > column;
+}).map(table => table.innerText.slice(0, 60).replace(/\\s+/g, ' '));
+"""
+
+
+def local_file(url: str, root: Path, base: str) -> Path | None:
+    """The file of the build a URL of the served book names (None for any other URL)."""
+    if not url or not url.startswith(base):
+        return None
+    return root / unquote(urlparse(url).path[len(urlparse(base).path):])
+
+
+def figure_problems(browser, page: str, root: Path, base: str) -> list[str]:
+    """Each figure's smallest text at the width it is shown, its click to the full-size PNG and its PDF link."""
+    from PIL import Image
+
+    problems = []
+    for figure in browser.execute_script(FIGURES):
+        file = local_file(figure["src"], root, base)
+        described = figure_description(file) if file and file.suffix == ".png" and file.exists() else None
+        if not described:
+            problems.append(f"{page}: a figure that does not record its text sizes: {figure['src']}")
+            continue
+        px = described["smallest_text_pt"] / 72 * described["dpi"] * figure["shown"] / figure["natural"]
+        if px < MIN_TEXT_PX:
+            problems.append(f"{page}: a figure's smallest text renders at {px:.1f} px (under {MIN_TEXT_PX}): "
+                            f"{figure['src']}")
+        target = local_file(figure["href"], root, base)
+        if target is None or not target.is_file():
+            problems.append(f"{page}: a click on the figure opens no full-size file: {figure['src']}")
+        else:
+            with Image.open(target) as full:
+                if full.width < figure["natural"]:
+                    problems.append(f"{page}: a figure's link opens a smaller picture: {figure['href']}")
+        pdfs = [local_file(h, root, base) for h in figure["pdf"]]
+        if not any(pdf is not None and pdf.is_file() for pdf in pdfs):
+            problems.append(f"{page}: a figure without a link to its PDF: {figure['src']}")
+    return problems
+
+
 def reader_problems(browser, page: str, root: Path, base: str) -> list[str]:
     """What a reader of one loaded page would see wrong."""
     problems = []
@@ -123,9 +200,18 @@ def reader_problems(browser, page: str, root: Path, base: str) -> list[str]:
         "return Array.from(document.querySelectorAll('.output.traceback, .output.error')).length")
     if errors or "Traceback (most recent call last)" in text:
         problems.append(f"{page}: an error output in a code cell")
-    walls = browser.execute_script("return Array.from(document.querySelectorAll('.output.text_plain'))"
-                                   ".map(o => o.innerText.length).filter(n => n > 2500)")
-    problems += [f"{page}: a wall of printed text in a cell output ({n} characters)" for n in walls]
+    walls = browser.execute_script("return Array.from(document.querySelectorAll('.output.text_plain, .output.stream'))"
+                                   ".map(o => o.innerText).filter(t => t.length > 2500 || t.split('\\n').length > 25)"
+                                   ".map(t => t.length + ' characters, ' + t.split('\\n').length + ' lines')")
+    problems += [f"{page}: a wall of printed text in a cell output ({n})" for n in walls]
+    unfolded = browser.execute_script(
+        "return Array.from(document.querySelectorAll('article .cell_input'))"
+        ".filter(c => !c.closest('details:not([open])')).length")
+    if unfolded:
+        problems.append(f"{page}: {unfolded} code cells shown unfolded")
+    problems += figure_problems(browser, page, root, base)
+    problems += [f"{page}: a table wider than its column, with no box to scroll in: {t!r}"
+                 for t in browser.execute_script(TABLES_CUT)]
     if page.startswith("notebooks/") and not browser.execute_script(
             "return document.querySelectorAll('article .cell_output img').length"):
         problems.append(f"{page}: a notebook page without a figure")
@@ -182,37 +268,166 @@ def test_a_downloaded_copy_typesets_its_maths_from_disk(site, browser):
 
 
 def test_the_checks_see_what_they_look_for(site, browser, tmp_path):
-    """A page with raw TeX, a machine path, an error output, a blank figure and a printed dict of 400 entries is
-    flagged on every count."""
+    """A page with raw TeX, a machine path, an error output, a blank figure that records no text sizes, a figure
+    whose text renders at 4 px with no link to a PDF, a printed dict of 400 entries, a log of 40 lines, unfolded code
+    and a wide table cut off by its box is flagged on every count."""
     base, root = site
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     from PIL import Image
 
+    from benign.records import save_figure
+
     Image.new("RGB", (200, 120), "white").save(root / "_blank_check.png")
+    fig, ax = plt.subplots(figsize=(20, 3))  # 3000 px wide, shown at the window's width: 6-pt text under 6 px
+    ax.plot([0, 1], [0, 1])
+    ax.tick_params(labelsize=6)
+    save_figure(fig, root, "_tiny_check", description={"smallest_text_pt": 6})
+    plt.close(fig)
     page = root / "notebooks" / "_bad_check.html"
+    log = "<br>".join(f"step {i}" for i in range(40))
     page.write_text(f"<html><body><article><p>the scale \\(\\frac{{1}}{{2}}\\) lives in {paths.ROOT}/results</p>"
                     "<div class='cell_output'><img src='../_blank_check.png'></div>"
+                    "<div class='cell_output'><a href='../_tiny_check.png'><img src='../_tiny_check.png' "
+                    "style='width: 100%'></a></div>"
                     "<div class='output traceback'>Traceback (most recent call last)</div>"
                     f"<div class='output text_plain'><pre>{dict((f'key{i}', i) for i in range(400))}</pre></div>"
-                    "</article></body></html>")
+                    f"<div class='output stream'><pre>{log}</pre></div>"
+                    "<div class='cell_input'><pre>x = 1</pre></div>"
+                    "<div style='overflow: hidden'><table><tr>" + "<td>a_long_unbreakable_cell</td>" * 60 +
+                    "</tr></table></div></article></body></html>")
     try:
         open_page(browser, urljoin(base, "notebooks/_bad_check.html"))
         found = "\n".join(reader_problems(browser, "notebooks/_bad_check.html", root, base))
     finally:
         page.unlink()
-        (root / "_blank_check.png").unlink()
-    for expected in ("raw TeX", "machine path", "error output", "blank figure", "wall of printed text"):
-        assert expected in found, found
+        for name in ("_blank_check.png", "_tiny_check.png", "_tiny_check.pdf"):
+            (root / name).unlink()
+    for expected in ("raw TeX", "machine path", "error output", "blank figure", "does not record its text sizes",
+                     "smallest text renders at", "without a link to its PDF", "40 lines", "code cells shown unfolded", "a table wider than its column"):
+        assert expected in found, (expected, found)
+    assert found.count("wall of printed text") == 2, found  # the dict and the log
     fetched = browser.execute_async_script("const done = arguments[arguments.length - 1];"
                                            "fetch('https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml.js')"
                                            ".then(() => done('reached'), () => done('blocked'));")
     assert fetched == "blocked"  # the browser really is offline
 
 
-def test_screenshots_of_the_landing_page_and_a_figure_page(site, browser):
-    base, _ = site
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    for page, name in (("book/index.html", "landing"), ("notebooks/fig3_dynamics.html", "fig3_dynamics"),
-                       ("book/model.html", "model")):
+OVERFLOW = """
+const width = document.documentElement.clientWidth, wide = [];
+if (document.scrollingElement.scrollWidth > width + 1)
+  wide.push('the page scrolls sideways to ' + document.scrollingElement.scrollWidth + ' px');
+const article = document.querySelector('article');
+for (const e of article ? article.querySelectorAll('*') : []) {
+  const r = e.getBoundingClientRect();
+  if (r.width === 0 || r.right <= width + 1) continue;
+  let held = false;  // inside a box that scrolls (or clips) it
+  for (let box = e.parentElement; box && box !== article && !held; box = box.parentElement)
+    held = ['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(box).overflowX);
+  if (!held) wide.push(e.tagName.toLowerCase() + (e.className ? '.' + e.className : '') + ' reaches '
+                       + Math.round(r.right) + ' px');
+}
+return wide.slice(0, 10);
+"""
+SHOWN = (("book/index.html", "landing"), ("notebooks/fig3_dynamics.html", "fig3_dynamics"),
+         ("book/summary.html", "summary"))
+
+
+def screenshots(book_html: Path) -> Path:
+    """Where the screenshots go: BENIGN_SCREENSHOTS, or screenshots/ beside the html folder, under _build."""
+    return Path(os.environ.get("BENIGN_SCREENSHOTS") or book_html.parent / "screenshots")
+
+
+def save_screenshot(browser, page: str, path: Path) -> None:
+    """The window as a PNG; a figure page scrolled to its first figure."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if page.startswith("notebooks/"):
+        browser.execute_script("document.querySelector('article img').scrollIntoView()")
+    assert browser.save_screenshot(str(path)) and path.stat().st_size > 10_000
+
+
+def test_a_phone_sees_every_page_fit_its_screen(site, browser):
+    """At 390 px the text reflows, figures fit the width (and still open at full size), tables scroll in their
+    box: nothing on the landing page, a figure page and the summary reaches past the screen's right edge."""
+    base, root = site
+    problems = []
+    browser.set_window_size(PHONE, 1600)
+    try:
+        for page, name in SHOWN:
+            open_page(browser, urljoin(base, page))
+            problems += [f"{page} at {PHONE} px: {wide}" for wide in browser.execute_script(OVERFLOW)]
+            problems += [p for p in figure_problems(browser, page, root, base) if "smallest text" not in p]
+            save_screenshot(browser, page, screenshots(root) / f"{name}-{PHONE}.png")
+    finally:
+        browser.set_window_size(DESKTOP, 1600)
+    assert not problems, "\n".join(problems)
+
+
+def test_screenshots_at_the_reading_width(site, browser):
+    """The landing page, a figure page (at its first figure) and the summary at 1400 px, for a person to look at."""
+    base, root = site
+    for page, name in SHOWN:
         open_page(browser, urljoin(base, page))
-        path = SCREENSHOTS / f"{name}.png"
-        assert browser.save_screenshot(str(path)) and path.stat().st_size > 10_000
+        save_screenshot(browser, page, screenshots(root) / f"{name}-{DESKTOP}.png")
+
+
+RAW_CELLS = re.compile(r"None|NaN|nan|<NA>|NaT|True|False")
+EXPONENT = re.compile(r"[-+]?\d+(\.\d+)?[eE][-+]?\d+")
+TABLES = """
+return Array.from(document.querySelectorAll(arguments[0])).map(t => {
+  const corner = t.querySelector('thead tr > th:first-child');
+  return {index: t.querySelectorAll('tbody tr > th').length > 0 || (corner !== null && corner.innerText.trim() === ''),
+          cells: Array.from(t.querySelectorAll('td')).map(c => c.innerText.trim()),
+          head: t.innerText.slice(0, 50).replace(/\\s+/g, ' ')};
+});
+"""
+
+
+def table_problems(browser, page: str, scope: str) -> list[str]:
+    """Tables that read as a dump: an index column, a None/NaN/True/False cell, an exponent where a plain number
+    fits (1e-4 to 1e6), a cell cut with an ellipsis."""
+    problems = []
+    for table in browser.execute_script(TABLES, scope):
+        where = f"{page}: table {table['head']!r}"
+        if table["index"]:
+            problems.append(f"{where} has an index column")
+        for cell in table["cells"]:
+            if RAW_CELLS.fullmatch(cell):
+                problems.append(f"{where} has a cell {cell!r}")
+            elif EXPONENT.fullmatch(cell) and (float(cell) == 0 or 1e-4 <= abs(float(cell)) < 1e6):
+                problems.append(f"{where} writes {cell} where a plain number fits")
+            elif cell.endswith(("…", "...")):
+                problems.append(f"{where} has a cell cut short: {cell[-40:]!r}")
+    return problems
+
+
+def test_tables_read_as_tables(site, browser):
+    """Every table in a notebook page's outputs and on the summary page reads like the summary's: no index
+    column, no None/NaN/True/False, no 1.000000e+00, no cell cut with "…"."""
+    base, root = site
+    problems = []
+    for page in [p for p in pages(root) if p.startswith("notebooks/")] + ["book/summary.html"]:
+        open_page(browser, urljoin(base, page))
+        problems += table_problems(browser, page, "article .cell_output table" if page.startswith("notebooks/")
+                                   else "article table")
+    assert not problems, "\n".join(problems[:60])
+
+
+def test_the_table_check_sees_a_dataframe_dump(site, browser):
+    base, root = site
+    page = root / "notebooks" / "_dump_check.html"
+    page.write_text("<html><head><meta charset='utf-8'></head><body><article><div class='cell_output'><table>"
+                    "<thead><tr><th></th><th>a</th></tr></thead>"
+                    "<tbody><tr><th>0</th><td>None</td></tr><tr><th>1</th><td>1.000000e+00</td></tr>"
+                    "<tr><th>2</th><td>a note cut…</td></tr><tr><th>3</th><td>2.5e-12</td></tr></tbody></table>"
+                    "</div></article></body></html>")
+    try:
+        open_page(browser, urljoin(base, "notebooks/_dump_check.html"))
+        found = "\n".join(table_problems(browser, "_dump_check", "article .cell_output table"))
+    finally:
+        page.unlink()
+    for expected in ("index column", "a cell 'None'", "writes 1.000000e+00", "cut short"):
+        assert expected in found, (expected, found)
+    assert "writes 2.5e-12" not in found  # too small for a plain number
