@@ -22,6 +22,8 @@ def number(x: float) -> str:
     """A number at its precision: integers plain, others to four significant digits, no exponent above 1e-4."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
     if float(x).is_integer():
         return str(int(x))
     if abs(x) >= 1e-4:

@@ -111,6 +111,7 @@ def test_tables_read_without_index_none_nan_booleans_exponents_or_cut_notes():
     assert "e+0" not in html and "e-0" not in html and "…" not in html
     assert html.count("<th>") == 7 and "<th></th>" not in html  # no index column
     assert pages.number(1e-05) == "1.0e-05" and pages.number(0.4526) == "0.4526" and pages.number(1.0) == "1"
+    assert pages.number(float("inf")) == "∞" and pages.cell(float("nan")) == "—" and pages.cell(True) == "yes"
     # a note shared by rows is one footnote
     html = pages.Comparison(expected.compare("eta_sweep", {"noise_ratio_0.65_test_acc": 0.9,
                                                             "noise_ratio_0.70_test_acc": 0.9}))._repr_html_()
