@@ -87,11 +87,12 @@ plt.show()
 # %% [markdown]
 # ## The authors' code
 #
-# `benign.authors.figure1` builds the same query on data drawn as the authors' scripts draw it — numpy's stream
-# seeded with `seed`, stored as float32, their label-noise pattern — written independently of the code above. Its
-# training and test sets come from one stream seeded once (the construction's own code is not in the authors'
-# repository; drawing the test set with the training seed again, as their training scripts do, would make it the
-# training set itself, and the benign column could not reach the test accuracy 1.0 of the paper).
+# `benign.authors.figure1` builds the same query on data drawn as the authors' final main.py (commit c563aae)
+# draws them — `np.random.default_rng(seed).standard_normal`, stored as float32, their label-noise pattern —
+# written independently of the code above. Its training and test sets come from one stream seeded once (the
+# construction's own code is not in the authors' repository, so no config of theirs gives its seed either; drawing
+# the test set with the training seed again, as their training scripts do, would make it the training set itself,
+# and the benign column could not reach the test accuracy 1.0 of the paper).
 
 # %%
 metrics = {f"{name}_{split}_acc": results[name][split]["acc"] for name in columns for split in ("train", "test")}
@@ -119,7 +120,7 @@ nb.save_metrics(metrics)
 # {glue:text}`authors_benign_train_acc:.2f` / {glue:text}`authors_benign_test_acc:.2f` and not overfitting
 # {glue:text}`authors_not_overfitting_train_acc:.2f` / {glue:text}`authors_not_overfitting_test_acc:.2f`. The
 # harmful test accuracy rests on 100 test samples and one draw of the data, so it moves by several points with the
-# seed, on either stream. A training accuracy just below one means one noisy sample whose weakly relevant token
+# seed, on either data stream (ours or theirs). A training accuracy just below one means one noisy sample whose weakly relevant token
 # carries more noise along $\nu$ than its signal $\rho/\sqrt2$: attending to that token cannot fit its flipped
 # label, whatever $c$. The `paper` profile is this page's: with the authors' test-seed reuse (`authors_test_seed`)
 # and $n_{\text{test}} = n$ the test set would be the training set itself, with clean labels, and the benign column's
