@@ -118,7 +118,8 @@ def _require_staged(app, config) -> None:
 def summary_page(records: dict[str, dict]) -> str:
     head = ["# Paper vs here, all figures", "",
             "Every row of every notebook's paper-vs-here table, gathered from this build's runs. *paper*: the number",
-            "the paper reports; *authors' code*: a transcription of the authors' published script (`benign.authors`)",
+            "the paper reports; *authors' code*: a transcription of the authors' published script (`benign.authors`:",
+            "their final version, commit c563aae, or the January one of main_math_frak.py, which the final one lacks)",
             "run by the notebook at the paper's stated setting (— where it was not run); *here*: ours. *match*:",
             "within the stated tolerance of the paper's number; *miss*: outside it, with its cause; rows a profile",
             "does not compute are left out.", ""]
