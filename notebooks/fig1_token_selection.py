@@ -118,13 +118,13 @@ nb.save_metrics(metrics)
 # {glue:text}`not_overfitting_train_acc:.2f` / test {glue:text}`not_overfitting_test_acc:.2f`. The authors' data
 # stream gives harmful {glue:text}`authors_harmful_train_acc:.2f` / {glue:text}`authors_harmful_test_acc:.2f`, benign
 # {glue:text}`authors_benign_train_acc:.2f` / {glue:text}`authors_benign_test_acc:.2f` and not overfitting
-# {glue:text}`authors_not_overfitting_train_acc:.2f` / {glue:text}`authors_not_overfitting_test_acc:.2f`. The
-# harmful test accuracy rests on 100 test samples and one draw of the data, so it moves by several points with the
-# seed, on either data stream (ours or theirs). A training accuracy just below one means one noisy sample whose weakly relevant token
-# carries more noise along $\nu$ than its signal $\rho/\sqrt2$: attending to that token cannot fit its flipped
-# label, whatever $c$. The `paper` profile is this page's: with the authors' test-seed reuse (`authors_test_seed`)
-# and $n_{\text{test}} = n$ the test set would be the training set itself, with clean labels, and the benign column's
-# test accuracy 0.8 instead of the paper's 1.0.
+# {glue:text}`authors_not_overfitting_train_acc:.2f` / {glue:text}`authors_not_overfitting_test_acc:.2f`. The harmful
+# test accuracy rests on 100 test samples and one draw of the data, so it moves by several points with the seed, on
+# either data stream (ours or theirs). A training accuracy just below one means one noisy sample whose weakly relevant
+# token carries more noise along $\nu$ than its signal $\rho/\sqrt2$: attending to that token cannot fit its flipped
+# label, whatever $c$. The `paper` profile is this page's: with the authors' test-seed reuse (`authors_test_seed`) and
+# $n_{\text{test}} = n$ the test set would be the training set itself, with clean labels, and the benign column's test
+# accuracy 0.8 instead of the paper's 1.0.
 
 # %%
 nb.compare(metrics)

@@ -121,17 +121,18 @@ plt.show()
 # ## The authors' code
 #
 # `benign.authors.main` transcribes the authors' main.py as they published it last (commit c563aae, May 2025),
-# independently of the trainer above: the same model trained on $W$ and $p$ by autograd through $(XW)p$ —
-# $O(nTd^2)$ work per step — on data drawn as they draw it (`np.random.default_rng(seed).standard_normal`, float32,
-# their label-noise pattern, the test set drawn with the training seed), from the $W_0$ their code draws, here
-# right after `torch.manual_seed(seed)` (theirs is unseeded). Run that way, it gives the numbers their real script
-# gives (the test suite checks its default configuration's final row, and five more settings under `pytest -m
-# slow`). `authors_stream = "january"` draws the data as their January version of the script did instead
+# independently of the trainer above: the same model trained on $W$ and $p$ by autograd through $(XW)p$ — $O(nTd^2)$
+# work per step — on data drawn as they draw it (`np.random.default_rng(seed).standard_normal`, float32, their
+# label-noise pattern, the test set drawn with the training seed), from the $W_0$ their code draws, here right after
+# `torch.manual_seed(seed)` (theirs is unseeded). Run that way, it gives the numbers their real script gives (the test
+# suite checks its default configuration's final row, and five more settings under `pytest -m slow`).
+# `authors_stream = "january"` draws the data as their January version of the script did instead
 # (`np.random.seed(seed)` and `randn`, main_synthetic.py on their `expt` branch, commit 492715f). It is evaluated
 # once, after the last step: their script also evaluates every 10 steps, which changes nothing at the end and costs
-# minutes at large $d$. Its losses are theirs as logged, $\log(1 + e^{-yf})$ in float32. The training itself grows as $d^2$ (on this CPU about 10 s at $d = 1000$, half a
-# minute at 2000, several minutes at 4500), so the book runs it for the settings with $d \le$ `authors_max_d` and
-# the `paper` profile for all three. Its runs are cached like sweeps (and shared with {doc}`Figure 5 <fig5_heatmap>`).
+# minutes at large $d$. Its losses are theirs as logged, $\log(1 + e^{-yf})$ in float32. The training itself grows as
+# $d^2$ (on this CPU about 10 s at $d = 1000$, half a minute at 2000, several minutes at 4500), so the book runs it
+# for the settings with $d \le$ `authors_max_d` and the `paper` profile for all three. Its runs are cached like sweeps
+# (and shared with {doc}`Figure 5 <fig5_heatmap>`).
 
 # %%
 authors_final = {}
