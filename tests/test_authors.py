@@ -268,8 +268,8 @@ REFERENCE = {
     "one_layer_skip": (authors.one_layer, dict(d=500, signal_norm=11.0, hidden=700, learning_rate=0.02, seed=7,
                                                **UNTUNED), (0.0005005, 1.0, 0.5170614, 0.774)),
 }
-# The default config's row runs in every suite (about 30–60 s on one core: autograd through (X @ W) @ p at d = 2000);
-# the other five, 20 s to several minutes each, with `pytest -m slow`.
+# The default config's row runs in every suite (55 s on one core here, 2–3 minutes beside other jobs: autograd through
+# (X @ W) @ p at d = 2000); the other five, 20 s to 15 minutes each, with `pytest -m slow`.
 ROWS = [pytest.param(name, marks=[] if name == "main_default" else [pytest.mark.slow]) for name in REFERENCE]
 
 
