@@ -302,7 +302,9 @@ def agrees_at_every_logged_step(sim, ref: dict):
     steps, (n, T) = len(ref["loss"]), ref["scores"].shape[1:]
     assert sim.history.train_loss.to_numpy()[:steps] == pytest.approx(ref["loss"], **FLOAT32)
     ours = torch.tensor(sim.scores.sort_values(["step", "sample", "token"]).score.to_numpy()).view(steps + 1, n, T)
-    assert torch.allclose(ours[:steps], ref["scores"].double(), rtol=0, atol=2e-6)
+    # the scores drift apart by float32 rounding as steps add up: measured up to 4.8e-7 (main, d = 1337), 2.1e-7
+    # (encoder, d = 500) and 7.5e-6 (encoder, d = 2000, MLP 2000, after 1000 steps of every parameter)
+    assert torch.allclose(ours[:steps], ref["scores"].double(), rtol=0, atol=2e-5)
     logged = sim.history.set_index("step")
     for row in ref["stats"]:
         got = logged.loc[row["steps_done"]]
