@@ -3,26 +3,27 @@
 Sakamoto & Sato published the code behind paper 1's experiments (github.com/keitaroskmt/benign-attention). Each
 function below restates, in a few lines of our own, what one of their scripts computes — same algorithm, same data
 stream, same quirks — so that every paper-vs-here table can show three numbers: the paper's, the authors' code's
-and ours.
+and ours. By default it follows their final published version, `main` at c563aae ("Final version", 2025-05-14).
 
-- `main`       main.py with config/main.yaml (Figures 3 and 5): W and p trained by full-batch SGD, autograd through
-               (X @ W) @ p, W ~ kaiming_uniform_(a=√5), p = 0. The copy of main.py kept in the repository predates
-               its final form; main_one_layer.py imports the final `CustomDataset` from it, and main_synthetic.py
-               holds the final data, model and loop, which this transcribes, with main.py's per-step log of every
-               training sample's attention scores (what Figure 3 plots).
-- `math_frak`  main_math_frak.py with config/main.yaml (the v2 appendix's checks of Eq. 9/10 and the η sweep): p
-               alone (no W), two relevant, two aligned and two opposite weakly relevant tokens, and the cumulative
-               𝔖 = s_R(1 − s_R) summed over steps for clean and noisy samples of each observed class.
-- `one_layer`  main_one_layer.py with config/main_one_layer.yaml (Figures 6 and 7): a one-layer encoder with a
-               learnable [CLS] token, every parameter trained by full-batch SGD.
+- `main`       main.py, config/main.yaml (seed 42), Figures 3 and 5: W and p trained by full-batch SGD, autograd
+               through (X @ W) @ p, W ~ kaiming_uniform_(a=√5), p = 0; each step logs its loss and every training
+               sample's attention scores (what Figure 3 plots; versions before c244a46 kept a running sum).
+- `one_layer`  main_one_layer.py, config/main_one_layer.yaml (seed 42), Figures 6 and 7: a one-layer encoder with a
+               learnable [CLS] token, every parameter trained by full-batch SGD, on main.py's `CustomDataset`.
+- `math_frak`  main_math_frak.py, only on the `expt` branch (492715f, 2025-01-18, its config's seed 0): the v2
+               appendix's checks of Eq. 9/10 and the η sweep. p alone (no W), two relevant, two aligned and two
+               opposite weakly relevant tokens, and the cumulative 𝔖 = s_R(1 − s_R) summed over steps for clean
+               and noisy samples of each observed class.
 - `figure1`    Figure 1's hand-built query (the repository's README figure): W = I and p = μ₊ + μ₋ + c Σᵢ ξᵢ. Its
-               code is not in the repository; this follows the construction the paper describes.
+               code is not in the repository; this follows the construction the paper describes, on main.py's data.
 
-Their quirks, kept: inputs drawn by numpy's global generator seeded with the config seed (here a local
-`np.random.RandomState(seed)`: the same stream) and stored as float32; balanced labels (first half +1); k = ⌈nη⌉
-noisy samples, ⌊k/2⌋ flipped at the start of each class; the clean test set drawn with the *training* seed, so its
-first n/2 inputs are the first n/2 training inputs, with their clean labels; losses as log(1 + exp(−y f)). One
-change: their initialisations are unseeded (torch's global generator); here they are their code run right after
+Their data streams (`STREAMS`), each function defaulting to its script's: `final`,
+`np.random.default_rng(seed).standard_normal` (main.py since 4acb1a0, 2025-04-07); `january`, `np.random.seed(seed)`
+then `np.random.randn` (main_synthetic.py, main_math_frak.py and main.py before 4acb1a0). Their quirks, kept:
+inputs stored as float32; balanced labels (first half +1); k = ⌈nη⌉ noisy samples, ⌊k/2⌋ flipped at the start of
+each class; the clean test set drawn with the *training* seed, so its first n/2 inputs repeat training inputs;
+losses as they log them, log(1 + exp(−y f)) in the run's dtype (in their float32 exactly 0 above a margin of ≈ 16.6,
+inf below ≈ −88.7). One change: their initialisations are unseeded; here they are their code run right after
 `torch.manual_seed(seed)`.
 
 These are references, not the fast path: slow, literal, and independent of the fast code (numpy and torch, and
@@ -47,14 +48,26 @@ DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 @contextmanager
 def seeded(seed: int):
-    """Run their unseeded torch draws as if right after `torch.manual_seed(seed)`, leaving the global generator as
-    it was."""
+    """Their unseeded torch draws as if right after `torch.manual_seed(seed)`; the global generator is left alone."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         yield
 
 
 # --- data: `CustomDataset` of main.py (one relevant token) and of main_math_frak.py (two) --------------------------
+
+STREAMS = ("final", "january")
+
+
+def generator(seed: int, stream: str = "final"):
+    """Their numpy stream: np.random.default_rng(seed) (`final`) or RandomState(seed), np.random.seed's (`january`).
+    Both draw with `standard_normal` (RandomState's `randn` is that draw)."""
+    if stream == "final":
+        return np.random.default_rng(seed)
+    if stream == "january":
+        return np.random.RandomState(seed)
+    raise ParameterError(f"stream = {stream!r} is not allowed: use one of {', '.join(STREAMS)}")
+
 
 def signals(d: int, signal_norm: float, dtype: str = "float32"):
     """vmu_1 = ‖μ‖e₁ (class +1) and vmu_2 = ‖μ‖e₂ (class −1); float32 as torch.zeros makes them in their code."""
@@ -69,12 +82,12 @@ def linear_head(d: int, signal_norm: float, dtype: str = "float32") -> torch.Ten
     return (vmu_1 - vmu_2).view(-1, 1) / torch.norm(vmu_1 - vmu_2) * (1 / signal_norm)
 
 
-def draw(rng: np.random.RandomState, num_samples: int, d: int, signal_norm: float, *, T: int = 8, rho: float = 0.1,
+def draw(rng, num_samples: int, d: int, signal_norm: float, *, T: int = 8, rho: float = 0.1,
          noise_ratio: float = 0.0, n_relevant: int = 1, dtype: str = "float32") -> dict:
-    """One data set from the numpy stream `rng`. Tokens 0…r−1 get μ_y, the next r get ρμ_y, the next r get ρμ_{−y}
-    (r = n_relevant: 1 in main.py, 2 in main_math_frak.py). Theirs is float32; float64 keeps numpy's draws unrounded
-    (for the tests)."""
-    X = torch.tensor(rng.randn(num_samples, T, d), dtype=DTYPES[dtype])
+    """One data set from the numpy stream `rng` (`generator`). Tokens 0…r−1 get μ_y, the next r get ρμ_y, the next
+    r get ρμ_{−y} (r = n_relevant: 1 in main.py, 2 in main_math_frak.py). Theirs is float32; float64 keeps numpy's
+    draws unrounded (for the tests)."""
+    X = torch.tensor(rng.standard_normal((num_samples, T, d)), dtype=DTYPES[dtype])
     y = torch.cat([torch.ones(num_samples // 2), -torch.ones(num_samples - num_samples // 2)])
     vmu_1, vmu_2 = signals(d, signal_norm, dtype)
     own = torch.where(y.view(-1, 1) == 1, vmu_1, vmu_2)  # the clean class's signal
@@ -92,11 +105,10 @@ def draw(rng: np.random.RandomState, num_samples: int, d: int, signal_norm: floa
     return {"X": X, "y": torch.where(noisy, -y, y).to(X.dtype), "y_clean": y.to(X.dtype), "noisy": noisy}
 
 
-def dataset(num_samples: int, d: int, signal_norm: float, *, seed: int = 0, **kwargs) -> dict:
-    """`CustomDataset(..., seed)`: np.random.seed(seed), then one draw. The test set is made by the same call with
-    the training seed (their quirk), so its first n/2 inputs are the first n/2 training inputs, with their clean
-    labels."""
-    return draw(np.random.RandomState(seed), num_samples, d, signal_norm, **kwargs)
+def dataset(num_samples: int, d: int, signal_norm: float, *, seed: int = 42, stream: str = "final", **kwargs) -> dict:
+    """`CustomDataset(..., seed)`: one draw from a fresh stream seeded with `seed`. The test set is made by the same
+    call with the training seed (their quirk), so its first n/2 inputs are the first n/2 training inputs."""
+    return draw(generator(seed, stream), num_samples, d, signal_norm, **kwargs)
 
 
 # --- the analysed model: `Attention` of main.py (with W) and of main_math_frak.py (without) ------------------------
@@ -123,7 +135,7 @@ class Attention(nn.Module):
 
 
 def logistic(output: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """Their loss per sample, log(1 + exp(−y f)), written as they write it."""
+    """Their loss per sample, log(1 + exp(−y f)), written (and so rounded) as they write it."""
     return torch.log(1.0 + torch.exp(-target * output))
 
 
@@ -136,11 +148,11 @@ def accuracy_and_loss(model: nn.Module, data: dict) -> tuple[float, float]:
 
 
 def sgd_loop(model: nn.Module, parameters: list, train: dict, test: dict | None, *, learning_rate: float,
-             num_steps: int, log_interval: int, log_extra=None) -> dict:
+             num_steps: int, log_interval: int) -> dict:
     """The loop main.py and main_one_layer.py share: full-batch SGD on `parameters`; each step logs its loss and the
     attention scores of its forward pass (before its update); after every `log_interval`-th update, train and test
-    accuracy and loss (no test when `test` is None) and `log_extra(model)`. Returns `loss`, `scores`, `stats`,
-    `final` (the last stats row), the model and its data."""
+    accuracy and loss (no test when `test` is None). Returns `loss`, `scores`, `stats`, `final` (the last stats
+    row), the model and its data."""
     optimizer = torch.optim.SGD(parameters, lr=learning_rate)
     losses, scores, stats = [], [], []
     for time_step in range(num_steps):
@@ -156,16 +168,16 @@ def sgd_loop(model: nn.Module, parameters: list, train: dict, test: dict | None,
             row["train_accuracy"], row["train_loss"] = accuracy_and_loss(model, train)
             if test is not None:
                 row["test_accuracy"], row["test_loss"] = accuracy_and_loss(model, test)
-            stats.append({**row, **(log_extra(model) if log_extra else {})})
+            stats.append(row)
     return {"loss": losses, "scores": torch.stack(scores), "stats": stats, "final": stats[-1] if stats else None,
             "model": model, "train": train, "test": test}
 
 
 def main(d: int, signal_norm: float, *, n: int = 20, n_test: int = 1000, T: int = 8, rho: float = 0.1,
-         noise_ratio: float = 0.2, learning_rate: float = 5e-3, num_steps: int = 1000, seed: int = 0,
-         log_interval: int = 10, evaluate_test: bool = True, dtype: str = "float32", train: dict | None = None,
-         test: dict | None = None, W0: torch.Tensor | None = None) -> dict:
-    """main.py: SGD on [W, p] over the full batch for `num_steps` steps.
+         noise_ratio: float = 0.2, learning_rate: float = 5e-3, num_steps: int = 1000, seed: int = 42,
+         stream: str = "final", log_interval: int = 10, evaluate_test: bool = True, dtype: str = "float32",
+         train: dict | None = None, test: dict | None = None, W0: torch.Tensor | None = None) -> dict:
+    """main.py (c563aae): SGD on [W, p] over the full batch for `num_steps` steps.
 
     Returns their logs: `loss` (each step's loss, before its update), `scores` (every training sample's attention
     at every step, before its update: (num_steps, n, T)), `stats` (train/test accuracy and loss after every
@@ -174,41 +186,35 @@ def main(d: int, signal_norm: float, *, n: int = 20, n_test: int = 1000, T: int 
     numbers, far cheaper at large d: their evaluation every 10 steps costs minutes). `train`, `test`, `W0` replace
     their draws (tests).
     """
-    train = train if train is not None else dataset(n, d, signal_norm, seed=seed, T=T, rho=rho,
+    train = train if train is not None else dataset(n, d, signal_norm, seed=seed, stream=stream, T=T, rho=rho,
                                                     noise_ratio=noise_ratio, dtype=dtype)
-    if evaluate_test and test is None:
-        test = dataset(n_test, d, signal_norm, seed=seed, T=T, rho=rho, dtype=dtype)  # the training seed, again
+    if evaluate_test and test is None:  # the training seed, again
+        test = dataset(n_test, d, signal_norm, seed=seed, stream=stream, T=T, rho=rho, dtype=dtype)
     with seeded(seed):
         model = Attention(d, signal_norm, dtype=dtype)
     if W0 is not None:
         model.W.data.copy_(W0)
     W0 = model.W.detach().clone()
-
-    def alignment(model):  # p's direction on vmu_1 and vmu_2, which main.py logs with the metrics
-        p = model.p.detach().squeeze()
-        return dict(zip(("alignment_vmu_1", "alignment_vmu_2"), (p[:2] / torch.norm(p)).tolist()))
-
     return {**sgd_loop(model, [model.W, model.p], train, test if evaluate_test else None,
-                       learning_rate=learning_rate, num_steps=num_steps, log_interval=log_interval,
-                       log_extra=alignment), "W0": W0}
+                       learning_rate=learning_rate, num_steps=num_steps, log_interval=log_interval), "W0": W0}
 
 
 def math_frak(d: int, signal_norm: float, *, n: int = 20, n_test: int = 1000, T: int = 8, rho: float = 0.1,
               noise_ratio: float = 0.2, learning_rate: float = 5e-3, num_steps: int = 1000, seed: int = 0,
-              n_relevant: int = 2, evaluate_test: bool = True, dtype: str = "float32", train: dict | None = None,
-              test: dict | None = None) -> dict:
-    """main_math_frak.py: SGD on p alone; after every step (with that step's scores, before its update) add
-    𝔖⁽ⁱ⁾ = s_R(1 − s_R), s_R = the scores of tokens 0 and 1 summed, to one of four running sums — clean or noisy
-    sample, observed label +1 (`_1`) or −1 (`_2`) — in Python floats, as they do; train and test accuracy and loss
-    once, after the last step.
+              stream: str = "january", n_relevant: int = 2, evaluate_test: bool = True, dtype: str = "float32",
+              train: dict | None = None, test: dict | None = None) -> dict:
+    """main_math_frak.py (expt, 492715f; its config's seed 0 and its January stream): SGD on p alone; after every
+    step (with that step's scores, before its update) add 𝔖⁽ⁱ⁾ = s_R(1 − s_R), s_R = the scores of tokens 0 and 1
+    summed, to one of four running sums — clean or noisy sample, observed label +1 (`_1`) or −1 (`_2`) — in Python
+    floats, as they do; train and test accuracy and loss once, after the last step.
 
     Returns the four sums (`clean_1`, `clean_2`, `noisy_1`, `noisy_2`: their values at the last step), the sums per
     step (`history`, (num_steps, 4) in that order), the final metrics, the trained `model` and what it ran on.
     """
-    train = train if train is not None else dataset(n, d, signal_norm, seed=seed, T=T, rho=rho,
-                                                    noise_ratio=noise_ratio, n_relevant=n_relevant, dtype=dtype)
+    data = dict(seed=seed, stream=stream, T=T, rho=rho, n_relevant=n_relevant, dtype=dtype)
+    train = train if train is not None else dataset(n, d, signal_norm, noise_ratio=noise_ratio, **data)
     if evaluate_test and test is None:
-        test = dataset(n_test, d, signal_norm, seed=seed, T=T, rho=rho, n_relevant=n_relevant, dtype=dtype)
+        test = dataset(n_test, d, signal_norm, **data)
     model = Attention(d, signal_norm, with_W=False, dtype=dtype)
     optimizer = torch.optim.SGD([model.p], lr=learning_rate)
     noisy, positive = train["noisy"].tolist(), (train["y"] == 1).tolist()
@@ -234,18 +240,19 @@ def math_frak(d: int, signal_norm: float, *, n: int = 20, n_test: int = 1000, T:
 # --- Figure 1: a hand-built query ---------------------------------------------------------------------------------
 
 def figure1(c: float, *, d: int = 10000, signal_norm: float = 20.0, n: int = 100, n_test: int = 100, T: int = 8,
-            rho: float = 0.2, noise_ratio: float = 0.2, seed: int = 0, dtype: str = "float32",
-            train: dict | None = None, test: dict | None = None) -> dict:
+            rho: float = 0.2, noise_ratio: float = 0.2, seed: int = 0, stream: str = "final",
+            dtype: str = "float32", train: dict | None = None, test: dict | None = None) -> dict:
     """Figure 1's construction: W = I and p = μ₊ + μ₋ + c Σᵢ ξᵢ, where ξᵢ is the noise of the relevant token (0) of
     a clean sample and of the weakly relevant token carrying ρμ of the flipped label (2) of a noisy one.
 
-    Data as main.py draws it, training set then test set from one numpy stream seeded once (as a notebook does):
+    Data as main.py draws it (its final stream by default), training set then test set from one numpy stream
+    seeded once (as a notebook does):
     with the seed drawn again, as main.py does, the test inputs would be the training inputs (n_test = n), and
     the benign column could not reach the test accuracy 1.0 the paper shows. Returns p and, for each set, its
     scores, outputs f and accuracy against its labels.
     """
     if train is None or test is None:
-        rng = np.random.RandomState(seed)
+        rng = generator(seed, stream)
         train = draw(rng, n, d, signal_norm, T=T, rho=rho, noise_ratio=noise_ratio, dtype=dtype)
         test = draw(rng, n_test, d, signal_norm, T=T, rho=rho, dtype=dtype)
     dtype = str(train["X"].dtype).removeprefix("torch.")
@@ -326,29 +333,44 @@ class OneLayerEncoder(nn.Module):
 
 def one_layer(d: int, signal_norm: float, *, hidden: int = 2000, skip: bool = True, n: int = 20, n_test: int = 1000,
               T: int = 8, rho: float = 0.1, noise_ratio: float = 0.2, learning_rate: float = 5e-3,
-              num_steps: int = 1000, seed: int = 42, log_interval: int = 10, evaluate_test: bool = True,
-              dtype: str = "float32", train: dict | None = None, test: dict | None = None,
-              init: dict | None = None) -> dict:
-    """main_one_layer.py: SGD on every parameter over the full batch; each step logs its loss and the [CLS]
-    attention on the input tokens (before its update); after every `log_interval`-th update, train and test
-    accuracy and loss. Returns `loss`, `scores` (num_steps, n, T), `stats`, `final`, the model and its data.
-    `init` (a state dict) replaces their seeded initialisation (tests)."""
-    train = train if train is not None else dataset(n, d, signal_norm, seed=seed, T=T, rho=rho,
-                                                    noise_ratio=noise_ratio, dtype=dtype)
+              num_steps: int = 1000, seed: int = 42, stream: str = "final", log_interval: int = 10,
+              evaluate_test: bool = True, dtype: str = "float32", train: dict | None = None,
+              test: dict | None = None, init: dict | None = None) -> dict:
+    """main_one_layer.py (c563aae): SGD on every parameter over the full batch; each step logs its loss and the
+    [CLS] attention on the input tokens (before its update); after every `log_interval`-th update, train and test
+    accuracy and loss. Returns `loss`, `scores` (num_steps, n, T), `stats`, `final`, the model, its data and its
+    initial state dict `init`. `init` given (a state dict) replaces their seeded initialisation (tests)."""
+    data = dict(seed=seed, stream=stream, T=T, rho=rho, dtype=dtype)
+    train = train if train is not None else dataset(n, d, signal_norm, noise_ratio=noise_ratio, **data)
     if evaluate_test and test is None:
-        test = dataset(n_test, d, signal_norm, seed=seed, T=T, rho=rho, dtype=dtype)
+        test = dataset(n_test, d, signal_norm, **data)
     with seeded(seed):
         model = OneLayerEncoder(d, hidden, use_skip_connection=skip).to(DTYPES[dtype])
     if init is not None:
         model.load_state_dict(init)
-    return sgd_loop(model, list(model.parameters()), train, test if evaluate_test else None,
-                    learning_rate=learning_rate, num_steps=num_steps, log_interval=log_interval)
+    init = {name: value.detach().clone() for name, value in model.state_dict().items()}
+    return {**sgd_loop(model, list(model.parameters()), train, test if evaluate_test else None,
+                       learning_rate=learning_rate, num_steps=num_steps, log_interval=log_interval), "init": init}
+
+
+ENCODER_NAMES = {"attn.norm": "attn_norm", "attn.to_qkv": "to_qkv", "ff.net.0": "mlp_norm", "ff.net.1": "mlp_in",
+                 "ff.net.4": "mlp_out", "norm": "norm", "head": "head"}  # their modules → benign.models'
+
+
+def encoder_parameters(state: dict) -> dict:
+    """Their encoder's state dict under the names and shapes of `benign.models.OneLayerEncoder` ([CLS] (d,)), as
+    `benign.encoder.simulate` takes an initialisation."""
+    out = {}
+    for name, value in state.items():
+        module, dot, kind = name.rpartition(".")
+        out[ENCODER_NAMES[module] + dot + kind if dot else name] = value if dot else value.reshape(-1)
+    return out
 
 
 # --- sweep kernels: final numbers of many runs, for `benign.sweep.run` (chunked by d and seed, cached) -------------
 
-SETTINGS = ("d", "signal_norm", "seed", "n", "n_test", "T", "rho", "noise_ratio", "learning_rate", "num_steps",
-            "dtype")
+SETTINGS = ("d", "signal_norm", "seed", "stream", "n", "n_test", "T", "rho", "noise_ratio", "learning_rate",
+            "num_steps", "dtype")
 
 
 def _final_row(point: dict, train_acc, train_loss, test_acc=None, test_loss=None) -> dict:
@@ -398,7 +420,6 @@ def math_frak_side_by_side(runs: list[dict], signal_norms: list[float], *, learn
         return (scores * values).sum(-1), scores
 
     h = (X @ nu[:, None]).squeeze(-1)  # x_t·ν: their forward recomputes it every step, the same numbers each time
-
     clean = torch.stack([~r["train"]["noisy"] for r in runs])
     positive = y == 1
     groups = {"clean_1": clean & positive, "clean_2": clean & ~positive, "noisy_1": ~clean & positive,
@@ -431,16 +452,15 @@ def math_frak_chunk(points: list[dict]) -> list[dict]:
     the final metrics. Points whose data are the same (η values that flip the same samples) are one run; with
     `evaluate_test` False the test set (drawn with the training seed) is skipped, and points of one ‖μ‖ share it."""
     kwargs = [_settings(p, SETTINGS + ("n_relevant", "evaluate_test")) for p in points]
-    shared = {k: kwargs[0].get(k, v) for k, v in dict(d=None, seed=0, n=20, n_test=1000, T=8, rho=0.1,
-                                                      learning_rate=5e-3, num_steps=1000, n_relevant=2,
+    shared = {k: kwargs[0].get(k, v) for k, v in dict(d=None, seed=0, stream="january", n=20, n_test=1000, T=8,
+                                                      rho=0.1, learning_rate=5e-3, num_steps=1000, n_relevant=2,
                                                       evaluate_test=True, dtype="float32").items()}
     if any(k.get(key, shared[key]) != shared[key] for k in kwargs for key in shared):
         raise ParameterError(f"a chunk of math_frak_chunk must share {', '.join(shared)}: chunk by d and seed")
-    data = dict(T=shared["T"], rho=shared["rho"], n_relevant=shared["n_relevant"], dtype=shared["dtype"])
+    data = {k: shared[k] for k in ("seed", "stream", "T", "rho", "n_relevant", "dtype")}
     runs, tests, which = {}, {}, []  # distinct runs: η values that flip the same samples give the same run
     for k in kwargs:
-        train = dataset(shared["n"], shared["d"], k["signal_norm"], seed=shared["seed"],
-                        noise_ratio=k.get("noise_ratio", 0.2), **data)
+        train = dataset(shared["n"], shared["d"], k["signal_norm"], noise_ratio=k.get("noise_ratio", 0.2), **data)
         key = (k["signal_norm"], tuple(train["noisy"].tolist()))
         which.append(key)
         if key in runs:
@@ -448,8 +468,7 @@ def math_frak_chunk(points: list[dict]) -> list[dict]:
         runs[key] = {"train": train}
         if shared["evaluate_test"]:
             if k["signal_norm"] not in tests:
-                tests[k["signal_norm"]] = dataset(shared["n_test"], shared["d"], k["signal_norm"],
-                                                  seed=shared["seed"], **data)
+                tests[k["signal_norm"]] = dataset(shared["n_test"], shared["d"], k["signal_norm"], **data)
             runs[key]["test"] = tests[k["signal_norm"]]
     with cpu_threads(1):  # long chains of small operations: more threads only slow them
         results = dict(zip(runs, math_frak_side_by_side(list(runs.values()), [key[0] for key in runs],

@@ -68,6 +68,7 @@ RULES = {
     "progress": ((lambda x: isinstance(x, bool)), "True or False"),
     "authors_test_seed": ((lambda x: isinstance(x, bool)), "True or False"),
     "authors_code": ((lambda x: isinstance(x, bool)), "True or False"),  # also run the authors' script (benign.authors)
+    "authors_stream": ((lambda x: x in ("final", "january")), "final or january"),  # their data stream's version
     "authors_max_d": _int_at_least(0),  # run the authors' main.py (cost ∝ d²) only for settings with d up to this
     "authors_grid_every": _int_at_least(1),  # run the authors' script at every k-th grid value of each axis
     "label_noise": ((lambda x: x in ("deterministic", "bernoulli")), "deterministic or bernoulli"),

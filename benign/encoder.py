@@ -7,7 +7,7 @@ computes only what reaches it, with the products reassociated (same function, sa
 the MLP on n rows instead of n(T+1). `torch.func` turns this one-run function into a batched program: `grad`
 differentiates it and `vmap` maps it over runs whose parameters and data are stacked along a leading axis. Runs
 share n, T and d; every run's initialisation is drawn from its own seed, so it is the same whether trained alone
-or in a batch.
+or in a batch, unless it is given (`simulate(init=…)`: the authors' initial weights, say).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import torch
 from torch.func import grad_and_value, vmap
 from torch.nn.functional import gelu, layer_norm, softplus
 
-from . import sweep, tables
+from . import models, sweep, tables
 from .checks import ParameterError, check_all
 from .data import (DATA_DEFAULTS, DATA_SHARED, Run, balanced_labels, clean_test_stream, gaussian_noise, noise_mask,
                    observed_labels, signal_pattern, token_types)
@@ -51,6 +51,21 @@ def initial_parameters(d: int, hidden: int, seed: int) -> dict[str, torch.Tensor
     for norm in ("attn_norm", "mlp_norm", "norm"):
         params[f"{norm}.weight"], params[f"{norm}.bias"] = ones.clone(), zeros.clone()
     return params
+
+
+def checked_init(init: list[dict], runs: int, d: int, hidden: int) -> list[dict]:
+    """Given initialisations, one per run, each named and shaped as `initial_parameters` draws them."""
+    if len(init) != runs:
+        raise ParameterError(f"init has {len(init)} parameter sets for {runs} runs: give one per run")
+    with torch.device("meta"):
+        shapes = {k: tuple(v.shape) for k, v in models.OneLayerEncoder(d, hidden).state_dict().items()}
+    for r, params in enumerate(init):
+        for name in sorted(set(shapes) | set(params)):
+            if name not in shapes or name not in params or tuple(params[name].shape) != shapes[name]:
+                need = ("is not one of the encoder's" if name not in shapes else "is missing" if name not in params
+                        else f"has shape {shapes[name]} here, not {tuple(params[name].shape)}")
+                raise ParameterError(f"init[{r}] does not fit d = {d}, hidden = {hidden}: {name} {need}")
+    return init
 
 
 def reduced(d: int, signal_norm: float, hidden: int, scale: int) -> tuple[int, float, int]:
@@ -173,13 +188,14 @@ class EncoderSimulation:
 
 
 def simulate(runs: list[Run], *, hidden: int = 2000, skip: bool = True, learning_rate: float = 5e-3,
-             num_steps: int = 1000, log_every: int = 10, track=None, dtype: str = "float32", device: str = "auto",
-             progress: bool = False) -> EncoderSimulation:
+             num_steps: int = 1000, log_every: int = 10, track=None, init: list[dict] | None = None,
+             dtype: str = "float32", device: str = "auto", progress: bool = False) -> EncoderSimulation:
     """Train the encoder on each run's training set from its own seeded initialisation, all runs at once.
 
     All runs must share n, T and d. `track`: the training samples whose attention rows are kept (default: the
-    first clean and the first noisy sample). Train metrics every step, test metrics every `log_every` steps and at
-    the last step.
+    first clean and the first noisy sample). `init`: the initial parameters of each run instead (one dict per run,
+    named and shaped as `initial_parameters` gives them; `benign.authors.encoder_parameters` renames the authors'
+    module's). Train metrics every step, test metrics every `log_every` steps and at the last step.
     """
     check_all(hidden=hidden, skip=skip, learning_rate=learning_rate, num_steps=num_steps, log_every=log_every)
     if not runs:
@@ -191,9 +207,10 @@ def simulate(runs: list[Run], *, hidden: int = 2000, skip: bool = True, learning
     dt = resolve_dtype(dtype, dev)
     started = time.perf_counter()
     (_, d), n = shape, len(runs[0].train.X)
-    seeds = [r.train.params["seed"] for r in runs]
-    inits = {seed: initial_parameters(d, hidden, seed) for seed in set(seeds)}
-    params = _stack_parameters([inits[seed] for seed in seeds], dev, dt)
+    if init is None:
+        drawn = {seed: initial_parameters(d, hidden, seed) for seed in {r.train.params["seed"] for r in runs}}
+        init = [drawn[r.train.params["seed"]] for r in runs]
+    params = _stack_parameters(checked_init(init, len(runs), d, hidden), dev, dt)
     X = torch.stack([r.train.X for r in runs]).to(dev, dt)
     y = torch.stack([r.train.y for r in runs]).to(dev, dt)
     noisy = torch.stack([r.train.noisy for r in runs]).to(dev)

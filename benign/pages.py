@@ -152,7 +152,9 @@ def summary_page(records: dict[str, dict], titles: dict[str, str]) -> str:
              + ". Only *paper* rows are the paper's numbers; the kinds are counted apart. A number shown on two pages "
              "is counted on one. A value on the other side of a regime boundary from its target (another count of "
              "fitted labels, chance against above chance, an Eq.-9 ratio below one against above) is a miss whatever "
-             "its distance.", ""]
+             "its distance. The *authors' code* column runs a transcription of their published scripts "
+             "(`benign.authors`): their final version, commit c563aae, or, for the η sweep and the condition checks, "
+             "the January main_math_frak.py that the final version lacks.", ""]
     for name, page_rows in per_page.items():
         if page_rows:
             lines += [f"### {titles[name]}", "", f"{{doc}}`../notebooks/{name}`", "", "```{raw} html",

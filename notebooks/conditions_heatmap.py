@@ -88,9 +88,11 @@ nb.save_figure(fig)
 # %% [markdown]
 # ## The authors' code
 #
-# `benign.authors.math_frak` transcribes the authors' main_math_frak.py, independently of the trainer above: $p$
-# alone trained by autograd on data drawn as they draw it (numpy's stream seeded with `seed`, float32, their
-# label-noise pattern), with the four cumulative sums of $\mathfrak S$ — clean or noisy, observed class $+1$ or
+# `benign.authors.math_frak` transcribes the authors' main_math_frak.py, independently of the trainer above. That
+# script exists only on their `expt` branch (commit 492715f, January 2025; their final commit deleted it), so this
+# column is their January code, not the final version the other pages run: $p$ alone trained by autograd on data
+# drawn as it draws them (`np.random.seed(seed)` then `randn`, float32, their label-noise pattern; its config's
+# seed was 0, as here), with the four cumulative sums of $\mathfrak S$ — clean or noisy, observed class $+1$ or
 # $-1$ — kept as their script keeps them. The runs of one $d$ go side by side in one program (each run's $p$ gets
 # exactly its own gradient), their test set is not drawn (the conditions do not use it), and finished chunks are
 # cached like sweeps. It runs only where this page runs their script's setting: $p$ alone and as many weakly

@@ -79,9 +79,11 @@ runs[["noise_ratio", "flipped_share", "frak_ratio", "train_acc", "test_acc"]]
 # %% [markdown]
 # ## The authors' code
 #
-# `benign.authors.math_frak` transcribes the authors' main_math_frak.py, independently of the trainer above: $p$
-# alone trained by autograd on data drawn as they draw it (numpy's stream seeded with `seed`, float32, their
-# label-noise pattern, the test set drawn with the training seed), the four cumulative sums of $\mathfrak S$ kept
+# `benign.authors.math_frak` transcribes the authors' main_math_frak.py, independently of the trainer above. That
+# script exists only on their `expt` branch (commit 492715f, January 2025; their final commit deleted it), so this
+# column is their January code, not the final version the other pages run: $p$ alone trained by autograd on data
+# drawn as it draws them (`np.random.seed(seed)` then `randn`, float32, their label-noise pattern, the test set
+# drawn with the training seed; its config's seed was 0, as here), the four cumulative sums of $\mathfrak S$ kept
 # as their script keeps them. The sweep's runs go side by side in one program (each run's $p$ gets exactly its own
 # gradient) and are cached like sweeps. It runs only where this page runs their script's setting: $p$ alone and as
 # many weakly relevant tokens of each kind as relevant ones.

@@ -92,12 +92,13 @@ nb.save_figure(fig)
 # %% [markdown]
 # ## The authors' code
 #
-# `benign.authors.figure1` builds the same query on data drawn as the authors' scripts draw it — numpy's stream
-# seeded with `seed`, stored as float32, their label-noise pattern — written independently of the code above. Its
-# training and test sets come from one stream seeded once (the construction's own code is not in the authors'
-# repository; had the test set reused the training seed, as their training scripts' test sets do, its first n/2
-# inputs would be the first n/2 training inputs, with their clean labels — with $n_{\text{test}} = n$ the training set
-# itself — and the benign column could not reach the test accuracy 1.0 of the paper).
+# `benign.authors.figure1` builds the same query on data drawn as the authors' final main.py (commit c563aae)
+# draws them — `np.random.default_rng(seed).standard_normal`, stored as float32, their label-noise pattern —
+# written independently of the code above. Its training and test sets come from one stream seeded once (the
+# construction's own code is not in the authors' repository, so no config of theirs gives its seed either); had the
+# test set reused the training seed, as their training scripts' test sets do, its first n/2 inputs would be the
+# first n/2 training inputs, with their clean labels — with $n_{\text{test}} = n$ the training set itself — and the
+# benign column could not reach the test accuracy 1.0 of the paper.
 
 # %%
 metrics = {f"{name}_{split}_acc": results[name][split]["acc"] for name in columns for split in ("train", "test")}
@@ -129,7 +130,7 @@ nb.save_metrics(metrics)
 # {glue:text}`authors_benign_train_acc:.2f` / {glue:text}`authors_benign_test_acc:.2f` and not overfitting
 # {glue:text}`authors_not_overfitting_train_acc:.2f` / {glue:text}`authors_not_overfitting_test_acc:.2f`. The
 # harmful test accuracy rests on few test samples and moves with the draw: over the {glue:text}`replicates:.0f`
-# draws here it spans {glue:text}`harmful_test_acc_min:.2f`–{glue:text}`harmful_test_acc_max:.2f`. On a balanced test
+# draws here (on our data stream) it spans {glue:text}`harmful_test_acc_min:.2f`–{glue:text}`harmful_test_acc_max:.2f`. On a balanced test
 # set chance is one half, so a value near it is a query that routes fresh samples no better than a coin, not a
 # weaker version of the paper's picture: the comparison below calls a value on the other side of that line a miss
 # whatever its distance. A training accuracy just below one means one noisy sample whose weakly relevant token

@@ -70,6 +70,21 @@ def test_trainer_equals_autograd_sgd_on_the_literal_module(skip):
         assert row.score == pytest.approx(float(train_attention[row.sample, row.token]), rel=1e-10)
 
 
+def test_a_given_initialisation_replaces_each_runs_seeded_draw():
+    runs = [small_run(seed=3, label="a"), small_run(5.0, seed=3, label="b")]
+    given = [encoder.initial_parameters(D, HIDDEN, 11), encoder.initial_parameters(D, HIDDEN, 12)]
+    sim = encoder.simulate(runs, init=given, **FAST)
+    for i, (run, params) in enumerate(zip(runs, given)):
+        model = literal(run, True, params)
+        losses = models.train_autograd(model, run.train.X, run.train.y, learning_rate=FAST["learning_rate"],
+                                       num_steps=FAST["num_steps"])
+        assert sim.history[sim.history.run == run.label].train_loss.to_numpy() == pytest.approx(losses, rel=1e-10)
+        for name, value in model.state_dict().items():
+            assert torch.allclose(sim.params[name][i], value, rtol=1e-10, atol=1e-12), name
+    drawn = encoder.simulate(runs[:1], **FAST)  # no init: the run's seed (3) draws it
+    assert drawn.history.train_loss.to_numpy() != pytest.approx(sim.history.train_loss.to_numpy()[:41], rel=1e-3)
+
+
 def test_skip_connections_change_the_trained_model():
     run = small_run()
     with_skip, without = (encoder.simulate([run], skip=skip, **FAST) for skip in (True, False))
@@ -126,6 +141,16 @@ def test_bad_input_is_one_clear_line():
         encoder.simulate([small_run()], **{**FAST, "hidden": 0})
     with pytest.raises(ParameterError, match="skip = 'yes' is not allowed: skip must be True or False"):
         encoder.simulate([small_run()], **FAST, skip="yes")
+    params = encoder.initial_parameters(D, HIDDEN, 0)
+    with pytest.raises(ParameterError, match=r"^init has 2 parameter sets for 1 runs: give one per run$"):
+        encoder.simulate([small_run()], init=[params, params], **FAST)
+    with pytest.raises(ParameterError, match=r"^init\[0\] does not fit d = 24, hidden = 16: mlp_in.bias has shape "
+                                             r"\(16,\) here, not \(17,\)$"):
+        encoder.simulate([small_run()], init=[{**params, "mlp_in.bias": torch.zeros(17)}], **FAST)
+    with pytest.raises(ParameterError, match=r"init\[0\] does not fit .*: attn.to_qkv.weight is not one of the"):
+        encoder.simulate([small_run()], init=[{**params, "attn.to_qkv.weight": params["to_qkv.weight"]}], **FAST)
+    with pytest.raises(ParameterError, match=r"init\[0\] does not fit .*: head.bias is missing$"):
+        encoder.simulate([small_run()], init=[{k: v for k, v in params.items() if k != "head.bias"}], **FAST)
     with pytest.raises(ParameterError, match="runs differ in n, T or d"):
         encoder.simulate([small_run(), small_run(d=30)], **FAST)
     with pytest.raises(ParameterError, match="unknown parameter 'W_init' for this grid kernel"):
