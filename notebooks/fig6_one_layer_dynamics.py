@@ -164,7 +164,7 @@ final
 # label-noise pattern, the test set drawn with the training seed), from the initialisation their code draws, here
 # right after `torch.manual_seed(seed)` (theirs is unseeded). Run that way, it gives the numbers their real script
 # gives (checked at three settings by the tests `pytest -m slow` runs). Its losses are theirs as logged,
-# $\log(1 + e^{-yf})$ in float32: 0 once every margin exceeds about 16.6. It runs at the settings run above — shrunk
+# $\log(1 + e^{-yf})$ in float32: 0 once every margin exceeds about $16.6$. It runs at the settings run above — shrunk
 # by `scale` like them (the paper's scale is a GPU job for it too) — and is evaluated once, after the last step (their
 # script also evaluates every 10 steps, which changes nothing at the end). Its runs are cached like sweeps and shared
 # with {doc}`Figure 7 <fig7_one_layer_heatmap>`.

@@ -143,7 +143,7 @@ def test_every_ledger_row_links_to_a_page_that_glues_what_it_quotes(built_book):
 # Digits a page's prose may hold without a glue role: the kinds, in one place.
 ALLOWED_NUMBERS = [
     r"(Figure|Figures|Fig\.|Table|Tables|Eq\.|Eqs\.|Section|Theorem|Theorems|Appendix|ICML|step|steps)\s+\d+(\.\d+)?",
-    r"\b(19|20)\d\d\b",  # years
+    r"\b(19|20)\d\d(-\d\d-\d\d)?\b",  # years and dates
     r"\b\d+(\.\d+)?\s*(×|x)\s*\d+\b",  # a grid's shape, 39 × 39
     r"\b(p|d|n|T|η|α|ρ|‖μ‖|n_test|c|k)\s*=\s*[\d.]+",  # a setting named by its symbol
     r"\(\d+(\.\d+)?, \d+(\.\d+)?\)",  # a (d, ‖μ‖) setting
