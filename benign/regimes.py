@@ -63,6 +63,16 @@ def regime_at(cells: pd.DataFrame, step: int) -> np.ndarray:
     return np.where(~fitted, "not_overfitting", np.where(below, "benign", "harmful"))
 
 
+def first_noisy_fitted(cells: pd.DataFrame) -> np.ndarray:
+    """The step at which each cell first fitted a noisy label: where its event `noisy_unfitted` first failed (NaN:
+    never within the run)."""
+    out = []
+    for first, switches in zip(cells.noisy_unfitted_first, cells.noisy_unfitted_switches):
+        held0 = first == 0
+        out.append(float(switches[0]) if held0 and switches else (np.nan if held0 else 0.0))
+    return np.array(out)
+
+
 def test_error_course(cells: pd.DataFrame) -> np.ndarray:
     """Each cell's course of the test error against δ over the run (a key of `COURSES`)."""
     start = (cells.test_error_first == 0).to_numpy()

@@ -20,6 +20,11 @@
 # (harmful), a middle band fits every label and generalizes (benign), and small $d$ with a strong signal leaves the
 # noisy labels unfitted (no overfitting).
 #
+# **Over training time.** The map is a snapshot at step 1000. The theorem speaks of a time *by which* its conditions
+# hold, and {doc}`the theorem's clock <theory_clock>` finds every noisy label fitted in its long runs. The second half of
+# this page runs the same cells (same data, same $W_0$) for {glue:text}`num_steps_long` steps with that clock and
+# draws the map at later steps: which cells leave the not-overfitting region, when, and what the boundaries' slopes do.
+#
 # The theory predicts the boundaries only up to constants: $n\,\mathrm{SNR}^2 \asymp 1$ between benign and no
 # overfitting, $\mathrm{SNR} \asymp d^{-1/4}$ between benign and harmful, with $\mathrm{SNR} = \|\mu\|/(\sigma\sqrt d)$.
 # Both curves are drawn with constant one, with the three settings of Figure 3 marked.
@@ -45,17 +50,32 @@ progress = False  # progress bars (benign run turns them on in a terminal)
 use_cache = True  # reuse finished chunks from results/.cache/sweeps
 authors_code = True  # also run the authors' main.py (benign.authors) at Figure 3's cells for the table
 authors_max_d = 2000  # ... for the cells with d up to this (its cost grows as d², about 10 s at d 1000 here)
+# the same cells over training time (benign.regimes through the theorem's clock, benign.clock)
+d_values_long = [250, 500, 1000, 1500, 2000, 3000, 4500]  # d of the long runs (values of the grid above)
+signal_norm_values_long = [5.0, 7.5, 10.0, 15.0, 20.0, 40.0, 60.0, 80.0]  # ‖μ‖ of the long runs
+num_steps_long = 100000  # gradient-descent steps of every long run
+snapshot_steps = [1000, 10000, 100000]  # steps at which the map is drawn again (1000 is the paper's snapshot)
+attention_level = 0.5  # mean test attention on the relevant token that counts as "selected"
+history_points = 60  # log-spaced logged steps per long run
+block = 512  # steps per block of the long runs (their buffers: block × runs × 4nT numbers)
 out_dir = ""  # empty: results/fig5_heatmap/book
 
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
 
-from benign import authors, notebooks, paths, plots, sweep, synthetic, theory
+import pandas as pd
+
+from benign import authors, clock, notebooks, paths, plots, regimes, sweep, synthetic, theory
 
 nb = notebooks.start("fig5_heatmap", globals())
 points = sweep.grid_points(synthetic.GRID_DEFAULTS, nb.parameters, d=sweep.arange("d_grid", d_grid),
                            signal_norm=sweep.arange("signal_norm_grid", signal_norm_grid))
+long_points = regimes.points(d_values_long, signal_norm_values_long, snapshot_steps, num_steps=num_steps_long,
+                             test_threshold=test_threshold, seed=seed, n=n, n_test=n_test, T=T, rho=rho,
+                             noise_ratio=noise_ratio, learning_rate=learning_rate, label_noise=label_noise,
+                             authors_test_seed=authors_test_seed, dtype=dtype, device=device,
+                             history_points=history_points, block=block)
 
 # %% [markdown]
 # ## The sweep
@@ -99,8 +119,20 @@ plt.show()
 # {glue:text}`test_loss_min:.3f` to {glue:text}`test_loss_max:.3f`, rising towards large $d$ and weak signal. Of the
 # cells that leave noisy labels unfitted, {glue:text}`unfitted_share_above_1:.0%` lie above $n\,\mathrm{SNR}^2 = 1$
 # (their median $n\,\mathrm{SNR}^2$ is {glue:text}`unfitted_median_n_snr2:.0f` at this training length), and no
-# harmful cell reaches beyond {glue:text}`harmful_max_snr_times_d_quarter:.2f` times $\mathrm{SNR} = d^{-1/4}$: the
-# boundaries have the orders of magnitude of the theory, with constants that are not one.
+# harmful cell reaches beyond {glue:text}`harmful_max_snr_times_d_quarter:.2f` times $\mathrm{SNR} = d^{-1/4}$.
+#
+# Do the boundaries follow the theory's curves? Along each row of $d$ we place the boundary between two regimes at
+# the $\|\mu\|$ that misplaces fewest of the row's cells (`benign.regimes.boundary`) and fit a line to
+# $\log\|\mu\|$ against $\log d$ (`benign.regimes.boundary_slope`; ± is the slope's standard error). The theory's
+# curves have slope ½ ($n\,\mathrm{SNR}^2$ = const, benign / not overfitting) and ¼ ($\mathrm{SNR} \asymp d^{-1/4}$,
+# harmful / benign). On this map the benign / not-overfitting boundary has slope
+# {glue:text}`slope_overfit_map:.2f` ± {glue:text}`slope_overfit_map_se:.2f` over the
+# {glue:text}`slope_overfit_map_rows` rows of $d$ that hold both regimes — of {glue:text}`grid_rows` rows: in most rows
+# the map is all one or the other, the region is bounded by $d$ rather than by $\|\mu\|$, and where both occur the
+# boundary scatters. The harmful / benign boundary has slope {glue:text}`slope_harmful_map:.2f` ±
+# {glue:text}`slope_harmful_map_se:.2f` over {glue:text}`slope_harmful_map_rows` rows: the harmful cells sit in the
+# grid's lowest $\|\mu\|$ column, so this boundary is not resolved by a grid step of 2.5. Neither boundary shows the
+# theory's exponent at step 1000; the second half of the page asks what happens later.
 
 # %%
 shares = cells.regime.value_counts(normalize=True).reindex(theory.REGIMES, fill_value=0.0)
@@ -135,6 +167,109 @@ if chosen:
     for name, at in chosen.items():
         metrics[f"authors_{name}_test_acc"], metrics[f"authors_{name}_train_acc"] = (by_cell[at]["test_acc"],
                                                                                        by_cell[at]["train_acc"])
+BOUNDARIES = {"overfit": ("benign", "not_overfitting"), "harmful": ("harmful", "benign")}  # (below, above)
+for key, (lower, upper) in BOUNDARIES.items():
+    fit = regimes.boundary_slope(d_values, mu_values, maps["regime"], lower, upper)
+    metrics.update({f"slope_{key}_map": fit["slope"], f"slope_{key}_map_se": fit["slope_se"],
+                    f"slope_{key}_map_rows": fit["rows"]})
+metrics["grid_rows"] = len(d_values)
+
+# %% [markdown]
+# ## The same cells over training time
+#
+# `benign.clock` runs the cells `d_values_long` × `signal_norm_values_long` (the `paper` profile: all 39 × 39 cells
+# for $10^6$ steps) with the data, $W_0$ and step size of the map above for {glue:text}`num_steps_long` steps, at a
+# memory that does not grow with the steps, and records every step at which a condition switches: every clean label
+# fitted, every noisy label fitted, the first noisy label fitted, the test error below $\delta$. Here
+# $\delta$ = {glue:text}`delta_map:.4f`, so that "test error $< \delta$" on the {glue:text}`n_test` test samples is
+# exactly "test accuracy ≥ `test_threshold`", the map's rule. The regime of a cell at any step then follows from the
+# switches, exactly, with nothing stored per step (`benign.regimes.regime_at`). At step {glue:text}`num_steps` they
+# give the map above again: {glue:text}`long_agreement:.0%` of the {glue:text}`long_compared` cells the two
+# computations share have the same regime (`tests/test_regimes.py` checks this cell by cell in float64). The same
+# kernel, cache and events serve {doc}`the theorem's clock <theory_clock>`, whose runs use other step sizes and sizes
+# ($\alpha \propto n/d$, several $n$) and so share no cell with this grid.
+
+# %%
+long = clock.run(long_points, cache=paths.SWEEP_CACHE if use_cache else None, progress=progress)
+print(sweep.describe(long))
+steps_drawn = [t for t in snapshot_steps if t <= num_steps_long]
+for t in steps_drawn:
+    long[f"regime_{t}"] = regimes.regime_at(long, t)
+long["course"] = regimes.test_error_course(long)
+long["first_noisy_step"] = regimes.first_noisy_fitted(long)
+long["noisy_fitted_step"] = long.noisy_fitted_first.astype(float)
+long["select_step"] = [clock.crossing(h["step"], h["score_test_relevant"], attention_level) for h in long.history]
+shared_cells = long.merge(cells[["d", "signal_norm", "regime"]], on=["d", "signal_norm"])
+at_snapshot = regimes.regime_at(shared_cells, num_steps) if num_steps <= num_steps_long else None
+d_long, mu_long, long_maps = sweep.maps(long, [f"regime_{t}" for t in steps_drawn]
+                                        + ["course", "first_noisy_step", "noisy_fitted_step"])
+
+# %%
+columns = max(len(steps_drawn), 3)
+fig, axes = plt.subplots(2, columns, figsize=(5.6 * columns, 9.5), squeeze=False)
+for ax, t in zip(axes[0], steps_drawn):
+    plots.regime_map(ax, d_long, mu_long, long_maps[f"regime_{t}"], f"regime at step {t:,}")
+    plots.theory_overlay(ax, d_long, n, settings=figure3)
+for ax in axes[0, len(steps_drawn):]:
+    ax.axis("off")
+fitted_steps = long[["first_noisy_step", "noisy_fitted_step"]].to_numpy(dtype=float)
+low, high = max(1.0, np.nanmin(fitted_steps)) if np.isfinite(fitted_steps).any() else 1.0, float(num_steps_long)
+for ax, key, title in zip(axes[1], ("first_noisy_step", "noisy_fitted_step"),
+                          ("step of the first noisy label fitted", "step of the last noisy label fitted")):
+    plots.heatmap(ax, d_long, mu_long, np.clip(long_maps[key], low, None), f"{title} (blank: never)",
+                  cmap="magma_r", vmin=low, vmax=high, label="step", log=True)
+plots.category_map(axes[1, 2], d_long, mu_long, long_maps["course"], plots.COURSE_COLORS,
+                   f"test error against δ over {num_steps_long:,} steps")
+for ax in axes[1, 3:]:
+    ax.axis("off")
+fig.tight_layout()
+nb.save_figure(fig, "fig5_heatmap_over_time")
+plt.show()
+
+# %%
+fates = pd.DataFrame([{"cell": f"{name.replace('_', ' ')} ({d0}, {mu0:g})",
+                       **{f"regime at {t:,}": row[f"regime_{t}"].replace("_", " ") for t in steps_drawn},
+                       "first noisy label fitted": row.first_noisy_step, "last noisy label fitted":
+                       row.noisy_fitted_step, "test error": row.course.replace("_", " "),
+                       f"test attention ≥ {attention_level:g} at": row.select_step}
+                      for name, (d0, mu0) in figure3.items() for _, row in long.iterrows()
+                      if (row.d, row.signal_norm) == (d0, mu0)])
+slopes = []
+for t in steps_drawn:
+    entry = {"step": t}
+    for key, (lower, upper) in BOUNDARIES.items():
+        fit = regimes.boundary_slope(d_long, mu_long, long_maps[f"regime_{t}"], lower, upper)
+        metrics.update({f"slope_{key}_at_{t}": fit["slope"], f"slope_{key}_at_{t}_se": fit["slope_se"],
+                        f"slope_{key}_at_{t}_rows": fit["rows"]})
+        entry[f"{lower} / {upper}: slope ± se (rows)"] = f"{fit['slope']:.2f} ± {fit['slope_se']:.2f} ({fit['rows']})"
+    for name in theory.REGIMES:
+        metrics[f"share_{name}_at_{t}"] = float((long[f"regime_{t}"] == name).mean())
+    slopes.append(entry)
+display(fates)
+pd.DataFrame(slopes)
+
+# %%
+metrics.update(num_steps_long=num_steps_long, delta_map=float(long_points[0]["delta"]), n_test=n_test,
+               long_runs=len(long), long_wall_s=round(float(long.groupby(list(clock.CHUNK_BY)).chunk_wall_s.first().sum()), 1),
+               long_compared=len(shared_cells),
+               long_agreement=float((at_snapshot == shared_cells.regime).mean()) if at_snapshot is not None
+               and len(shared_cells) else float("nan"),
+               noisy_fitted_share_long=float(long.noisy_fitted_step.notna().mean()),
+               noisy_fitted_median_step=float(long.noisy_fitted_step.median()),
+               noisy_fitted_latest_step=float(long.noisy_fitted_step.max()),
+               test_below_at_step0_share=float((long.test_error_first == 0).mean()),
+               selected_share_long=float(long.select_step.notna().mean()))
+for key in regimes.COURSES:
+    metrics[f"course_{key}_share"] = float((long.course == key).mean())
+for name, (d0, mu0) in figure3.items():
+    row = long[(long.d == d0) & (long.signal_norm == mu0)]
+    if len(row):
+        key = name.replace(" ", "_")
+        metrics.update({f"{key}_first_noisy_step": float(row.first_noisy_step.iloc[0]),
+                        f"{key}_noisy_fitted_step": float(row.noisy_fitted_step.iloc[0]),
+                        f"{key}_select_step": float(row.select_step.iloc[0]),
+                        f"{key}_test_acc_long": float(row.test_acc.iloc[0]),
+                        **{f"{key}_regime_at_{t}": row[f"regime_{t}"].iloc[0] for t in steps_drawn}})
 nb.save_metrics(metrics)
 
 # %% [markdown]

@@ -38,6 +38,11 @@ def test_test_error_course_reads_the_switches():
                                                          "ends_above", "ends_above"]
 
 
+def test_first_noisy_fitted_is_where_no_noisy_fitted_first_fails():
+    cells = pd.DataFrame({"noisy_unfitted_first": [0, 0, None, 12], "noisy_unfitted_switches": [[7, 12], [], [], [12]]})
+    assert regimes.first_noisy_fitted(cells).tolist() == pytest.approx([7.0, np.nan, 0.0, 0.0], nan_ok=True)
+
+
 def test_condition_at_flips_at_each_switch():
     assert clock.condition_at(0, [3, 7], [0, 2, 3, 6, 7, 100]).tolist() == [True, True, False, False, True, True]
     assert clock.condition_at(None, [], [0, 50]).tolist() == [False, False]
