@@ -183,7 +183,8 @@ def regime_map(ax, d_values, mu_values, regimes, title: str) -> None:
     category_map(ax, d_values, mu_values, regimes, REGIME_COLORS, title)
 
 
-COURSE_COLORS = {"stays_below": "#2ca02c", "transient": "#ff7f0e", "falls_below": "#9467bd", "ends_above": "#d62728"}
+COURSE_COLORS = {"stays_below": "#2ca02c", "transient": "#ff7f0e", "falls_below": "#9467bd", "rises_above": "#d62728",
+                 "stays_above": "#8c564b"}
 
 
 def theory_overlay(ax, d_values, n: int, sigma: float = 1.0, settings: dict | None = None) -> None:

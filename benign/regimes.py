@@ -20,7 +20,8 @@ COURSES = {  # the test error over a whole run, read off its switches
     "stays_below": "below δ from step 0 to the end",
     "transient": "below δ at step 0, above it for a while, below again at the end",
     "falls_below": "above δ at step 0, below at the end",
-    "ends_above": "above δ at the end",
+    "rises_above": "below δ at step 0, above at the end",
+    "stays_above": "above δ at step 0 and at the end",
 }
 
 
@@ -78,8 +79,8 @@ def test_error_course(cells: pd.DataFrame) -> np.ndarray:
     start = (cells.test_error_first == 0).to_numpy()
     switches = cells.test_error_switches.map(len).to_numpy()
     end = start ^ (switches % 2 == 1)
-    return np.where(~end, "ends_above", np.where(~start, "falls_below",
-                                                  np.where(switches == 0, "stays_below", "transient")))
+    return np.select([start & end & (switches == 0), start & end, ~start & end, start], ["stays_below", "transient",
+                     "falls_below", "rises_above"], "stays_above")
 
 
 def boundary(signal_norm_values, regimes, lower: str, upper: str) -> float:
@@ -98,19 +99,31 @@ def boundary(signal_norm_values, regimes, lower: str, upper: str) -> float:
 
 
 def boundary_slope(d_values, signal_norm_values, regime_map, lower: str, upper: str) -> dict:
-    """The slope of log ‖μ‖ against log d along the boundary between `lower` and `upper` on a map (rows d, columns
-    ‖μ‖): a least-squares line through each row's `boundary`, its slope with the slope's standard error, over the
-    rows that hold both regimes (slope NaN below 2 rows, its error NaN below 3)."""
-    mu_star = np.array([boundary(signal_norm_values, row, lower, upper) for row in np.asarray(regime_map)])
-    d = np.asarray(d_values, dtype=float)[~np.isnan(mu_star)]
-    mu_star = mu_star[~np.isnan(mu_star)]
-    out = {"slope": float("nan"), "slope_se": float("nan"), "rows": len(d)}
-    if len(np.unique(d)) < 2:
-        return out
-    x, y = np.log(d), np.log(mu_star)
-    slope, intercept = np.polyfit(x, y, 1)
-    out["slope"] = float(slope)
-    if len(d) >= 3:
-        residual = y - (intercept + slope * x)
-        out["slope_se"] = float(np.sqrt(residual @ residual / (len(d) - 2) / ((x - x.mean()) ** 2).sum()))
+    """The boundary between `lower` and `upper` on a map (rows d, columns ‖μ‖, both ascending) as a power law, fitted
+    both ways, each a least-squares line with its slope's standard error:
+
+    - `slope`: log ‖μ*‖ against log d, through the `boundary` ‖μ*‖ of each row of d that holds both regimes (`rows`);
+      n·SNR² = const gives ½, SNR ∝ d^(-1/4) gives ¼;
+    - `slope_d`: log d* against log ‖μ‖, through the boundary d* of each column (`columns`) — `lower` at small d,
+      `upper` at large d, as the not-overfitting region lies at small d — which stays finite where the boundary
+      runs along ‖μ‖ (a vertical one gives 0); the theory's curves give 2 and 4.
+
+    A slope is NaN below 2 points, its error below 3."""
+    regime_map = np.asarray(regime_map)
+    out = {}
+    for name, count, x_values, lines in (
+            ("slope", "rows", d_values, [boundary(signal_norm_values, row, lower, upper) for row in regime_map]),
+            ("slope_d", "columns", signal_norm_values, [boundary(d_values, col, upper, lower) for col in regime_map.T])):
+        y = np.asarray(lines)
+        x = np.asarray(x_values, dtype=float)[~np.isnan(y)]
+        y = y[~np.isnan(y)]
+        out.update({name: float("nan"), f"{name}_se": float("nan"), count: len(x)})
+        if len(np.unique(x)) < 2:
+            continue
+        x, y = np.log(x), np.log(y)
+        slope, intercept = np.polyfit(x, y, 1)
+        out[name] = float(slope)
+        if len(x) >= 3:
+            residual = y - (intercept + slope * x)
+            out[f"{name}_se"] = float(np.sqrt(residual @ residual / (len(x) - 2) / ((x - x.mean()) ** 2).sum()))
     return out

@@ -121,18 +121,22 @@ plt.show()
 # (their median $n\,\mathrm{SNR}^2$ is {glue:text}`unfitted_median_n_snr2:.0f` at this training length), and no
 # harmful cell reaches beyond {glue:text}`harmful_max_snr_times_d_quarter:.2f` times $\mathrm{SNR} = d^{-1/4}$.
 #
-# Do the boundaries follow the theory's curves? Along each row of $d$ we place the boundary between two regimes at
-# the $\|\mu\|$ that misplaces fewest of the row's cells (`benign.regimes.boundary`) and fit a line to
-# $\log\|\mu\|$ against $\log d$ (`benign.regimes.boundary_slope`; ± is the slope's standard error). The theory's
-# curves have slope ½ ($n\,\mathrm{SNR}^2$ = const, benign / not overfitting) and ¼ ($\mathrm{SNR} \asymp d^{-1/4}$,
-# harmful / benign). On this map the benign / not-overfitting boundary has slope
-# {glue:text}`slope_overfit_map:.2f` ± {glue:text}`slope_overfit_map_se:.2f` over the
-# {glue:text}`slope_overfit_map_rows` rows of $d$ that hold both regimes — of {glue:text}`grid_rows` rows: in most rows
-# the map is all one or the other, the region is bounded by $d$ rather than by $\|\mu\|$, and where both occur the
-# boundary scatters. The harmful / benign boundary has slope {glue:text}`slope_harmful_map:.2f` ±
-# {glue:text}`slope_harmful_map_se:.2f` over {glue:text}`slope_harmful_map_rows` rows: the harmful cells sit in the
-# grid's lowest $\|\mu\|$ column, so this boundary is not resolved by a grid step of 2.5. Neither boundary shows the
-# theory's exponent at step 1000; the second half of the page asks what happens later.
+# Do the boundaries follow the theory's curves? We locate a boundary between two regimes in each row of $d$ — at
+# the $\|\mu\|$ that misplaces fewest of the row's cells (`benign.regimes.boundary`) — and fit a line to
+# $\log\|\mu^*\|$ against $\log d$; and, since a boundary may run along $\|\mu\|$, also in each column, fitting
+# $\log d^*$ against $\log\|\mu\|$ (`benign.regimes.boundary_slope`; ± is a slope's standard error). The theory's
+# curves give ½ and 2 for $n\,\mathrm{SNR}^2$ = const (benign / not overfitting) and ¼ and 4 for
+# $\mathrm{SNR} \asymp d^{-1/4}$ (harmful / benign). On this map the benign / not-overfitting boundary has
+# $\log d^*$ against $\log\|\mu\|$ slope {glue:text}`overfit_slope_d_map:.2f` ±
+# {glue:text}`overfit_slope_d_map_se:.2f` over {glue:text}`overfit_columns_map` of the {glue:text}`grid_columns`
+# columns, where $n\,\mathrm{SNR}^2$ = const would give 2: the not-overfitting region is bounded by $d$ far more than
+# by $\|\mu\|$. Only {glue:text}`overfit_rows_map` of the {glue:text}`grid_rows` rows of $d$ hold both regimes, and
+# there $\log\|\mu^*\|$ against $\log d$ has slope {glue:text}`overfit_slope_map:.2f` ±
+# {glue:text}`overfit_slope_map_se:.2f` (theory: ½). The harmful / benign boundary has slope
+# {glue:text}`harmful_slope_map:.3f` ± {glue:text}`harmful_slope_map_se:.3f` over {glue:text}`harmful_rows_map` rows
+# (theory: ¼): the harmful cells fill the grid's lowest $\|\mu\|$ column and nothing above it, so a grid step of
+# 2.5 does not resolve this boundary's slope. At step 1000 neither boundary has the theory's exponent; the second half
+# of the page follows them in time.
 
 # %%
 shares = cells.regime.value_counts(normalize=True).reindex(theory.REGIMES, fill_value=0.0)
@@ -170,9 +174,8 @@ if chosen:
 BOUNDARIES = {"overfit": ("benign", "not_overfitting"), "harmful": ("harmful", "benign")}  # (below, above)
 for key, (lower, upper) in BOUNDARIES.items():
     fit = regimes.boundary_slope(d_values, mu_values, maps["regime"], lower, upper)
-    metrics.update({f"slope_{key}_map": fit["slope"], f"slope_{key}_map_se": fit["slope_se"],
-                    f"slope_{key}_map_rows": fit["rows"]})
-metrics["grid_rows"] = len(d_values)
+    metrics.update({f"{key}_{k}_map": v for k, v in fit.items()})
+metrics.update(grid_rows=len(d_values), grid_columns=len(mu_values))
 
 # %% [markdown]
 # ## The same cells over training time
@@ -239,9 +242,11 @@ for t in steps_drawn:
     entry = {"step": t}
     for key, (lower, upper) in BOUNDARIES.items():
         fit = regimes.boundary_slope(d_long, mu_long, long_maps[f"regime_{t}"], lower, upper)
-        metrics.update({f"slope_{key}_at_{t}": fit["slope"], f"slope_{key}_at_{t}_se": fit["slope_se"],
-                        f"slope_{key}_at_{t}_rows": fit["rows"]})
-        entry[f"{lower} / {upper}: slope ± se (rows)"] = f"{fit['slope']:.2f} ± {fit['slope_se']:.2f} ({fit['rows']})"
+        metrics.update({f"{key}_{k}_at_{t}": v for k, v in fit.items()})
+        pair = f"{lower} / {upper}".replace("_", " ")
+        entry[f"{pair}: log ‖μ*‖ on log d (rows)"] = f"{fit['slope']:.2f} ± {fit['slope_se']:.2f} ({fit['rows']})"
+        entry[f"{pair}: log d* on log ‖μ‖ (columns)"] = (f"{fit['slope_d']:.2f} ± {fit['slope_d_se']:.2f} "
+                                                         f"({fit['columns']})")
     for name in theory.REGIMES:
         metrics[f"share_{name}_at_{t}"] = float((long[f"regime_{t}"] == name).mean())
     slopes.append(entry)
@@ -257,7 +262,7 @@ metrics.update(num_steps_long=num_steps_long, delta_map=float(long_points[0]["de
                noisy_fitted_share_long=float(long.noisy_fitted_step.notna().mean()),
                noisy_fitted_median_step=float(long.noisy_fitted_step.median()),
                noisy_fitted_latest_step=float(long.noisy_fitted_step.max()),
-               test_below_at_step0_share=float((long.test_error_first == 0).mean()),
+               test_below_at_step0_share=float((long.test_error_first == 0).mean()), attention_level=attention_level,
                selected_share_long=float(long.select_step.notna().mean()))
 for key in regimes.COURSES:
     metrics[f"course_{key}_share"] = float((long.course == key).mean())
@@ -271,6 +276,47 @@ for name, (d0, mu0) in figure3.items():
                         f"{key}_test_acc_long": float(row.test_acc.iloc[0]),
                         **{f"{key}_regime_at_{t}": row[f"regime_{t}"].iloc[0] for t in steps_drawn}})
 nb.save_metrics(metrics)
+
+# %% [markdown]
+# ## What the map becomes
+#
+# **Not overfitting is a stage.** In the long runs the not-overfitting share of the cells is
+# {glue:text}`share_not_overfitting_at_1000:.0%` at step 1000 (the snapshot),
+# {glue:text}`share_not_overfitting_at_10000:.0%` at step $10^4$ and {glue:text}`share_not_overfitting_at_100000:.0%`
+# at step $10^5$. Every noisy label is fitted within the run in {glue:text}`noisy_fitted_share_long:.0%` of the cells
+# (median step {glue:text}`noisy_fitted_median_step:,.0f`, latest {glue:text}`noisy_fitted_latest_step:,.0f`; bottom
+# middle): the smaller $d$, the later, as the memorisation speed $\alpha d/n$ of {doc}`the clock's page
+# <theory_clock>` says. The first noisy label goes much earlier (bottom left). What is left not overfitting at the end
+# lies at the smallest $d$ of the grid.
+#
+# **The boundaries over time** (table above). The benign / not-overfitting boundary moves to smaller $d$ as training
+# goes on and stays steep: $\log d^*$ against $\log\|\mu\|$ has slope {glue:text}`overfit_slope_d_at_1000:.2f` ±
+# {glue:text}`overfit_slope_d_at_1000_se:.2f` at step 1000, {glue:text}`overfit_slope_d_at_10000:.2f` ±
+# {glue:text}`overfit_slope_d_at_10000_se:.2f` at $10^4$ and {glue:text}`overfit_slope_d_at_100000:.2f` ±
+# {glue:text}`overfit_slope_d_at_100000_se:.2f` at $10^5$ on this grid, against 2 for $n\,\mathrm{SNR}^2$ = const.
+# The harmful / benign boundary, flat at step 1000 ({glue:text}`harmful_slope_at_1000:.2f` ±
+# {glue:text}`harmful_slope_at_1000_se:.2f`), tilts as cells of large $d$ and weak signal turn harmful later: slope
+# {glue:text}`harmful_slope_at_10000:.2f` ± {glue:text}`harmful_slope_at_10000_se:.2f` at $10^4$ and
+# {glue:text}`harmful_slope_at_100000:.2f` ± {glue:text}`harmful_slope_at_100000_se:.2f` at $10^5$ (rows of $d$, theory
+# ¼) — on a grid whose lowest $\|\mu\|$ values are 5, 7.5 and 10, so these are coarse.
+#
+# **The fixed head** (bottom right). With $p = 0$ the attention is uniform and the head
+# $\nu \propto \mu_+ - \mu_-$ already classifies: the test error is below $\delta$ at step 0 in
+# {glue:text}`test_below_at_step0_share:.0%` of the cells. It stays below to the end in
+# {glue:text}`course_stays_below_share:.0%`, rises above $\delta$ and comes back in
+# {glue:text}`course_transient_share:.0%` (a transient harmful phase), rises above it for good in
+# {glue:text}`course_rises_above_share:.0%` — overfitting that turns harmful after the snapshot — and is above it from
+# step 0 to the end in {glue:text}`course_stays_above_share:.0%`. So "benign" on this map reads: every label fitted
+# and the test error still below $\delta$; training did not bring it there, the head did, and fitting the noise did
+# not take it away.
+#
+# **The paper's three cells** (table above). The balanced cell (2000, 20) fits its last noisy label at step
+# {glue:text}`balanced_noisy_fitted_step:,.0f`; the large-noise cell (4500, 5) fits it at step
+# {glue:text}`large_noise_noisy_fitted_step:,.0f` with a test accuracy of {glue:text}`large_noise_test_acc_long:.3f`
+# at the end; the large-signal cell (1000, 80), not overfitting in the paper's snapshot, fits its first noisy label
+# at step {glue:text}`large_signal_first_noisy_step:,.0f` and its last at step
+# {glue:text}`large_signal_noisy_fitted_step:,.0f`, after the snapshot, and its test attention passes
+# {glue:text}`attention_level:.2g` on the relevant token at step {glue:text}`large_signal_select_step:,.0f`.
 
 # %% [markdown]
 # ## Paper vs here

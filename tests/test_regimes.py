@@ -32,10 +32,10 @@ def test_delta_of_threshold_turns_an_accuracy_into_an_error_count():
 
 
 def test_test_error_course_reads_the_switches():
-    cells = pd.DataFrame({"test_error_first": [0, 0, 40, 0, None, 0],
-                          "test_error_switches": [[], [10, 30], [40], [10], [], [5, 9, 12]]})
-    assert regimes.test_error_course(cells).tolist() == ["stays_below", "transient", "falls_below", "ends_above",
-                                                         "ends_above", "ends_above"]
+    cells = pd.DataFrame({"test_error_first": [0, 0, 40, 0, None, 0, 3],
+                          "test_error_switches": [[], [10, 30], [40], [10], [], [5, 9, 12], [3, 8]]})
+    assert regimes.test_error_course(cells).tolist() == ["stays_below", "transient", "falls_below", "rises_above",
+                                                         "stays_above", "rises_above", "stays_above"]
 
 
 def test_first_noisy_fitted_is_where_no_noisy_fitted_first_fails():
@@ -49,15 +49,20 @@ def test_condition_at_flips_at_each_switch():
     assert clock.condition_at(4, [4], [3, 4]).tolist() == [False, True]
 
 
-def test_boundary_slope_recovers_a_known_power_law():
-    d = np.array([250, 500, 1000, 2000, 4000])
-    mu = np.geomspace(2, 200, 201)  # fine, log-spaced columns: each row's threshold within ±1.2 % of the true one
+def test_boundary_slope_recovers_a_known_power_law_both_ways():
+    d = np.unique(np.geomspace(250, 4000, 121).round())  # fine, log-spaced rows and columns: each boundary point
+    mu = np.geomspace(2, 200, 201)  # lies within ±1.2 % of the true one
     for exponent, c in ((0.5, 0.3), (0.25, 2.0)):  # n·SNR² = const and SNR = const · d^(-1/4), inside the grid
         truth = c * d ** exponent
         regime_map = np.where(mu[None, :] >= truth[:, None], "not_overfitting", "benign")
         fit = regimes.boundary_slope(d, mu, regime_map, "benign", "not_overfitting")
-        assert fit["rows"] == 5 and fit["slope"] == pytest.approx(exponent, abs=0.02)
-        assert fit["slope_se"] < 0.02
+        assert fit["rows"] == len(d) and fit["slope"] == pytest.approx(exponent, abs=0.01)
+        assert fit["slope_d"] == pytest.approx(1 / exponent, rel=0.03)  # log d* against log ‖μ‖
+        assert fit["slope_se"] < 0.01 and fit["slope_d_se"] < 0.05
+    vertical = np.where(d[:, None] < 1000, "not_overfitting", np.full((len(d), len(mu)), "benign"))
+    fit = regimes.boundary_slope(d, mu, vertical, "benign", "not_overfitting")
+    assert fit["rows"] == 0 and np.isnan(fit["slope"])  # no row holds both regimes: no slope in ‖μ‖
+    assert fit["columns"] == len(mu) and fit["slope_d"] == pytest.approx(0, abs=1e-12)  # d* the same in every column
 
 
 def test_boundary_ignores_other_regimes_and_rows_without_both():
@@ -69,7 +74,7 @@ def test_boundary_ignores_other_regimes_and_rows_without_both():
     assert np.isnan(regimes.boundary(mu, ["benign"] * 4, "benign", "not_overfitting"))
     fit = regimes.boundary_slope([100, 200], mu, [["benign"] * 4, ["benign"] * 3 + ["harmful"]], "benign",
                                  "not_overfitting")
-    assert fit["rows"] == 0 and np.isnan(fit["slope"]) and np.isnan(fit["slope_se"])
+    assert fit["rows"] == fit["columns"] == 0 and np.isnan(fit["slope"]) and np.isnan(fit["slope_d_se"])
 
 
 @pytest.mark.parametrize("args,message", [
