@@ -4,9 +4,9 @@ The book profile's long runs of the Figure 5 page: its 7 × 8 cells (d, ‖μ‖
 the kaiming W₀, α = 5e-3, 1000 test samples, float32, 10⁵ steps; every switch of every training and test condition
 exact (so the regime at any step). The long runs are timed twice, at a tenth of the steps and at all of them: the
 process's peak memory after each shows that it does not grow with the steps. The reference keeps everything, as
-`simulate` does (the scores of every step, the test metrics at every step: the same information the switches need);
-it is timed on its first `--reference-steps` steps and extrapolated linearly (its cost per step is constant), and the
-two are checked against each other on those steps. Last line: `ratio N` = reference time (extrapolated) / long-run
+`simulate` does (the scores of every step, the test metrics at every step: the same information the switches need),
+one d at a time (its test inputs take n_test·T·d numbers per run); it is timed on its first `--reference-steps` steps
+and extrapolated linearly (its cost per step is constant), and the two are checked against each other on those steps. Last line: `ratio N` = reference time (extrapolated) / long-run
 time. Usage: python benchmarks/regime_map_long.py [--profile book] [--reference-steps 200] [--device cpu]
 """
 
@@ -50,22 +50,25 @@ def main():
     peak_all = peak_mb()
 
     short, _ = long_runs(args.reference_steps)
-    runs = [data.make_run(q["d"], q["signal_norm"], seed=q["seed"], n=q["n"], n_test=q["n_test"],
-                          noise_ratio=q["noise_ratio"], W_init="kaiming", label=f"r{i}") for i, q in enumerate(points)]
-    t0 = time.perf_counter()
-    sim = synthetic.simulate(runs, learning_rate=p["learning_rate"], num_steps=args.reference_steps, log_every=1,
-                             train_W=True, dtype=p["dtype"], device=args.device)
-    if args.device.startswith("cuda"):
-        torch.cuda.synchronize()
-    slow = (time.perf_counter() - t0) * steps / args.reference_steps
-    worst = 0.0
-    for i, row in enumerate(short):
-        ref = sim.history[sim.history.run == f"r{i}"].set_index("step").loc[row["history"]["step"]]
-        for key in ("train_loss", "test_loss"):
-            worst = max(worst, float(np.max(np.abs(np.array(row["history"][key]) - ref[key].to_numpy())
-                                            / np.abs(ref[key].to_numpy()))))
+    slow = worst = 0.0
+    for d in p["d_values_long"]:  # one d at a time: the reference holds every run's test inputs (n_test × T × d)
+        group = [(q, row) for q, row in zip(points, short) if q["d"] == d]
+        runs = [data.make_run(d, q["signal_norm"], seed=q["seed"], n=q["n"], n_test=q["n_test"],
+                              noise_ratio=q["noise_ratio"], W_init="kaiming", label=f"r{i}")
+                for i, (q, _) in enumerate(group)]
+        t0 = time.perf_counter()
+        sim = synthetic.simulate(runs, learning_rate=p["learning_rate"], num_steps=args.reference_steps, log_every=1,
+                                 train_W=True, dtype=p["dtype"], device=args.device)
+        if args.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        slow += (time.perf_counter() - t0) * steps / args.reference_steps
+        for i, (_, row) in enumerate(group):
+            ref = sim.history[sim.history.run == f"r{i}"].set_index("step").loc[row["history"]["step"]]
+            for key in ("train_loss", "test_loss"):
+                worst = max(worst, float(np.max(np.abs(np.array(row["history"][key]) - ref[key].to_numpy())
+                                                / np.abs(ref[key].to_numpy()))))
     n, T = p["n"], p["T"]
-    scores_gb = (steps + 1) * len(runs) * n * T * 4 / 1e9  # float32 scores (n, T) per run and step
+    scores_gb = (steps + 1) * len(points) * n * T * 4 / 1e9  # float32 scores (n, T) per run and step
 
     print(f"config: {len(points)} runs ({len(p['d_values_long'])} d x {len(p['signal_norm_values_long'])} signal "
           f"norms, profile {args.profile}), n={n}, T={T}, W and p (kaiming W0), alpha={p['learning_rate']}, {steps} "

@@ -254,7 +254,7 @@ display(fates)
 pd.DataFrame(slopes)
 
 # %%
-metrics.update(num_steps_long=num_steps_long, delta_map=float(long_points[0]["delta"]), n_test=n_test,
+metrics.update(num_steps=num_steps, num_steps_long=num_steps_long, delta_map=float(long_points[0]["delta"]), n_test=n_test,
                long_runs=len(long), long_wall_s=round(float(long.groupby(list(clock.CHUNK_BY)).chunk_wall_s.first().sum()), 1),
                long_compared=len(shared_cells),
                long_agreement=float((at_snapshot == shared_cells.regime).mean()) if at_snapshot is not None

@@ -120,12 +120,14 @@ pd.DataFrame(points).assign(n_snr2=lambda t: theory.n_snr2(t.signal_norm, t.d, t
 # `benign.clock` runs the recursion of `benign.synthetic` for all runs of a model at once (runs of one $(d,$ seed$)$
 # share one Gram matrix of the training tokens, each $\|\mu\|$ adding a rank-4 term), in blocks of `block` steps. It
 # keeps only the current block's training outputs and coordinates, and at the end of each block finds, vectorised over
-# the block, the first step at which each condition holds and the last step at which it fails:
+# the block, every step at which each condition switches (turns true or false) — so its value at any step, the
+# first step at which it holds and the step from which it holds to the end:
 #
 # | event | condition |
 # |---|---|
 # | `clean_fitted` | $Y_i f(X_i) > 0$ for every clean training sample |
 # | `noisy_fitted` | the same for every noisy one |
+# | `noisy_unfitted` | no noisy sample fitted (its first switch: the first noisy label fitted) |
 # | `train_loss` | training loss $< \varepsilon$ |
 # | `test_error` | test error $< \delta$ |
 # | `benign` | every training sample fitted and test error $< \delta$ — the theorem's $\tau$ (benign) |
