@@ -1,13 +1,14 @@
 """Figure 5's map over training time (`benign.regimes` through `benign.clock`) against `simulate` keeping every step.
 
-The book profile's long runs of the Figure 5 page: its 7 × 8 cells (d, ‖μ‖), n = 20, T = 8, W and p trained from
-the kaiming W₀, α = 5e-3, 1000 test samples, float32, 10⁵ steps; every switch of every training and test condition
-exact (so the regime at any step). The long runs are timed twice, at a tenth of the steps and at all of them: the
+The book profile's long runs of the Figure 5 page: its 7 × 8 cells (d, ‖μ‖), n = 20, T = 8, W and p trained from the
+kaiming W₀, α = 5e-3, 1000 test samples, float32, 10⁵ steps; every switch of every training and test condition exact
+(so the regime at any step). The long runs are timed twice, at a tenth of the steps and at all of them: the
 process's peak memory after each shows that it does not grow with the steps. The reference keeps everything, as
 `simulate` does (the scores of every step, the test metrics at every step: the same information the switches need),
-one d at a time (its test inputs take n_test·T·d numbers per run); it is timed on its first `--reference-steps` steps
-and extrapolated linearly (its cost per step is constant), and the two are checked against each other on those steps. Last line: `ratio N` = reference time (extrapolated) / long-run
-time. Usage: python benchmarks/regime_map_long.py [--profile book] [--reference-steps 200] [--device cpu]
+one d at a time (its test inputs take n_test·T·d numbers per run); it is timed on its first `--reference-steps`
+steps and extrapolated linearly (its cost per step is constant), and the two are checked against each other on those
+steps. Last line: `ratio N` = reference time (extrapolated) / long-run time.
+Usage: python benchmarks/regime_map_long.py [--profile book] [--reference-steps 200] [--device cpu]
 """
 
 import argparse

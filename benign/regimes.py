@@ -113,7 +113,8 @@ def boundary_slope(d_values, signal_norm_values, regime_map, lower: str, upper: 
     out = {}
     for name, count, x_values, lines in (
             ("slope", "rows", d_values, [boundary(signal_norm_values, row, lower, upper) for row in regime_map]),
-            ("slope_d", "columns", signal_norm_values, [boundary(d_values, col, upper, lower) for col in regime_map.T])):
+            ("slope_d", "columns", signal_norm_values,
+             [boundary(d_values, column, upper, lower) for column in regime_map.T])):
         y = np.asarray(lines)
         x = np.asarray(x_values, dtype=float)[~np.isnan(y)]
         y = y[~np.isnan(y)]

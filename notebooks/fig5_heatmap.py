@@ -21,9 +21,10 @@
 # noisy labels unfitted (no overfitting).
 #
 # **Over training time.** The map is a snapshot at step 1000. The theorem speaks of a time *by which* its conditions
-# hold, and {doc}`the theorem's clock <theory_clock>` finds every noisy label fitted in its long runs. The second half of
-# this page runs the same cells (same data, same $W_0$) for {glue:text}`num_steps_long` steps with that clock and
-# draws the map at later steps: which cells leave the not-overfitting region, when, and what the boundaries' slopes do.
+# hold, and {doc}`the theorem's clock <theory_clock>` finds every noisy label fitted in its long runs. The second
+# half of this page runs the same cells (same data, same $W_0$) for {glue:text}`num_steps_long` steps with that clock
+# and draws the map at later steps: which cells leave the not-overfitting region, when, and what the boundaries'
+# slopes do.
 #
 # The theory predicts the boundaries only up to constants: $n\,\mathrm{SNR}^2 \asymp 1$ between benign and no
 # overfitting, $\mathrm{SNR} \asymp d^{-1/4}$ between benign and harmful, with $\mathrm{SNR} = \|\mu\|/(\sigma\sqrt d)$.
@@ -254,16 +255,15 @@ display(fates)
 pd.DataFrame(slopes)
 
 # %%
-metrics.update(num_steps=num_steps, num_steps_long=num_steps_long, delta_map=float(long_points[0]["delta"]), n_test=n_test,
-               long_runs=len(long), long_wall_s=round(float(long.groupby(list(clock.CHUNK_BY)).chunk_wall_s.first().sum()), 1),
-               long_compared=len(shared_cells),
-               long_agreement=float((at_snapshot == shared_cells.regime).mean()) if at_snapshot is not None
-               and len(shared_cells) else float("nan"),
+agreement = (at_snapshot == shared_cells.regime).mean() if at_snapshot is not None and len(shared_cells) else np.nan
+metrics.update(num_steps=num_steps, num_steps_long=num_steps_long, delta_map=float(long_points[0]["delta"]),
+               n_test=n_test, long_runs=len(long), long_compared=len(shared_cells), long_agreement=float(agreement),
+               long_wall_s=round(float(long.groupby(list(clock.CHUNK_BY)).chunk_wall_s.first().sum()), 1),
                noisy_fitted_share_long=float(long.noisy_fitted_step.notna().mean()),
                noisy_fitted_median_step=float(long.noisy_fitted_step.median()),
                noisy_fitted_latest_step=float(long.noisy_fitted_step.max()),
                test_below_at_step0_share=float((long.test_error_first == 0).mean()), attention_level=attention_level,
-               selected_share_long=float(long.select_step.notna().mean()))
+               history_points=history_points, selected_share_long=float(long.select_step.notna().mean()))
 for key in regimes.COURSES:
     metrics[f"course_{key}_share"] = float((long.course == key).mean())
 for name, (d0, mu0) in figure3.items():
@@ -316,7 +316,9 @@ nb.save_metrics(metrics)
 # at the end; the large-signal cell (1000, 80), not overfitting in the paper's snapshot, fits its first noisy label
 # at step {glue:text}`large_signal_first_noisy_step:,.0f` and its last at step
 # {glue:text}`large_signal_noisy_fitted_step:,.0f`, after the snapshot, and its test attention passes
-# {glue:text}`attention_level:.2g` on the relevant token at step {glue:text}`large_signal_select_step:,.0f`.
+# {glue:text}`attention_level:.2g` on the relevant token at step {glue:text}`large_signal_select_step:,.0f` (read off
+# the {glue:text}`history_points` log-spaced logged steps, so to within their spacing; the other events are exact to
+# the step).
 
 # %% [markdown]
 # ## Paper vs here

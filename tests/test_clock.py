@@ -33,7 +33,8 @@ def brute_force(point):
     errors = np.rint((1 - sim.history.test_acc.to_numpy()) * point["n_test"])
     test_ok = torch.tensor(errors < point["delta"] * point["n_test"])
     conditions = {"clean_fitted": (fit | noisy).all(-1), "noisy_fitted": (fit | ~noisy).all(-1),
-                  "noisy_unfitted": (~fit | ~noisy).all(-1), "train_loss": torch.tensor(sim.history.train_loss.to_numpy() < point["epsilon"]),
+                  "noisy_unfitted": (~fit | ~noisy).all(-1),
+                  "train_loss": torch.tensor(sim.history.train_loss.to_numpy() < point["epsilon"]),
                   "test_error": test_ok, "benign": fit.all(-1) & test_ok,
                   "not_overfitting": (fit | noisy).all(-1) & (~fit | ~noisy).all(-1) & test_ok}
     return sim.history.set_index("step"), conditions, float((run.train.y * f).abs().min())
