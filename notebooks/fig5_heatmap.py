@@ -129,12 +129,12 @@ plt.show()
 # curves give ½ and 2 for $n\,\mathrm{SNR}^2$ = const (benign / not overfitting) and ¼ and 4 for
 # $\mathrm{SNR} \asymp d^{-1/4}$ (harmful / benign). On this map the benign / not-overfitting boundary has
 # $\log d^*$ against $\log\|\mu\|$ slope {glue:text}`overfit_slope_d_map:.2f` ±
-# {glue:text}`overfit_slope_d_map_se:.2f` over {glue:text}`overfit_columns_map` of the {glue:text}`grid_columns`
+# {glue:text}`overfit_slope_d_se_map:.2f` over {glue:text}`overfit_columns_map` of the {glue:text}`grid_columns`
 # columns, where $n\,\mathrm{SNR}^2$ = const would give 2: the not-overfitting region is bounded by $d$ far more than
 # by $\|\mu\|$. Only {glue:text}`overfit_rows_map` of the {glue:text}`grid_rows` rows of $d$ hold both regimes, and
 # there $\log\|\mu^*\|$ against $\log d$ has slope {glue:text}`overfit_slope_map:.2f` ±
-# {glue:text}`overfit_slope_map_se:.2f` (theory: ½). The harmful / benign boundary has slope
-# {glue:text}`harmful_slope_map:.3f` ± {glue:text}`harmful_slope_map_se:.3f` over {glue:text}`harmful_rows_map` rows
+# {glue:text}`overfit_slope_se_map:.2f` (theory: ½). The harmful / benign boundary has slope
+# {glue:text}`harmful_slope_map:.3f` ± {glue:text}`harmful_slope_se_map:.3f` over {glue:text}`harmful_rows_map` rows
 # (theory: ¼): the harmful cells fill the grid's lowest $\|\mu\|$ column and nothing above it, so a grid step of
 # 2.5 does not resolve this boundary's slope. At step 1000 neither boundary has the theory's exponent; the second half
 # of the page follows them in time.
@@ -291,13 +291,13 @@ nb.save_metrics(metrics)
 #
 # **The boundaries over time** (table above). The benign / not-overfitting boundary moves to smaller $d$ as training
 # goes on and stays steep: $\log d^*$ against $\log\|\mu\|$ has slope {glue:text}`overfit_slope_d_at_1000:.2f` ±
-# {glue:text}`overfit_slope_d_at_1000_se:.2f` at step 1000, {glue:text}`overfit_slope_d_at_10000:.2f` ±
-# {glue:text}`overfit_slope_d_at_10000_se:.2f` at $10^4$ and {glue:text}`overfit_slope_d_at_100000:.2f` ±
-# {glue:text}`overfit_slope_d_at_100000_se:.2f` at $10^5$ on this grid, against 2 for $n\,\mathrm{SNR}^2$ = const.
+# {glue:text}`overfit_slope_d_se_at_1000:.2f` at step 1000, {glue:text}`overfit_slope_d_at_10000:.2f` ±
+# {glue:text}`overfit_slope_d_se_at_10000:.2f` at $10^4$ and {glue:text}`overfit_slope_d_at_100000:.2f` ±
+# {glue:text}`overfit_slope_d_se_at_100000:.2f` at $10^5$ on this grid, against 2 for $n\,\mathrm{SNR}^2$ = const.
 # The harmful / benign boundary, flat at step 1000 ({glue:text}`harmful_slope_at_1000:.2f` ±
-# {glue:text}`harmful_slope_at_1000_se:.2f`), tilts as cells of large $d$ and weak signal turn harmful later: slope
-# {glue:text}`harmful_slope_at_10000:.2f` ± {glue:text}`harmful_slope_at_10000_se:.2f` at $10^4$ and
-# {glue:text}`harmful_slope_at_100000:.2f` ± {glue:text}`harmful_slope_at_100000_se:.2f` at $10^5$ (rows of $d$, theory
+# {glue:text}`harmful_slope_se_at_1000:.2f`), tilts as cells of large $d$ and weak signal turn harmful later: slope
+# {glue:text}`harmful_slope_at_10000:.2f` ± {glue:text}`harmful_slope_se_at_10000:.2f` at $10^4$ and
+# {glue:text}`harmful_slope_at_100000:.2f` ± {glue:text}`harmful_slope_se_at_100000:.2f` at $10^5$ (rows of $d$, theory
 # ¼) — on a grid whose lowest $\|\mu\|$ values are 5, 7.5 and 10, so these are coarse.
 #
 # **The fixed head** (bottom right). With $p = 0$ the attention is uniform and the head
