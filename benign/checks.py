@@ -174,6 +174,9 @@ RULES.update({
     "d_values": _list_of(_int_at_least(3)),
     "n_snr2_values": _list_of(_real(0.0, lo_open=True)),  # n·SNR²
     "attention_level": _real(0.0, 1.0, lo_open=True, hi_open=True),  # mean test attention on the relevant token
+    # steps at which Figure 5's map is drawn from the clock's events (benign.regimes)
+    "snapshot_steps": ((lambda x: isinstance(x, list) and len(x) > 0 and all(_is_int(v) and v >= 0 for v in x)
+                        and len(set(x)) == len(x)), "a non-empty list of distinct integers >= 0"),
 })
 
 # Names the project used before: a notebook parameter given by its old name is a one-line error naming the new one.

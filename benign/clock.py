@@ -8,8 +8,9 @@ and `synthetic.simulate` keeps every step's scores. Here nothing grows with the 
 - the recursion (`synthetic.Descent`, exactly the one `simulate` runs) goes in blocks of `block` steps; within a
   block only the training outputs f (block × R × n) and the trajectory of the coordinates b (the moving part of a,
   q = U a) are kept;
-- at the end of a block, vectorised over its steps, each event's condition gives its first step and the last step
-  it failed (so also the step from which it held to the end), and the test error is decided at every step (below);
+- at the end of a block, vectorised over its steps, each event's condition gives every step at which it switched
+  (turned true or false), so its value at any step, the first step it held and the step from which it held to the
+  end; the test error is decided at every step (below);
 - a log-spaced history (`history_points` steps) keeps train/test loss and accuracy and the attention per token type.
 
 The test error at a step needs the test logits C b (C = X_test U, n_test·T × 2m, built once by `grams`), as much
@@ -38,9 +39,10 @@ from .data import (DATA_DEFAULTS, RELEVANT, TOKEN_TYPES, balanced_labels, clean_
 from .device import resolve_device, resolve_dtype
 from .synthetic import Descent, outputs
 
-EVENTS = {  # name: the condition whose first step, and the step from which it holds to the end, are recorded
+EVENTS = {  # name: the condition whose switches (steps where it turns true or false) are recorded
     "clean_fitted": "every clean training sample fitted (Y f > 0)",
     "noisy_fitted": "every noisy training sample fitted",
+    "noisy_unfitted": "no noisy training sample fitted (its first switch: the first noisy label fitted)",
     "train_loss": "training loss < ε",
     "test_error": "test error < δ",
     "benign": "every training sample fitted and test error < δ (the theorem's τ, benign overfitting)",
@@ -84,19 +86,40 @@ class Batch:
 
 
 class _Events:
-    """First step each condition held, and last step it failed, for R runs, fed one block of steps at a time."""
+    """Every step at which a condition switched (turned true or false), for R runs, fed one block at a time: the
+    condition at any step is its value at step 0 flipped once per switch up to that step. The lists grow with the
+    number of switches, not of steps."""
 
-    def __init__(self, R: int, device):
-        self.first = {e: torch.full((R,), -1, dtype=torch.long, device=device) for e in EVENTS}
-        self.last_false = {e: torch.full((R,), -1, dtype=torch.long, device=device) for e in EVENTS}
+    def __init__(self, R: int):
+        self.at0, self.last = {}, {}  # (R,) bool: each condition at step 0 and at the last step fed
+        self.switches = {e: [[] for _ in range(R)] for e in EVENTS}
 
     def update(self, conditions: dict, start: int) -> None:
         for name, cond in conditions.items():  # cond: (K, R) bool over steps start … start + K − 1
-            K = cond.shape[0]
-            first = start + cond.int().argmax(0)
-            self.first[name] = torch.where((self.first[name] < 0) & cond.any(0), first, self.first[name])
-            last = start + K - 1 - (~cond).flip(0).int().argmax(0)
-            self.last_false[name] = torch.where((~cond).any(0), last, self.last_false[name])
+            if name not in self.at0:
+                self.at0[name] = self.last[name] = cond[0].cpu()
+            previous = torch.cat([self.last[name].to(cond.device)[None], cond[:-1]])
+            steps, runs = torch.nonzero(cond != previous, as_tuple=True)
+            for step, r in zip((start + steps).tolist(), runs.tolist()):
+                self.switches[name][r].append(step)
+            self.last[name] = cond[-1].cpu()
+
+    def times(self, name: str, r: int) -> dict:
+        """Run r's record of a condition: its switches, the first step it held and the step from which it held to
+        the end (None where it never did)."""
+        switches = self.switches[name][r]
+        held0, held_last = bool(self.at0[name][r]), bool(self.last[name][r])
+        first = 0 if held0 else (switches[0] if switches else None)
+        settled = (switches[-1] if switches else 0) if held_last else None
+        return {f"{name}_first": first, f"{name}_settled": settled, f"{name}_switches": switches}
+
+
+def condition_at(first, switches, steps):
+    """A condition at each of `steps` from its record (`first`, `switches`): held at step 0 (first = 0), flipped at
+    each switch up to the step."""
+    steps = np.asarray(steps)
+    flips = np.searchsorted(np.asarray(switches, dtype=np.int64), steps, side="right")
+    return (flips % 2 == 1) != (first == 0)
 
 
 def _train_conditions(F, y, noisy, epsilon):
@@ -104,7 +127,7 @@ def _train_conditions(F, y, noisy, epsilon):
     margin = y * F
     fit = margin > 0
     return {"clean_fitted": (fit | noisy).all(-1), "noisy_fitted": (fit | ~noisy).all(-1),
-            "none_noisy_fitted": (~fit | ~noisy).all(-1), "all_fitted": fit.all(-1),
+            "noisy_unfitted": (~fit | ~noisy).all(-1), "all_fitted": fit.all(-1),
             "train_loss": torch.nn.functional.softplus(-margin).mean(-1) < epsilon}
 
 
@@ -198,15 +221,15 @@ def log_steps(num_steps: int, points: int) -> list[int]:
 
 def descend(batch: Batch, *, train_W: bool, num_steps: int, delta: float, epsilon: float, history_points: int,
             block: int):
-    """Run the recursion for `num_steps` steps; return the events (first step and last failing step of every
-    condition, (R,) each), the log-spaced steps and the history {column: (L, R)} there."""
+    """Run the recursion for `num_steps` steps; return the events (`_Events`: every switch of every condition),
+    the log-spaced steps and the history {column: (L, R)} there."""
     R, n, T = batch.h.shape
     dev, dt = batch.h.device, batch.h.dtype
     gd = Descent(batch.G, batch.H, batch.h, batch.y, alpha=batch.alpha, train_W=train_W)
     M = gd.a[:, batch.kept].shape[1]
     F = torch.empty(block + 1, R, n, device=dev, dtype=dt)  # the only per-step buffers: constant memory
     B = torch.empty(block + 1, R, M, device=dev, dtype=dt)
-    events, test = _Events(R, dev), _TestError(batch, delta)
+    events, test = _Events(R), _TestError(batch, delta)
     steps = log_steps(num_steps, history_points)
     history = {k: torch.empty(len(steps), R, dtype=torch.float64) for k in HISTORY}
 
@@ -236,8 +259,8 @@ def descend(batch: Batch, *, train_W: bool, num_steps: int, delta: float, epsilo
 def _update(events, cond, below, start):
     """Feed one block's conditions (K, R) for steps start … start + K − 1 to the events."""
     events.update({"clean_fitted": cond["clean_fitted"], "noisy_fitted": cond["noisy_fitted"],
-                   "train_loss": cond["train_loss"], "test_error": below, "benign": cond["all_fitted"] & below,
-                   "not_overfitting": cond["clean_fitted"] & cond["none_noisy_fitted"] & below}, start)
+                   "noisy_unfitted": cond["noisy_unfitted"], "train_loss": cond["train_loss"], "test_error": below, "benign": cond["all_fitted"] & below,
+                   "not_overfitting": cond["clean_fitted"] & cond["noisy_unfitted"] & below}, start)
 
 
 def _record(history, i, batch, s, f, logits):
@@ -330,14 +353,11 @@ def grid_chunk(points: list[dict]) -> list[dict]:
                                          delta=shared["delta"], epsilon=shared["epsilon"],
                                          history_points=shared["history_points"], block=shared["block"])
     wall = time.perf_counter() - started
-    S = shared["num_steps"]
     rows = []
     for p, r in zip(points, index):
         row = dict(p)
         for name in EVENTS:
-            first, last = int(events.first[name][r]), int(events.last_false[name][r])
-            row[f"{name}_first"] = first if first >= 0 else None
-            row[f"{name}_settled"] = last + 1 if last < S else None  # held from this step to the end
+            row.update(events.times(name, r))
         series = {k: history[k][:, r].tolist() for k in HISTORY}
         row.update({k: v[-1] for k, v in series.items()})  # final metrics
         best = int(np.nanargmin(series["test_loss"]))

@@ -200,12 +200,17 @@ def _edges(values):
     return np.concatenate([[2 * values[0] - mids[0]], mids, [2 * values[-1] - mids[-1]]])
 
 
-def heatmap(ax, d_values, mu_values, Z, title: str, cmap="viridis", vmin=None, vmax=None, label=None, marks=()):
-    """A (d, ‖μ‖) map: Z has one row per d value and one column per ‖μ‖ value. `marks`: another source's colour
-    limits (the paper's, say), drawn as cyan lines on the colour bar where they fall inside the data's range and
-    named above or below the bar where they fall outside it; the scale stays the data's, so nothing is clipped."""
-    Z = np.asarray(Z, dtype=float)
-    mesh = ax.pcolormesh(_edges(d_values), _edges(mu_values), Z.T, cmap=cmap, vmin=vmin, vmax=vmax, shading="flat")
+def heatmap(ax, d_values, mu_values, Z, title: str, cmap="viridis", vmin=None, vmax=None, label=None, log=False,
+            marks=()):
+    """A (d, ‖μ‖) map: Z has one row per d value and one column per ‖μ‖ value (`log`: a logarithmic colour scale;
+    NaN cells stay blank). `marks`: another source's colour limits (the paper's, say), drawn as cyan lines on the
+    colour bar where they fall inside the data's range and named above or below the bar where they fall outside it;
+    the scale stays the data's, so nothing is clipped."""
+    from matplotlib.colors import LogNorm
+
+    norm = LogNorm(vmin=vmin, vmax=vmax) if log else None
+    mesh = ax.pcolormesh(_edges(d_values), _edges(mu_values), np.asarray(Z, dtype=float).T, cmap=cmap, norm=norm,
+                         vmin=None if log else vmin, vmax=None if log else vmax, shading="flat")
     bar = ax.figure.colorbar(mesh, ax=ax, label=label)
     low, high = mesh.get_clim()
     for value in marks:
@@ -221,18 +226,28 @@ def heatmap(ax, d_values, mu_values, Z, title: str, cmap="viridis", vmin=None, v
     return mesh
 
 
-def regime_map(ax, d_values, mu_values, regimes, title: str) -> None:
-    """Categorical map of the observed regime of each cell."""
+def category_map(ax, d_values, mu_values, labels, colors: dict, title: str) -> None:
+    """Categorical (d, ‖μ‖) map: `labels` (rows d, columns ‖μ‖) are keys of `colors` (label → colour); the legend
+    shows a key with its underscores as spaces."""
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
 
-    names = list(REGIME_COLORS)
-    codes = np.vectorize(names.index)(np.asarray(regimes))
-    ax.pcolormesh(_edges(d_values), _edges(mu_values), codes.T, cmap=ListedColormap(list(REGIME_COLORS.values())),
-                  vmin=-0.5, vmax=2.5, shading="flat")
-    ax.legend(handles=[Patch(color=REGIME_COLORS[k], label=k.replace("_", " ")) for k in names], loc="upper right",
+    names = list(colors)
+    codes = np.vectorize(names.index)(np.asarray(labels))
+    ax.pcolormesh(_edges(d_values), _edges(mu_values), codes.T, cmap=ListedColormap(list(colors.values())),
+                  vmin=-0.5, vmax=len(names) - 0.5, shading="flat")
+    ax.legend(handles=[Patch(color=colors[k], label=k.replace("_", " ")) for k in names], loc="upper right",
               framealpha=0.9)
     ax.set(title=title, xlabel="d", ylabel="‖μ‖")
+
+
+def regime_map(ax, d_values, mu_values, regimes, title: str) -> None:
+    """Categorical map of the observed regime of each cell."""
+    category_map(ax, d_values, mu_values, regimes, REGIME_COLORS, title)
+
+
+COURSE_COLORS = {"stays_below": "#2ca02c", "transient": "#ff7f0e", "falls_below": "#9467bd", "rises_above": "#d62728",
+                 "stays_above": "#8c564b"}
 
 
 def theory_overlay(ax, d_values, n: int, sigma: float = 1.0, settings: dict | None = None) -> None:

@@ -20,6 +20,12 @@
 # (harmful), a middle band fits every label and generalizes (benign), and small $d$ with a strong signal leaves the
 # noisy labels unfitted (no overfitting).
 #
+# **Over training time.** The map is a snapshot at step 1000. The theorem speaks of a time *by which* its conditions
+# hold, and {doc}`the theorem's clock <theory_clock>` finds every noisy label fitted in its long runs. The second
+# half of this page runs the same cells (same data, same $W_0$) for {glue:text}`num_steps_long` steps with that clock
+# and draws the map at later steps: which cells leave the not-overfitting region, when, and what the boundaries'
+# slopes do.
+#
 # The theory predicts the boundaries only up to constants: $n\,\mathrm{SNR}^2 \asymp 1$ between benign and no
 # overfitting, $\mathrm{SNR} \asymp d^{-1/4}$ between benign and harmful, with $\mathrm{SNR} = \|\mu\|/(\sigma\sqrt d)$.
 # Both curves are drawn with constant one, with the three settings of Figure 3 marked.
@@ -46,16 +52,31 @@ use_cache = True  # reuse finished chunks from results/.cache/sweeps
 authors_code = True  # also run the authors' main.py (benign.authors) at Figure 3's cells for the table
 authors_max_d = 2000  # ... for the cells with d up to this (its cost grows as d², about 10 s at d 1000 here)
 authors_stream = "final"  # ... on the data stream of their final main.py (c563aae), or "january" (expt, 492715f)
+# the same cells over training time (benign.regimes through the theorem's clock, benign.clock)
+d_values_long = [250, 500, 1000, 1500, 2000, 3000, 4500]  # d of the long runs (values of the grid above)
+signal_norm_values_long = [5.0, 7.5, 10.0, 15.0, 20.0, 40.0, 60.0, 80.0]  # ‖μ‖ of the long runs
+num_steps_long = 100000  # gradient-descent steps of every long run
+snapshot_steps = [1000, 10000, 100000]  # steps at which the map is drawn again (1000 is the paper's snapshot)
+attention_level = 0.5  # mean test attention on the relevant token that counts as "selected"
+history_points = 60  # log-spaced logged steps per long run
+block = 512  # steps per block of the long runs (their buffers: block × runs × 4nT numbers)
 out_dir = ""  # empty: results/fig5_heatmap/book
 
 # %%
 import numpy as np
 
-from benign import authors, notebooks, paths, plots, sweep, synthetic, theory
+import pandas as pd
+
+from benign import authors, clock, notebooks, paths, plots, regimes, sweep, synthetic, theory
 
 nb = notebooks.start("fig5_heatmap", globals())
 points = sweep.grid_points(synthetic.GRID_DEFAULTS, nb.parameters, d=sweep.arange("d_grid", d_grid),
                            signal_norm=sweep.arange("signal_norm_grid", signal_norm_grid))
+long_points = regimes.points(d_values_long, signal_norm_values_long, snapshot_steps, num_steps=num_steps_long,
+                             test_threshold=test_threshold, seed=seed, n=n, n_test=n_test, T=T, rho=rho,
+                             noise_ratio=noise_ratio, learning_rate=learning_rate, label_noise=label_noise,
+                             authors_test_seed=authors_test_seed, dtype=dtype, device=device,
+                             history_points=history_points, block=block)
 
 # %% [markdown]
 # ## The sweep
@@ -96,8 +117,24 @@ nb.save_figure(fig)
 # {glue:text}`test_loss_min:.3f` to {glue:text}`test_loss_max:.3f`, rising towards large $d$ and weak signal. Of the
 # cells that leave noisy labels unfitted, {glue:text}`unfitted_share_above_1:.0%` lie above $n\,\mathrm{SNR}^2 = 1$
 # (their median $n\,\mathrm{SNR}^2$ is {glue:text}`unfitted_median_n_snr2:.0f` at this training length), and no
-# harmful cell reaches beyond {glue:text}`harmful_max_snr_times_d_quarter:.2f` times $\mathrm{SNR} = d^{-1/4}$: the
-# boundaries have the orders of magnitude of the theory, with constants that are not one.
+# harmful cell reaches beyond {glue:text}`harmful_max_snr_times_d_quarter:.2f` times $\mathrm{SNR} = d^{-1/4}$.
+#
+# Do the boundaries follow the theory's curves? We locate a boundary between two regimes in each row of $d$ — at
+# the $\|\mu\|$ that misplaces fewest of the row's cells (`benign.regimes.boundary`) — and fit a line to
+# $\log\|\mu^*\|$ against $\log d$; and, since a boundary may run along $\|\mu\|$, also in each column, fitting
+# $\log d^*$ against $\log\|\mu\|$ (`benign.regimes.boundary_slope`; ± is a slope's standard error). The theory's
+# curves give ½ and 2 for $n\,\mathrm{SNR}^2$ = const (benign / not overfitting) and ¼ and 4 for
+# $\mathrm{SNR} \asymp d^{-1/4}$ (harmful / benign). On this map the benign / not-overfitting boundary has
+# $\log d^*$ against $\log\|\mu\|$ slope {glue:text}`overfit_slope_d_map:.2f` ±
+# {glue:text}`overfit_slope_d_se_map:.2f` over {glue:text}`overfit_columns_map` of the {glue:text}`grid_columns`
+# columns, where $n\,\mathrm{SNR}^2$ = const would give 2: the not-overfitting region is bounded by $d$ far more than
+# by $\|\mu\|$. Only {glue:text}`overfit_rows_map` of the {glue:text}`grid_rows` rows of $d$ hold both regimes, and
+# there $\log\|\mu^*\|$ against $\log d$ has slope {glue:text}`overfit_slope_map:.2f` ±
+# {glue:text}`overfit_slope_se_map:.2f` (theory: ½). The harmful / benign boundary has slope
+# {glue:text}`harmful_slope_map:.3f` ± {glue:text}`harmful_slope_se_map:.3f` over {glue:text}`harmful_rows_map` rows
+# (theory: ¼): the harmful cells fill the grid's lowest $\|\mu\|$ column and nothing above it, so a grid step of
+# 2.5 does not resolve this boundary's slope. At step 1000 neither boundary has the theory's exponent; the second half
+# of the page follows them in time.
 
 # %%
 shares = cells.regime.value_counts(normalize=True).reindex(theory.REGIMES, fill_value=0.0)
@@ -133,7 +170,153 @@ if chosen:
     for name, at in chosen.items():
         metrics[f"authors_{name}_test_acc"], metrics[f"authors_{name}_train_acc"] = (by_cell[at]["test_acc"],
                                                                                        by_cell[at]["train_acc"])
+BOUNDARIES = {"overfit": ("benign", "not_overfitting"), "harmful": ("harmful", "benign")}  # (below, above)
+for key, (lower, upper) in BOUNDARIES.items():
+    fit = regimes.boundary_slope(d_values, mu_values, maps["regime"], lower, upper)
+    metrics.update({f"{key}_{k}_map": v for k, v in fit.items()})
+metrics.update(grid_rows=len(d_values), grid_columns=len(mu_values))
+
+# %% [markdown]
+# ## The same cells over training time
+#
+# `benign.clock` runs the cells `d_values_long` × `signal_norm_values_long` (the `paper` profile: all 39 × 39 cells
+# for $10^6$ steps) with the data, $W_0$ and step size of the map above for {glue:text}`num_steps_long` steps, at a
+# memory that does not grow with the steps, and records every step at which a condition switches: every clean label
+# fitted, every noisy label fitted, the first noisy label fitted, the test error below $\delta$. Here
+# $\delta$ = {glue:text}`delta_map:.4f`, so that "test error $< \delta$" on the {glue:text}`n_test` test samples is
+# exactly "test accuracy ≥ `test_threshold`", the map's rule. The regime of a cell at any step then follows from the
+# switches, exactly, with nothing stored per step (`benign.regimes.regime_at`). At step {glue:text}`num_steps` they
+# give the map above again: {glue:text}`long_agreement:.0%` of the {glue:text}`long_compared` cells the two
+# computations share have the same regime (`tests/test_regimes.py` checks this cell by cell in float64). The same
+# kernel, cache and events serve {doc}`the theorem's clock <theory_clock>`, whose runs use other step sizes and sizes
+# ($\alpha \propto n/d$, several $n$) and so share no cell with this grid.
+
+# %%
+long = clock.run(long_points, cache=paths.SWEEP_CACHE if use_cache else None, progress=progress)
+print(sweep.describe(long))
+steps_drawn = [t for t in snapshot_steps if t <= num_steps_long]
+for t in steps_drawn:
+    long[f"regime_{t}"] = regimes.regime_at(long, t)
+long["course"] = regimes.test_error_course(long)
+long["first_noisy_step"] = regimes.first_noisy_fitted(long)
+long["noisy_fitted_step"] = long.noisy_fitted_first.astype(float)
+long["select_step"] = [clock.crossing(h["step"], h["score_test_relevant"], attention_level) for h in long.history]
+shared_cells = long.merge(cells[["d", "signal_norm", "regime"]], on=["d", "signal_norm"])
+at_snapshot = regimes.regime_at(shared_cells, num_steps) if num_steps <= num_steps_long else None
+d_long, mu_long, long_maps = sweep.maps(long, [f"regime_{t}" for t in steps_drawn]
+                                        + ["course", "first_noisy_step", "noisy_fitted_step"])
+
+# %%
+columns = max(len(steps_drawn), 3)
+fig, axes = plt.subplots(2, columns, figsize=(5.6 * columns, 9.5), squeeze=False)
+for ax, t in zip(axes[0], steps_drawn):
+    plots.regime_map(ax, d_long, mu_long, long_maps[f"regime_{t}"], f"regime at step {t:,}")
+    plots.theory_overlay(ax, d_long, n, settings=figure3)
+for ax in axes[0, len(steps_drawn):]:
+    ax.axis("off")
+fitted_steps = long[["first_noisy_step", "noisy_fitted_step"]].to_numpy(dtype=float)
+low, high = max(1.0, np.nanmin(fitted_steps)) if np.isfinite(fitted_steps).any() else 1.0, float(num_steps_long)
+for ax, key, title in zip(axes[1], ("first_noisy_step", "noisy_fitted_step"),
+                          ("step of the first noisy label fitted", "step of the last noisy label fitted")):
+    plots.heatmap(ax, d_long, mu_long, np.clip(long_maps[key], low, None), f"{title} (blank: never)",
+                  cmap="magma_r", vmin=low, vmax=high, label="step", log=True)
+plots.category_map(axes[1, 2], d_long, mu_long, long_maps["course"], plots.COURSE_COLORS,
+                   f"test error against δ over {num_steps_long:,} steps")
+for ax in axes[1, 3:]:
+    ax.axis("off")
+fig.tight_layout()
+nb.save_figure(fig, "fig5_heatmap_over_time")
+plt.show()
+
+# %%
+fates = pd.DataFrame([{"cell": f"{name.replace('_', ' ')} ({d0}, {mu0:g})",
+                       **{f"regime at {t:,}": row[f"regime_{t}"].replace("_", " ") for t in steps_drawn},
+                       "first noisy label fitted": row.first_noisy_step, "last noisy label fitted":
+                       row.noisy_fitted_step, "test error": row.course.replace("_", " "),
+                       f"test attention ≥ {attention_level:g} at": row.select_step}
+                      for name, (d0, mu0) in figure3.items() for _, row in long.iterrows()
+                      if (row.d, row.signal_norm) == (d0, mu0)])
+slopes = []
+for t in steps_drawn:
+    entry = {"step": t}
+    for key, (lower, upper) in BOUNDARIES.items():
+        fit = regimes.boundary_slope(d_long, mu_long, long_maps[f"regime_{t}"], lower, upper)
+        metrics.update({f"{key}_{k}_at_{t}": v for k, v in fit.items()})
+        pair = f"{lower} / {upper}".replace("_", " ")
+        entry[f"{pair}: log ‖μ*‖ on log d (rows)"] = f"{fit['slope']:.2f} ± {fit['slope_se']:.2f} ({fit['rows']})"
+        entry[f"{pair}: log d* on log ‖μ‖ (columns)"] = (f"{fit['slope_d']:.2f} ± {fit['slope_d_se']:.2f} "
+                                                         f"({fit['columns']})")
+    for name in theory.REGIMES:
+        metrics[f"share_{name}_at_{t}"] = float((long[f"regime_{t}"] == name).mean())
+    slopes.append(entry)
+display(fates)
+pd.DataFrame(slopes)
+
+# %%
+agreement = (at_snapshot == shared_cells.regime).mean() if at_snapshot is not None and len(shared_cells) else np.nan
+metrics.update(num_steps=num_steps, num_steps_long=num_steps_long, delta_map=float(long_points[0]["delta"]),
+               n_test=n_test, long_runs=len(long), long_compared=len(shared_cells), long_agreement=float(agreement),
+               long_wall_s=round(float(long.groupby(list(clock.CHUNK_BY)).chunk_wall_s.first().sum()), 1),
+               noisy_fitted_share_long=float(long.noisy_fitted_step.notna().mean()),
+               noisy_fitted_median_step=float(long.noisy_fitted_step.median()),
+               noisy_fitted_latest_step=float(long.noisy_fitted_step.max()),
+               test_below_at_step0_share=float((long.test_error_first == 0).mean()), attention_level=attention_level,
+               history_points=history_points, selected_share_long=float(long.select_step.notna().mean()))
+for key in regimes.COURSES:
+    metrics[f"course_{key}_share"] = float((long.course == key).mean())
+for name, (d0, mu0) in figure3.items():
+    row = long[(long.d == d0) & (long.signal_norm == mu0)]
+    if len(row):
+        key = name.replace(" ", "_")
+        metrics.update({f"{key}_first_noisy_step": float(row.first_noisy_step.iloc[0]),
+                        f"{key}_noisy_fitted_step": float(row.noisy_fitted_step.iloc[0]),
+                        f"{key}_select_step": float(row.select_step.iloc[0]),
+                        f"{key}_test_acc_long": float(row.test_acc.iloc[0]),
+                        **{f"{key}_regime_at_{t}": row[f"regime_{t}"].iloc[0] for t in steps_drawn}})
 nb.save_metrics(metrics)
+
+# %% [markdown]
+# ## What the map becomes
+#
+# **Not overfitting is a stage.** In the long runs the not-overfitting share of the cells is
+# {glue:text}`share_not_overfitting_at_1000:.0%` at step 1000 (the snapshot),
+# {glue:text}`share_not_overfitting_at_10000:.0%` at step $10^4$ and {glue:text}`share_not_overfitting_at_100000:.0%`
+# at step $10^5$. Every noisy label is fitted within the run in {glue:text}`noisy_fitted_share_long:.0%` of the cells
+# (median step {glue:text}`noisy_fitted_median_step:,.0f`, latest {glue:text}`noisy_fitted_latest_step:,.0f`; bottom
+# middle): the smaller $d$, the later, as the memorisation speed $\alpha d/n$ of {doc}`the clock's page
+# <theory_clock>` says. The first noisy label goes much earlier (bottom left). What is left not overfitting at the end
+# lies at the smallest $d$ of the grid.
+#
+# **The boundaries over time** (table above). The benign / not-overfitting boundary moves to smaller $d$ as training
+# goes on and stays steep: $\log d^*$ against $\log\|\mu\|$ has slope {glue:text}`overfit_slope_d_at_1000:.2f` ±
+# {glue:text}`overfit_slope_d_se_at_1000:.2f` at step 1000, {glue:text}`overfit_slope_d_at_10000:.2f` ±
+# {glue:text}`overfit_slope_d_se_at_10000:.2f` at $10^4$ and {glue:text}`overfit_slope_d_at_100000:.2f` ±
+# {glue:text}`overfit_slope_d_se_at_100000:.2f` at $10^5$ on this grid, against 2 for $n\,\mathrm{SNR}^2$ = const.
+# The harmful / benign boundary, flat at step 1000 ({glue:text}`harmful_slope_at_1000:.2f` ±
+# {glue:text}`harmful_slope_se_at_1000:.2f`), tilts as cells of large $d$ and weak signal turn harmful later: slope
+# {glue:text}`harmful_slope_at_10000:.2f` ± {glue:text}`harmful_slope_se_at_10000:.2f` at $10^4$ and
+# {glue:text}`harmful_slope_at_100000:.2f` ± {glue:text}`harmful_slope_se_at_100000:.2f` at $10^5$ (rows of $d$, theory
+# ¼) — on a grid whose lowest $\|\mu\|$ values are 5, 7.5 and 10, so these are coarse.
+#
+# **The fixed head** (bottom right). With $p = 0$ the attention is uniform and the head
+# $\nu \propto \mu_+ - \mu_-$ already classifies: the test error is below $\delta$ at step 0 in
+# {glue:text}`test_below_at_step0_share:.0%` of the cells. It stays below to the end in
+# {glue:text}`course_stays_below_share:.0%`, rises above $\delta$ and comes back in
+# {glue:text}`course_transient_share:.0%` (a transient harmful phase), rises above it for good in
+# {glue:text}`course_rises_above_share:.0%` — overfitting that turns harmful after the snapshot — and is above it from
+# step 0 to the end in {glue:text}`course_stays_above_share:.0%`. So "benign" on this map reads: every label fitted
+# and the test error still below $\delta$; training did not bring it there, the head did, and fitting the noise did
+# not take it away.
+#
+# **The paper's three cells** (table above). The balanced cell (2000, 20) fits its last noisy label at step
+# {glue:text}`balanced_noisy_fitted_step:,.0f`; the large-noise cell (4500, 5) fits it at step
+# {glue:text}`large_noise_noisy_fitted_step:,.0f` with a test accuracy of {glue:text}`large_noise_test_acc_long:.3f`
+# at the end; the large-signal cell (1000, 80), not overfitting in the paper's snapshot, fits its first noisy label
+# at step {glue:text}`large_signal_first_noisy_step:,.0f` and its last at step
+# {glue:text}`large_signal_noisy_fitted_step:,.0f`, after the snapshot, and its test attention passes
+# {glue:text}`attention_level:.2g` on the relevant token at step {glue:text}`large_signal_select_step:,.0f` (read off
+# the {glue:text}`history_points` log-spaced logged steps, so to within their spacing; the other events are exact to
+# the step).
 
 # %% [markdown]
 # ## Paper vs here

@@ -120,12 +120,14 @@ pd.DataFrame(points).assign(n_snr2=lambda t: theory.n_snr2(t.signal_norm, t.d, t
 # `benign.clock` runs the recursion of `benign.synthetic` for all runs of a model at once (runs of one $(d,$ seed$)$
 # share one Gram matrix of the training tokens, each $\|\mu\|$ adding a rank-4 term), in blocks of `block` steps. It
 # keeps only the current block's training outputs and coordinates, and at the end of each block finds, vectorised over
-# the block, the first step at which each condition holds and the last step at which it fails:
+# the block, every step at which each condition switches (turns true or false) — so its value at any step, the
+# first step at which it holds and the step from which it holds to the end:
 #
 # | event | condition |
 # |---|---|
 # | `clean_fitted` | $Y_i f(X_i) > 0$ for every clean training sample |
 # | `noisy_fitted` | the same for every noisy one |
+# | `noisy_unfitted` | no noisy sample fitted (its first switch: the first noisy label fitted) |
 # | `train_loss` | training loss $< \varepsilon$ |
 # | `test_error` | test error $< \delta$ |
 # | `benign` | every training sample fitted and test error $< \delta$ — the theorem's $\tau$ (benign) |
@@ -230,18 +232,13 @@ def scatter_times(ax, table, column, title, by=("model", "d", "n")):
 
 fig, axes = plots.figure(3, 2, row_height=3.8)
 ax = axes[0, 0]
-scatter_times(ax, main, "tau_benign", "theorem's τ: every label fitted and test error < δ")
-x_line = np.linspace(0, main.inverse.max(), 50)
-y0 = np.log((main.tau_benign * main.prefactor)[main.tau_benign > 0]).median()
-ax.plot(x_line, y0 + x_line, color="black", ls="--", lw=1, label="the theorem's slope 1")
+scatter_times(ax, main, "tau_benign", "first step with every label fitted and test error < δ")
 ax.legend()
 
 ax = axes[0, 1]
 alpha_grid = cells[cells.d.isin(d_values_small) & cells.n.isin(n_values_small) & ~cells.train_W]
 scatter_times(ax, alpha_grid, "tau_noisy", "every noisy label fitted, two step sizes", by=("factor",))
 ax.legend(title="α · d / n")
-ax.plot(x_line, np.log((alpha_grid.tau_noisy * alpha_grid.prefactor)[alpha_grid.tau_noisy > 0]).median() + x_line,
-        color="black", ls="--", lw=1)
 
 ax = axes[1, 0]
 scatter_times(ax, main, "tau_select", f"test attention on the relevant token ≥ {attention_level:g}")
@@ -281,17 +278,20 @@ ax.legend()
 nb.save_figure(fig)
 
 # %% [markdown]
-# **Top left — the theorem's $\tau$.** In the runs, the first step with every label fitted and the test error below
-# $\delta$ does not grow with $1/(n\,\mathrm{SNR}^2)$: the fitted slope is {glue:text}`benign_slope_p_only:.2f`
-# ± {glue:text}`benign_slope_p_only_std:.2f` for the analysed model ({glue:text}`benign_runs_p_only` runs) and
-# {glue:text}`benign_slope_W_and_p:.2f` ± {glue:text}`benign_slope_W_and_p_std:.2f` for the experiments' model
-# ({glue:text}`benign_runs_W_and_p` runs), against the theorem's one. With the fixed head the test error is already
-# below $\delta$ at step 0 in {glue:text}`test_error_at_step0_share:.0%` of the runs outside the harmful region
-# (bottom right), so $\tau_{\text{benign}}$ is the time to fit the noisy labels (its slope:
-# {glue:text}`noisy_slope_p_only:.2f` ± {glue:text}`noisy_slope_p_only_std:.2f` and
-# {glue:text}`noisy_slope_W_and_p:.2f` ± {glue:text}`noisy_slope_W_and_p_std:.2f`), and memorisation is what a small
-# $n\,\mathrm{SNR}^2$ makes easy, not slow. Runs without a $\tau$ never had every label fitted with the test error
-# below $\delta$ at the same step.
+# **Top left — the first step at which the theorem's conditions hold.** The theorem's $\tau$ is a time *by which*
+# every label is fitted and the test error is below $\delta$ (an order, $\Theta(\cdot)$, for when the conditions
+# are reached at the latest); a run that reaches them earlier does not contradict it. And with the fixed head they
+# are reached early: the test error is already below $\delta$ at step 0 in {glue:text}`test_error_at_step0_share:.0%`
+# of the runs outside the harmful region (bottom right), so the first step with every label fitted and the test error
+# below $\delta$ measures only the time to fit the noisy labels. It does not grow with $1/(n\,\mathrm{SNR}^2)$: a
+# least-squares slope of {glue:text}`benign_slope_p_only:.2f` ± {glue:text}`benign_slope_p_only_std:.2f` for the
+# analysed model ({glue:text}`benign_runs_p_only` runs) and {glue:text}`benign_slope_W_and_p:.2f` ±
+# {glue:text}`benign_slope_W_and_p_std:.2f` for the experiments' model ({glue:text}`benign_runs_W_and_p` runs), and
+# for the noisy labels alone {glue:text}`noisy_slope_p_only:.2f` ± {glue:text}`noisy_slope_p_only_std:.2f` and
+# {glue:text}`noisy_slope_W_and_p:.2f` ± {glue:text}`noisy_slope_W_and_p_std:.2f` (means ± spread over seeds). These
+# slopes describe the data; they are not a test of the theorem's exponent, which bounds the time from above and says
+# nothing against an earlier arrival. Memorisation is what a small $n\,\mathrm{SNR}^2$ makes easy, not slow. Runs
+# without a point never had every label fitted with the test error below $\delta$ at the same step.
 #
 # **Top right — $\tau \propto 1/\alpha$.** At two step sizes {glue:text}`alpha_factor_ratio:.3g` times apart, the
 # median ratio of $\tau_{\text{noisy}}\cdot\alpha$ over matched runs is {glue:text}`alpha_ratio_noisy:.3f` (the
@@ -380,6 +380,11 @@ nb.save_metrics(metrics)
 # fitted in {glue:text}`noisy_fitted_share:.0%` of all runs, up to $n\,\mathrm{SNR}^2 = 20$. In these runs the
 # model overfits at every $n\,\mathrm{SNR}^2$ of the grid; the not-overfitting regime of the theorem (larger
 # $n\,\mathrm{SNR}^2$, or its constants) is not reached, and its time scale cannot be timed here.
+#
+# Figure 5's map, a snapshot at step 1000, shows a large not-overfitting region all the same. {doc}`Its page
+# <fig5_heatmap>` runs the map's cells on with this clock (the same kernel and events; its runs keep Figure 5's step
+# size and data, so they share no cell with the grid of this page) and draws the map at later steps: there, too, not
+# overfitting is a stage that the cells leave as their noisy labels are fitted, and the page times when.
 
 # %% [markdown]
 # ## The growth function
@@ -402,10 +407,13 @@ nb.save_figure(fig, "theory_clock_growth")
 # %% [markdown]
 # ## Paper vs here
 #
-# The theorem predicts slope one on the axes of the top-left panel for its $\tau$ and $\tau \propto 1/\alpha$. The
-# runs measured slope {glue:text}`benign_slope_p_only:.2f` (analysed model) and {glue:text}`benign_slope_W_and_p:.2f`
-# (experiments' model) for that $\tau$, and $\tau\cdot\alpha$ ratios of {glue:text}`alpha_ratio_noisy:.3f` and
-# {glue:text}`alpha_ratio_select:.3f` between two step sizes; the exponential law appears in
+# The theorem gives its $\tau$ as a time by which the conditions hold, $\Theta(\exp(n^{-1}\mathrm{SNR}^{-2}))$ in
+# the units of the top-left panel, and $\tau \propto 1/\alpha$. The runs reach the conditions earlier — the test
+# error is below $\delta$ from step 0 in {glue:text}`test_error_at_step0_share:.0%` of the runs outside the harmful
+# region — and the first such step has slope {glue:text}`benign_slope_p_only:.2f` (analysed model) and
+# {glue:text}`benign_slope_W_and_p:.2f` (experiments' model) on those axes: consistent with a time by which the
+# conditions hold, and no measurement of its exponent. The $\tau\cdot\alpha$ ratios are
+# {glue:text}`alpha_ratio_noisy:.3f` and {glue:text}`alpha_ratio_select:.3f` between two step sizes; the exponential law appears in
 # the time fresh inputs take to select the relevant token (slopes {glue:text}`select_slope_p_only:.1f` and
 # {glue:text}`select_slope_W_and_p:.1f` at attention {glue:text}`attention_level:.2g`), which the theorem's $\tau$
 # does not need here because the fixed head makes the test error small from the start. These numbers come from

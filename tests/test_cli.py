@@ -88,6 +88,10 @@ BAD = [
     (["run", "fig3_dynamics", "-p", "reuse_train_seed", "True"], "was renamed: use 'authors_test_seed'"),
     (["run", "table2_finetune", "-p", "max_steps", "600"], "parameter 'max_steps' was removed: phase 2 is bounded in"),
     (["run", "table2_finetune", "-p", "datasets", "['mnist_5k', 'mnist_5k']"], "a non-empty list of distinct data set"),
+    (["run", "fig5_heatmap", "--profile", "smoke", "-p", "snapshot_steps", "[50, 5000]"],
+     "snapshot_steps = [50, 5000] is not allowed: [5000] lie after the run's last step (300)"),
+    (["run", "fig5_heatmap", "--profile", "smoke", "-p", "d_values_long", "[200]", "-p", "signal_norm_values_long",
+      "[5.0]"], "is not a map: give at least two values of d and two of the signal norm"),
 ]
 
 

@@ -33,18 +33,19 @@ def brute_force(point):
     errors = np.rint((1 - sim.history.test_acc.to_numpy()) * point["n_test"])
     test_ok = torch.tensor(errors < point["delta"] * point["n_test"])
     conditions = {"clean_fitted": (fit | noisy).all(-1), "noisy_fitted": (fit | ~noisy).all(-1),
+                  "noisy_unfitted": (~fit | ~noisy).all(-1),
                   "train_loss": torch.tensor(sim.history.train_loss.to_numpy() < point["epsilon"]),
                   "test_error": test_ok, "benign": fit.all(-1) & test_ok,
                   "not_overfitting": (fit | noisy).all(-1) & (~fit | ~noisy).all(-1) & test_ok}
     return sim.history.set_index("step"), conditions, float((run.train.y * f).abs().min())
 
 
-def first_and_settled(cond):
+def first_settled_switches(cond):
     cond = cond.numpy()
     first = int(np.argmax(cond)) if cond.any() else None
     failing = np.nonzero(~cond)[0]
     settled = 0 if not len(failing) else (int(failing[-1]) + 1 if failing[-1] < len(cond) - 1 else None)
-    return first, settled
+    return first, settled, (np.nonzero(cond[1:] != cond[:-1])[0] + 1).tolist()
 
 
 @pytest.mark.parametrize("W_init,train_W", MODELS)
@@ -61,7 +62,12 @@ def test_long_runs_equal_simulate_step_by_step(W_init, train_W):
             assert np.array(row["history"][key]) == pytest.approx(logged[key].to_numpy(), rel=1e-9, abs=1e-12,
                                                                   nan_ok=True), key
         for name, cond in conditions.items():
-            assert (row[f"{name}_first"], row[f"{name}_settled"]) == first_and_settled(cond), name
+            record = row[f"{name}_first"], row[f"{name}_settled"], row[f"{name}_switches"]
+            assert record == first_settled_switches(cond), name
+            every_step = clock.condition_at(row[f"{name}_first"], row[f"{name}_switches"], np.arange(len(cond)))
+            assert every_step.tolist() == cond.tolist(), name  # the condition at any step, from its switches
+    switched = [row[f"{name}_switches"] for row in rows for name in ("clean_fitted", "noisy_unfitted", "test_error")]
+    assert sum(len(s) > 1 for s in switched) > 0  # some condition switched more than once: the lists are tested
 
 
 def test_test_error_events_do_not_depend_on_the_block_length(monkeypatch):
@@ -85,8 +91,7 @@ def test_test_error_events_do_not_depend_on_the_block_length(monkeypatch):
         rows = clock.grid_chunk([dict(p, block=block) for p in points])
         for ref, row in zip(reference, rows):
             for name in ("test_error", "benign", "not_overfitting"):
-                assert (row[f"{name}_first"], row[f"{name}_settled"]) == (ref[f"{name}_first"],
-                                                                          ref[f"{name}_settled"]), (block, name)
+                assert row[f"{name}_switches"] == ref[f"{name}_switches"], (block, name)
     assert calls["candidates"] > 0 and calls["halved"] > 0  # every path of the test-error decision was taken
 
 
