@@ -207,26 +207,24 @@ d_long, mu_long, long_maps = sweep.maps(long, [f"regime_{t}" for t in steps_draw
                                         + ["course", "first_noisy_step", "noisy_fitted_step"])
 
 # %%
-columns = max(len(steps_drawn), 3)
-fig, axes = plt.subplots(2, columns, figsize=(5.6 * columns, 9.5), squeeze=False)
-for ax, t in zip(axes[0], steps_drawn):
+panels = len(steps_drawn) + 3  # the snapshots, then when the noisy labels are fitted and the test error's course
+fig, grid = plots.figure(-(-panels // 2), 2, row_height=3.2)
+axes = list(grid.flat)
+for ax, t in zip(axes, steps_drawn):
     plots.regime_map(ax, d_long, mu_long, long_maps[f"regime_{t}"], f"regime at step {t:,}")
     plots.theory_overlay(ax, d_long, n, settings=figure3)
-for ax in axes[0, len(steps_drawn):]:
-    ax.axis("off")
 fitted_steps = long[["first_noisy_step", "noisy_fitted_step"]].to_numpy(dtype=float)
 low, high = max(1.0, np.nanmin(fitted_steps)) if np.isfinite(fitted_steps).any() else 1.0, float(num_steps_long)
-for ax, key, title in zip(axes[1], ("first_noisy_step", "noisy_fitted_step"),
-                          ("step of the first noisy label fitted", "step of the last noisy label fitted")):
+rest = axes[len(steps_drawn):]
+for ax, key, title in zip(rest, ("first_noisy_step", "noisy_fitted_step"),
+                          ("first noisy label fitted", "last noisy label fitted")):
     plots.heatmap(ax, d_long, mu_long, np.clip(long_maps[key], low, None), f"{title} (blank: never)",
                   cmap="magma_r", vmin=low, vmax=high, label="step", log=True)
-plots.category_map(axes[1, 2], d_long, mu_long, long_maps["course"], plots.COURSE_COLORS,
-                   f"test error against δ over {num_steps_long:,} steps")
-for ax in axes[1, 3:]:
+plots.category_map(rest[2], d_long, mu_long, long_maps["course"], plots.COURSE_COLORS,
+                   f"test error against δ, {num_steps_long:,} steps")
+for ax in rest[3:]:
     ax.axis("off")
-fig.tight_layout()
 nb.save_figure(fig, "fig5_heatmap_over_time")
-plt.show()
 
 # %%
 fates = pd.DataFrame([{"cell": f"{name.replace('_', ' ')} ({d0}, {mu0:g})",
@@ -283,8 +281,8 @@ nb.save_metrics(metrics)
 # {glue:text}`share_not_overfitting_at_10000:.0%` at step $10^4$ and {glue:text}`share_not_overfitting_at_100000:.0%`
 # at step $10^5$. Every noisy label is fitted within the run in {glue:text}`noisy_fitted_share_long:.0%` of the cells
 # (median step {glue:text}`noisy_fitted_median_step:,.0f`, latest {glue:text}`noisy_fitted_latest_step:,.0f`; bottom
-# middle): the smaller $d$, the later, as the memorisation speed $\alpha d/n$ of {doc}`the clock's page
-# <theory_clock>` says. The first noisy label goes much earlier (bottom left). What is left not overfitting at the end
+# left): the smaller $d$, the later, as the memorisation speed $\alpha d/n$ of {doc}`the clock's page
+# <theory_clock>` says. The first noisy label goes much earlier (middle row, right). What is left not overfitting at the end
 # lies at the smallest $d$ of the grid.
 #
 # **The boundaries over time** (table above). The benign / not-overfitting boundary moves to smaller $d$ as training
