@@ -155,7 +155,7 @@ ALLOWED_NUMBERS = [
 # The papers' settings and the backbones' published sizes, quoted where a page describes them (not measured here).
 SETTINGS = {"5", "15", "20", "39", "42", "80", "100", "120", "200", "300", "314", "500", "750", "1000", "1521",
             "2000", "2718", "4500", "5000", "10000", "12000", "40000", "6", "9", "12", "16", "32", "64", "128", "196",
-            "197", "384", "768", "30", "0.005", "0.15"}
+            "197", "384", "768", "30", "0.005", "0.15", "2.5", "7.5"}
 
 
 def quoted_values() -> set[str]:
