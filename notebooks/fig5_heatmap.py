@@ -271,6 +271,13 @@ for name, (d0, mu0) in figure3.items():
                         f"{key}_select_step": float(row.select_step.iloc[0]),
                         f"{key}_test_acc_long": float(row.test_acc.iloc[0]),
                         **{f"{key}_regime_at_{t}": row[f"regime_{t}"].iloc[0] for t in steps_drawn}})
+# the prose below names the book's snapshot steps and the paper's three cells: a profile without them shows nan there
+for t in (1000, 10000, 100000):
+    for key in ("share_not_overfitting", "overfit_slope_d", "overfit_slope_d_se", "harmful_slope", "harmful_slope_se"):
+        metrics.setdefault(f"{key}_at_{t}", float("nan"))
+for key in ("balanced", "large_noise", "large_signal"):
+    for quantity in ("first_noisy_step", "noisy_fitted_step", "select_step", "test_acc_long"):
+        metrics.setdefault(f"{key}_{quantity}", float("nan"))
 nb.save_metrics(metrics)
 
 # %% [markdown]
