@@ -232,7 +232,7 @@ def alpha_rule(m: Record) -> Finding:
 
 
 def clock_rule(m: Record) -> Finding:
-    share0, slope, std = m["test_zero_at_step0_share"], m["benign_slope_p_only"], m["benign_slope_p_only_std"]
+    share0, slope, std = m["test_error_at_step0_share"], m["benign_slope_p_only"], m["benign_slope_p_only_std"]
     evidence = (f"the test error is below δ at step 0 in a share {share0:.2f} of the runs; the time by which every "
                 f"condition holds has slope {slope:.2f} ± {std:.2f} against 1/(n·SNR²) (theorem: 1)")
     if abs(slope - 1) <= 2 * std:

@@ -97,7 +97,7 @@ def test_the_ledger_judges_by_rules_over_the_records():
 
 
 def test_the_theorem_clock_is_not_a_miss_for_reaching_the_conditions_early():
-    record = {"test_zero_at_step0_share": 0.93, "benign_slope_p_only": 0.05, "benign_slope_p_only_std": 0.1,
+    record = {"test_error_at_step0_share": 0.93, "benign_slope_p_only": 0.05, "benign_slope_p_only_std": 0.1,
               "parameters": {"num_steps": 50000}}
     entry = next(e for e in ledger.evaluate({"theory_clock": record}) if "τ = Θ" in e.claim.claim)
     assert entry.finding.verdict == ledger.NOT_SEEN and "reaching them earlier is no contradiction" in entry.finding.cause
