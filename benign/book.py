@@ -26,7 +26,7 @@ from pathlib import Path
 import yaml
 
 from . import notebooks
-from .pages import headline, summary_page
+from .pages import Judged, headline, summary_page
 from .checks import ParameterError
 from .notebooks import NotebookFailed
 from .paths import BOOK_BUILD, ROOT, results_dir
@@ -78,8 +78,9 @@ def stage(profile_name: str, records: dict[str, dict]) -> Path:
     config = yaml.safe_load((target / "_config.yml").read_text())
     config["sphinx"]["config"]["benign_staged"] = True  # see `setup`
     url = (config.get("repository") or {}).get("url")
+    judged = Judged.of(records)  # the ledger and the comparison rows, once for the landing and summary pages
     config["parse"]["myst_substitutions"] = {
-        "ledger_headline": headline(records),  # the landing page's
+        "ledger_headline": headline(judged),  # the landing page's
         "project_source": f"<{url}>" if url else "the archive on the {doc}`downloads` page, built with it"}
     (target / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
     (target / "notebooks").mkdir()
@@ -91,7 +92,7 @@ def stage(profile_name: str, records: dict[str, dict]) -> Path:
         shutil.copytree(results, target / "downloads" / name, ignore=shutil.ignore_patterns(".*"))
     titles = {name: notebooks.title(name) for name in records}
     source_archive(target / "downloads")
-    pages = {"summary": summary_page(records, titles), "reproducibility": reproducibility_page(records, profile_name),
+    pages = {"summary": summary_page(judged, titles), "reproducibility": reproducibility_page(records, profile_name),
              "downloads": downloads_page(records, profile_name)}
     for page, text in pages.items():
         (target / "book" / f"{page}.md").write_text(text)

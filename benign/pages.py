@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import itertools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -126,10 +127,22 @@ def claims(entries: list[ledger.Entry], titles: dict[str, str]) -> str:
     return table(["claim", "where", "the book's test", "evidence", "verdict"], out, notes, "benign-ledger")
 
 
-def headline(records: dict[str, dict]) -> str:
+@dataclass(frozen=True)
+class Judged:
+    """A build's verdicts, computed once: the ledger's entries and each notebook's comparison rows."""
+
+    entries: list
+    per_page: dict
+
+    @classmethod
+    def of(cls, records: dict[str, dict]) -> "Judged":
+        return cls(ledger.evaluate(records), {name: expected.compare(name, r) for name, r in records.items()})
+
+
+def headline(judged: Judged) -> str:
     """One paragraph: the claims ledger's verdict counts, then the compared numbers per kind of target."""
-    entries = ledger.evaluate(records)
-    rows = [row for name, record in records.items() for row in expected.compare(name, record)]
+    entries = judged.entries
+    rows = [row for page_rows in judged.per_page.values() for row in page_rows]
     verdicts = ledger.verdict_counts(entries)
     said = ", ".join(f"{count} **{verdict}**" for verdict, count in verdicts.items())
     numbers = "; ".join(f"{kind}: {hits} of {total} match" for kind, (hits, total) in expected.counts(rows).items())
@@ -137,15 +150,13 @@ def headline(records: dict[str, dict]) -> str:
             f"once and apart by what it is compared with — {numbers}.")
 
 
-def summary_page(records: dict[str, dict], titles: dict[str, str]) -> str:
-    """The summary page: the claims ledger, then every comparison table, from this build's records (`titles`: each
+def summary_page(judged: Judged, titles: dict[str, str]) -> str:
+    """The summary page: the claims ledger, then every comparison table, from this build's verdicts (`titles`: each
     notebook's page title)."""
-    entries = ledger.evaluate(records)
-    per_page = {name: expected.compare(name, record) for name, record in records.items()}
-    lines = ["# Claims and numbers", "", headline(records), "",
+    lines = ["# Claims and numbers", "", headline(judged), "",
              "Every verdict below comes from a rule in `benign.ledger` applied to the records of this build's runs, "
              "never from prose; the evidence quotes numbers that the linked page shows.", "",
-             "## The claims ledger", "", "```{raw} html", claims(entries, titles), "```", "",
+             "## The claims ledger", "", "```{raw} html", claims(judged.entries, titles), "```", "",
              "## Numbers compared", "",
              "Each number is compared with one target, of one kind: "
              + "; ".join(f"*{k}*: {v}" for k, v in expected.KINDS.items())
@@ -155,7 +166,7 @@ def summary_page(records: dict[str, dict], titles: dict[str, str]) -> str:
              "its distance. The *authors' code* column runs a transcription of their published scripts "
              "(`benign.authors`): their final version, commit c563aae, or, for the η sweep and the condition checks, "
              "the January main_math_frak.py that the final version lacks.", ""]
-    for name, page_rows in per_page.items():
+    for name, page_rows in judged.per_page.items():
         if page_rows:
             lines += [f"### {titles[name]}", "", f"{{doc}}`../notebooks/{name}`", "", "```{raw} html",
                       comparison(page_rows), "```", ""]
