@@ -1,8 +1,8 @@
 """Build the Jupyter Book at one profile: run every notebook, then render what they produced.
 
-1. Every notebook of the table of contents runs headless through `benign run` (papermill) at the profile, in
-   table-of-contents order, into results/<notebook>/<profile>/ (executed .ipynb, metrics.json, figures). A failing
-   notebook stops the build; its executed copy is kept in _build/reports/.
+1. Every notebook of the table of contents runs headless (papermill) at the profile, in a process of its own and
+   several side by side (`run_all`), into results/<notebook>/<profile>/ (executed .ipynb, metrics.json, figures).
+   A failing notebook stops the build; its executed copy and its output are kept in _build/reports/.
 2. The sources are staged into _build/stage/<profile>/ with the executed notebooks in place of the .py files
    (papermill's injected-parameters cell hidden on the page, kept in the downloads), the package's source (the
    book shows its core recursion), and three pages generated from the runs' records: the paper-vs-here summary,
@@ -17,10 +17,12 @@ by hand would render notebooks nobody ran, so it stops with a message pointing t
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
 import yaml
@@ -43,23 +45,65 @@ def toc_notebooks() -> list[str]:
     return [f.split("/", 1)[1] for f in files if f.startswith("notebooks/")]
 
 
-def run_all(profile_name: str, reports: Path) -> dict[str, dict]:
-    """Run every notebook at the profile, printing `[k/N] name  wall s` as each finishes; their metrics.json
-    records by name."""
-    records = {}
+AFTER = {  # a notebook that reuses another's cached runs starts after it, so no run is computed twice
+    "fig5_heatmap": "fig3_dynamics",  # the authors' script at the cells both pages check
+    "fig7_one_layer_heatmap": "fig6_one_layer_dynamics",  # the authors' one-layer script at the cells both check
+    "fig8_finetune_attention": "table2_finetune",  # Table 2's runs, read back from their cache
+}
+
+
+def run_all(profile_name: str, reports: Path, jobs: int = 0) -> dict[str, dict]:
+    """Run every notebook at the profile, `jobs` side by side (0: one per core, at most 4), each in a process of its
+    own, in table-of-contents order except that a notebook waits for the one whose runs it reuses (`AFTER`). Each
+    block of work takes the cores free of the others (`benign.device`): two notebooks side by side run a thread each,
+    one alone runs on both cores. Prints `[k/N] name  wall s` as each finishes; returns their metrics.json records by
+    name. A failing notebook stops the build once the running ones end; its executed copy is kept in `reports`."""
     names = toc_notebooks()
-    for k, name in enumerate(names, 1):
-        started = time.perf_counter()
-        try:
-            out = notebooks.run(name, profile_name, out=results_dir(name, profile_name))
-        except NotebookFailed as err:
-            reports.mkdir(parents=True, exist_ok=True)
-            kept = reports / f"{name}.ipynb"
-            shutil.copy2(err.executed, kept)
-            raise RuntimeError(f"{err} — report: {kept}") from None
-        records[name] = json.loads((out / "metrics.json").read_text())
-        print(f"[{k}/{len(names)}] {name}  {time.perf_counter() - started:.1f} s", flush=True)
-    return records
+    jobs = jobs or min(4, len(os.sched_getaffinity(0)))
+    pending, running, records, failures = list(names), {}, {}, []
+    with ThreadPoolExecutor(jobs) as pool:
+        while running or (pending and not failures):
+            ready = [n for n in pending if AFTER.get(n) not in names or AFTER[n] in records]
+            for name in ready[:jobs - len(running)] if not failures else []:
+                pending.remove(name)
+                running[pool.submit(run_in_process, name, profile_name, reports)] = name, time.perf_counter()
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                name, started = running.pop(future)
+                error = future.result()
+                if error:
+                    failures.append(error)
+                    continue
+                records[name] = json.loads((results_dir(name, profile_name) / "metrics.json").read_text())
+                print(f"[{len(records)}/{len(names)}] {name}  {time.perf_counter() - started:.1f} s", flush=True)
+    if failures:
+        raise RuntimeError("; ".join(failures))
+    return {name: records[name] for name in names}
+
+
+def run_in_process(name: str, profile_name: str, reports: Path) -> str:
+    """`run_one` in a Python process of its own; its output goes to reports/NAME.log. The error, or ''."""
+    reports.mkdir(parents=True, exist_ok=True)
+    log = reports / f"{name}.log"
+    with open(log, "w") as out:
+        done = subprocess.run([sys.executable, "-m", "benign.book", name, profile_name, str(reports)],
+                              stdout=out, stderr=subprocess.STDOUT)
+    if done.returncode == 0:
+        return ""
+    lines = log.read_text().strip().splitlines()
+    return f"{name}: {lines[-1] if lines else f'exit {done.returncode}'} (log: {log})"
+
+
+def run_one(name: str, profile_name: str, reports: Path) -> None:
+    """Run one notebook at the profile into results/NAME/PROFILE; when it fails, keep its executed copy in
+    `reports` and raise."""
+    try:
+        notebooks.run(name, profile_name, out=results_dir(name, profile_name), progress=False)
+    except NotebookFailed as err:
+        kept = Path(reports) / f"{name}.ipynb"
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(err.executed, kept)
+        raise RuntimeError(f"{err} — report: {kept}") from None
 
 
 def stage(profile_name: str, records: dict[str, dict]) -> Path:
@@ -156,12 +200,19 @@ def reproducibility_page(records: dict[str, dict], profile_name: str) -> str:
     lines = ["# Reproducibility", "",
              f"Generated from the `metrics.json` records of this build (profile `{profile_name}`). Each notebook's",
              "record also holds every parameter; rerun any row with `benign run NOTEBOOK --profile PROFILE`.", "",
-             "| notebook | wall time (s) | device | seed | git commit | created (UTC) |", "|---|---|---|---|---|---|"]
+             "CPU threads: the policy, then how many blocks of work (trainer calls, sweep chunks) ran with how many threads",
+             "(`2 threads × k`: k blocks ran on two threads); the policy of `benign.device` gives each block the cores",
+             "free of other work when it starts, at most the cores given; a fixed number overrides it.",
+             "", "| notebook | wall time (s) | device | CPU threads | seed | git commit | created (UTC) |",
+             "|---|---|---|---|---|---|---|"]
     for name, record in records.items():
         seed = record.get("parameters", {}).get("seed", "—")
         commit = (record.get("git_commit") or "—")[:10]
-        lines.append(f"| {name} | {record.get('wall_s', '—')} | {record.get('device', '—')} | {seed} | {commit} | "
-                     f"{record.get('created', '—')} |")
+        blocks = ", ".join(f"{k} thread{'' if k == '1' else 's'} × {n}"
+                           for k, n in record.get("blocks_by_threads", {}).items()) or "no block"
+        threads = f"{record.get('thread_policy', '—')}: {blocks}"
+        lines.append(f"| {name} | {record.get('wall_s', '—')} | {record.get('device', '—')} | {threads} | {seed} | "
+                     f"{commit} | {record.get('created', '—')} |")
     versions = next(iter(records.values()), {}).get("versions", {})
     lines += ["", "## Package versions", "", "| package | version |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in versions.items()]
@@ -214,10 +265,11 @@ def downloads_page(records: dict[str, dict], profile_name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def build(profile_name: str = "book", output: Path | None = None) -> Path:
-    """Run, stage and render; returns the folder holding html/ (default: the repository's _build/)."""
+def build(profile_name: str = "book", output: Path | None = None, jobs: int = 0) -> Path:
+    """Run (`jobs` notebooks side by side, 0: one per core, at most 4), stage and render; returns the folder
+    holding html/ (default: the repository's _build/)."""
     output = Path(output) if output else ROOT
-    records = run_all(profile_name, output / "_build" / "reports")
+    records = run_all(profile_name, output / "_build" / "reports", jobs)
     staged = stage(profile_name, records)
     cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(staged), "--path-output", str(output),
            "-W", "-n", "--keep-going"]
@@ -225,3 +277,11 @@ def build(profile_name: str = "book", output: Path | None = None) -> Path:
     if done.returncode != 0:
         raise RuntimeError(f"the book build failed (exit {done.returncode}): see the warnings above")
     return output / "_build"
+
+
+if __name__ == "__main__":  # one notebook of a build, in a process of its own (`run_all`)
+    try:
+        run_one(sys.argv[1], sys.argv[2], Path(sys.argv[3]))
+    except RuntimeError as err:
+        print(err, file=sys.stderr)
+        sys.exit(1)

@@ -31,6 +31,8 @@ def _parser() -> argparse.ArgumentParser:
     book = sub.add_parser("book", help="execute every notebook and build the Jupyter Book")
     book.add_argument("--profile", default="book", help="smoke, book (default) or paper")
     book.add_argument("--output", default=None, help="folder to put _build/html in (default: the repository)")
+    book.add_argument("--jobs", type=int, default=0, help="notebooks run side by side (default 0: one per core, at "
+                      "most 4)")
     return parser
 
 
@@ -64,7 +66,9 @@ def main(argv=None) -> int:
         elif args.command == "book":
             from . import book
 
-            built = book.build(args.profile, args.output)
+            if args.jobs < 0:
+                raise ParameterError(f"--jobs {args.jobs} is not allowed: give 0 (one per core) or more")
+            built = book.build(args.profile, args.output, args.jobs)
             print(f"built {built / 'html' / 'index.html'}")
     except ParameterError as err:
         print(f"benign: error: {err}", file=sys.stderr)

@@ -36,7 +36,7 @@ from . import grams, sweep, tables, theory
 from .checks import ParameterError, check_all
 from .data import (DATA_DEFAULTS, RELEVANT, TOKEN_TYPES, balanced_labels, clean_test_stream, init_W, noise_mask,
                    observed_labels, signal_pattern, token_types)
-from .device import resolve_device, resolve_dtype
+from .device import resolve_device, resolve_dtype, with_cpu_threads
 from .synthetic import Descent, outputs
 
 EVENTS = {  # name: the condition whose switches (steps where it turns true or false) are recorded
@@ -340,6 +340,7 @@ def build(points: list[dict], shared: dict, dev, dt) -> tuple[Batch, list[int]]:
     return batch, index
 
 
+@with_cpu_threads
 def grid_chunk(points: list[dict]) -> list[dict]:
     """Event times and log-spaced history of every point of a chunk (one n, T and model; any d, seed, ‖μ‖, η, α),
     all runs in one batch. A sweep kernel (`benign.sweep.run(grid_chunk, points, by=CHUNK_BY)`)."""

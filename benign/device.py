@@ -3,14 +3,30 @@
 Every trainer and notebook resolves these three the same way:
 - `device`: "auto" picks cuda, then mps, then cpu; a named device that is not available is a one-line error.
 - `dtype`: "float32" or "float64" (mps has no float64).
-- `cpu_threads`: torch's intra-op threads on the CPU for a block of work; 0 means the default, which is
-  $BENIGN_CPU_THREADS when it is set and torch's own choice (one per core) otherwise.
+- `cpu_threads`: torch's intra-op threads on the CPU for a block of work. A number fixes them
+  ($BENIGN_CPU_THREADS fixes them for every block that is given none); 0 means the thread policy below.
+
+The thread policy, chosen by measurement (`benchmarks/under_load.py`, README): torch's threads wait for each other
+at every parallel region, so one of them sharing its core with another program stalls them all — two threads beside
+one busy process made the default Figure-3 run 3.6× slower than idle and the Figure-5 grid 2.8×, one thread 1.1×.
+So every block of work (a trainer call, a sweep chunk, a notebook's start) takes as many threads as there are
+cores free of other work when it starts, and never more than the cores it was given: its dask worker's threads, a
+SLURM task's CPUs, else the process's CPU affinity (a dask worker's threads are shared among the tasks it runs at once). Idle that is every core (two threads are 1.1–1.4× faster than
+one here); beside other work, fewer. "Other work" is every runnable thread of another process at this process's
+priority or higher (a `nice`d background job does not count: it yields its core). OpenMP's wait policy is left at
+its default: PASSIVE made two threads 2.3–2.9× slower idle on the trainers' small products. Each process tallies
+the threads its blocks ran with, and every notebook's metrics.json records them (`thread_record`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import sys
+import threading
+import time
+from collections import Counter
 
 import torch
 
@@ -44,27 +60,116 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
 
 
 def thread_count(cpu_threads: int = 0) -> int:
-    """The number of CPU threads `cpu_threads` stands for (0: $BENIGN_CPU_THREADS, else torch's default)."""
+    """The CPU threads for a block of work: `cpu_threads` when > 0, else $BENIGN_CPU_THREADS when set, else the
+    policy: the cores free of other work right now, at least 1 and at most `given_cores()`."""
     check_all(cpu_threads=cpu_threads)
-    if cpu_threads:
-        return cpu_threads
+    fixed = cpu_threads or fixed_threads()
+    if fixed:
+        return fixed
+    return max(1, min(given_cores(), len(_affinity()) - busy_cores()))
+
+
+def fixed_threads() -> int:
+    """$BENIGN_CPU_THREADS as a number (0 when unset)."""
     env = os.environ.get(CPU_THREADS_ENV, "").strip()
-    if env:
-        if not env.isdigit() or int(env) < 1:
-            raise ParameterError(f"{CPU_THREADS_ENV} = {env!r} is not allowed: it must be an integer >= 1")
-        return int(env)
-    return _DEFAULT_THREADS
+    if not env:
+        return 0
+    if not env.isdigit() or int(env) < 1:
+        raise ParameterError(f"{CPU_THREADS_ENV} = {env!r} is not allowed: it must be an integer >= 1")
+    return int(env)
 
 
-_DEFAULT_THREADS = torch.get_num_threads()  # torch's choice at import, before anything changed it
+def given_cores() -> int:
+    """The cores this block of work was given: inside a dask task its worker's threads shared among the tasks it is
+    running, in a SLURM task its CPUs, else this process's CPU affinity."""
+    if "distributed" in sys.modules:
+        from distributed import get_worker
+
+        try:
+            state = get_worker().state
+        except ValueError:  # not inside a dask worker
+            pass
+        else:
+            return max(1, state.nthreads // max(1, len(state.executing)))
+    slurm = os.environ.get("SLURM_CPUS_PER_TASK", "")
+    if slurm.isdigit() and int(slurm) > 0:
+        return min(int(slurm), len(_affinity()))
+    return len(_affinity())
+
+
+def _affinity() -> set:
+    return os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set(range(os.cpu_count() or 1))
+
+
+def busy_cores(samples: int = 3, gap_s: float = 0.002) -> int:
+    """How many cores other work keeps busy now: the runnable threads of other processes at this process's priority
+    or higher (their /proc/<pid>/task/<tid>/stat), the median of `samples` looks `gap_s` apart. 0 without /proc."""
+    if not os.path.isdir("/proc/self/task"):
+        return 0
+    counts = []
+    for k in range(samples):
+        if k:
+            time.sleep(gap_s)
+        counts.append(_others_running())
+    return sorted(counts)[len(counts) // 2]
+
+
+def _others_running() -> int:
+    me, nice = str(os.getpid()), os.nice(0)
+    running = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or pid == me:
+            continue
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:  # the process ended meanwhile
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat", "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(b")") + 2:].split()  # state is the 3rd field of stat, nice the 19th
+            running += fields[0] == b"R" and int(fields[16]) <= nice
+    return running
+
+
+_USED = Counter()  # threads → blocks of work that ran with them, in this process
+_inside = threading.local()  # the thread count of the block this Python thread is in, if any
 
 
 @contextlib.contextmanager
 def cpu_threads(cpu_threads: int = 0):
-    """Run a block with `thread_count(cpu_threads)` CPU threads, and restore the previous number after it."""
+    """Run a block with `thread_count(cpu_threads)` CPU threads and restore the previous number after it. A block
+    given no number inside another block keeps the outer block's threads (a trainer called by a sweep kernel)."""
+    outer = getattr(_inside, "threads", None)
     before = torch.get_num_threads()
-    torch.set_num_threads(thread_count(cpu_threads))
+    threads = outer if outer and not cpu_threads else thread_count(cpu_threads)
+    if outer is None:
+        _USED[threads] += 1
+    torch.set_num_threads(threads)
+    _inside.threads = threads
     try:
-        yield torch.get_num_threads()
+        yield threads
     finally:
+        _inside.threads = outer
         torch.set_num_threads(before)
+
+
+def with_cpu_threads(fn):
+    """`fn` run as a block of work under the thread policy (`cpu_threads()`), unless a block is already running."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with cpu_threads():
+            return fn(*args, **kwargs)
+    return wrapper
+
+
+def thread_record() -> dict:
+    """What metrics.json records of the threads: the policy, the cores given, the blocks run per thread count and
+    OpenMP's wait policy."""
+    fixed = fixed_threads()
+    return {"thread_policy": f"fixed {fixed}" if fixed else "free cores, at most the cores given",
+            "cores_given": given_cores(), "blocks_by_threads": {str(k): v for k, v in sorted(_USED.items())},
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default")}

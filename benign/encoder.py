@@ -25,7 +25,7 @@ from . import models, sweep, tables
 from .checks import ParameterError, check_all
 from .data import (DATA_DEFAULTS, DATA_SHARED, Run, balanced_labels, clean_test_stream, gaussian_noise, noise_mask,
                    observed_labels, signal_pattern, token_types)
-from .device import resolve_device, resolve_dtype
+from .device import resolve_device, resolve_dtype, with_cpu_threads
 from .progress import iterate
 
 
@@ -187,6 +187,7 @@ class EncoderSimulation:
     info: dict = field(default_factory=dict)
 
 
+@with_cpu_threads
 def simulate(runs: list[Run], *, hidden: int = 2000, skip: bool = True, learning_rate: float = 5e-3,
              num_steps: int = 1000, log_every: int = 10, track=None, init: list[dict] | None = None,
              dtype: str = "float32", device: str = "auto", progress: bool = False) -> EncoderSimulation:
@@ -243,6 +244,7 @@ GRID_DEFAULTS = dict(DATA_DEFAULTS, hidden=2000, skip=True, learning_rate=5e-3, 
                      device="auto")
 
 
+@with_cpu_threads
 def grid_chunk(points: list[dict]) -> list[dict]:
     """Final metrics for encoder runs that share d and seed, differing in ‖μ‖ and η: one batched program.
 

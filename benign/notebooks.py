@@ -103,11 +103,13 @@ class Notebook:
         the parameters, seeds, versions, device and threads. Returns nothing, so the page shows no record dump."""
         from myst_nb import glue
 
+        from .device import thread_record
+
         for key, value in metrics.items():
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 glue(key, value, display=False)
         save_metrics(self.out, self.name, metrics, self.parameters, device=self.device,
-                     extra={"cpu_threads": self.cpu_threads, **(extra or {})})
+                     extra={"cpu_threads": self.cpu_threads, **thread_record(), **(extra or {})})
 
     def compare(self, metrics: dict):
         """The comparison table of this notebook, shown as HTML on the page (`benign.pages.Comparison`)."""
@@ -120,10 +122,11 @@ class Notebook:
 def start(name: str, namespace: dict) -> Notebook:
     """What every notebook does first: check its parameters (read from `namespace`, i.e. `globals()`), set the plot
     style, make its output folder, resolve its device (parameter `device`; cpu for a notebook without one) and set
-    its CPU threads (parameter `cpu_threads`, 0: the default of `benign.device.thread_count`)."""
+    its CPU threads (parameter `cpu_threads`: a number fixes them for every block of work, 0 leaves each block
+    to the thread policy of `benign.device`)."""
     import torch
 
-    from .device import resolve_device, thread_count
+    from .device import CPU_THREADS_ENV, resolve_device, thread_count
     from .plots import style
 
     parameters = current(name, namespace)
@@ -131,7 +134,9 @@ def start(name: str, namespace: dict) -> Notebook:
         check(pname, value)
     style()
     show_tables_as_pages_do()
-    threads = thread_count(parameters.get("cpu_threads", 0))
+    if parameters.get("cpu_threads"):  # fixed for every block of work in this kernel, its sweeps' workers included
+        os.environ[CPU_THREADS_ENV] = str(parameters["cpu_threads"])
+    threads = thread_count()
     torch.set_num_threads(threads)
     return Notebook(name, parameters, output_dir(name, namespace.get("out_dir", "")),
                     resolve_device(parameters.get("device", "cpu")), threads)
@@ -239,18 +244,21 @@ def run(name: str, profile_name: str = "book", overrides: dict | None = None, ou
     source = work / f".{name}.source.ipynb"
     jupytext.write(jupytext.read(path(name)), source)
     started = time.perf_counter()
+    sockets = tempfile.mkdtemp(prefix="benign-kernel-")  # short: a socket's path has at most 107 bytes
     try:
         with _environment({TTY_ENV: terminal if progress else None}):
             papermill.execute_notebook(str(source), str(work / f"{name}.ipynb"),
                                        parameters={**params, "out_dir": str(work)}, kernel_name=kernel,
                                        progress_bar=progress, cwd=str(NOTEBOOKS),
-                                       kernel_manager_class=_local_kernel_manager())
+                                       kernel_manager_class=_local_kernel_manager(os.path.join(sockets, "ipc")))
     except papermill.PapermillExecutionError as err:
         if err.ename == "ParameterError":
             shutil.rmtree(work, ignore_errors=True)
             raise ParameterError(str(err.evalue)) from None
         raise NotebookFailed(f"{name} failed in cell {err.exec_count}: {err.ename}: {err.evalue} "
                              f"(executed notebook kept in {work})", work / f"{name}.ipynb") from None
+    finally:
+        shutil.rmtree(sockets, ignore_errors=True)
     source.unlink()
     _finish_record(work, out, profile_name, time.perf_counter() - started)
     out.mkdir(parents=True, exist_ok=True)
@@ -281,19 +289,21 @@ def _environment(values: dict):
         apply(before)
 
 
-def _local_kernel_manager():
+def _local_kernel_manager(sockets: str):
     """The kernel manager papermill starts kernels with.
 
-    It talks to the kernel over local (IPC) sockets: the kernel is on this machine, so no TCP port is opened (and
+    It talks to the kernel over local (IPC) sockets named `sockets`-1 … -5 (a folder of this run's own, so notebooks
+    run side by side never share a socket): the kernel is on this machine, so no TCP port is opened (and
     ipykernel has nothing to warn about). And it shuts a kernel down without interrupting it first: jupyter_client
     sends SIGINT before every shutdown request, and a kernel still answering a message then logs "KeyboardInterrupt
     caught in kernel" on the terminal. When papermill shuts a kernel down its cells have all finished; the shutdown
     request alone stops it (and a kernel that does not stop is still killed after the wait)."""
     from jupyter_client.manager import AsyncKernelManager
-    from traitlets import CaselessStrEnum
+    from traitlets import CaselessStrEnum, Unicode
 
     class LocalKernelManager(AsyncKernelManager):
         transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc")
+        ip = Unicode(sockets)
 
         async def _async_interrupt_kernel(self) -> None:
             if not self.shutting_down:

@@ -22,7 +22,7 @@ import pandas as pd
 import torch
 
 from .checks import ParameterError, check, check_all
-from .device import resolve_device, resolve_dtype
+from .device import resolve_device, resolve_dtype, with_cpu_threads
 
 TRAIN, TEST = 1, 2  # random streams of the two splits
 
@@ -162,6 +162,7 @@ def _stats(s, f, y, groups):
     return torch.nn.functional.softplus(-margin).mean(1), accuracy, mean_s
 
 
+@with_cpu_threads
 def simulate(runs: list[Run], *, dtype: str = "float32", device: str = "auto") -> Simulation:
     """GD from v = p = 0 with each run's step sizes, all runs at once (same n, n_test and number of steps).
 

@@ -5,11 +5,14 @@ paper 1, `benign.synthetic.grid_chunk`: every run of one d and seed in one tenso
 into chunks by the `by` parameters, takes finished chunks from the cache (keyed by the points and by the code
 that computes them, so a changed kernel is never served a stale result), computes the rest in-process or on an
 executor (`dask.distributed`'s `client.get_executor()`, a submitit executor, a process pool), and writes each
-chunk to the cache atomically as soon as it is done, so an interrupted sweep resumes where it stopped.
+chunk to the cache atomically as soon as it is done, so an interrupted sweep resumes where it stopped. Every
+chunk runs with the CPU threads `benign.device`'s policy gives its worker (`in_threads`), never one per core of the
+machine in each of several workers.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -22,6 +25,7 @@ import pandas as pd
 
 from . import __version__
 from .checks import GRID_RULE, ParameterError, check, unknown_parameter
+from .device import cpu_threads
 from .progress import bar
 from .records import code_fingerprint, write_atomic
 
@@ -145,9 +149,10 @@ def run(kernel, points: list[dict], *, by=("d", "seed"), executor=None, cache=No
     try:
         if executor is None:
             for i in todo:
-                finish(i, kernel(groups[i]))
+                finish(i, in_threads(kernel, groups[i]))
         else:
-            futures = {executor.submit(kernel, groups[i]): i for i in todo}
+            task = functools.partial(in_threads, kernel)
+            futures = {executor.submit(task, groups[i]): i for i in todo}
             for future in _completed(list(futures)):
                 finish(futures[future], future.result())
     finally:
@@ -155,6 +160,13 @@ def run(kernel, points: list[dict], *, by=("d", "seed"), executor=None, cache=No
     table = pd.DataFrame([row for rows in results for row in rows])
     table.attrs.update(chunks=len(groups), computed_chunks=len(todo), wall_s=time.perf_counter() - started)
     return table
+
+
+def in_threads(kernel, chunk: list[dict]) -> list[dict]:
+    """`kernel(chunk)` as one block of work under `benign.device`'s thread policy, wherever it runs: a dask worker's
+    task takes at most the worker's threads, a SLURM task its CPUs, and fewer when other work holds the cores."""
+    with cpu_threads():
+        return kernel(chunk)
 
 
 def _completed(futures, poll_s: float = 0.5):

@@ -23,7 +23,7 @@ from . import grams, sweep, tables
 from .checks import ParameterError, check_all
 from .data import (DATA_DEFAULTS, DATA_SHARED, Run, TokenData, balanced_labels, clean_test_stream, init_W,
                    noise_mask, observed_labels, token_types)
-from .device import resolve_device, resolve_dtype
+from .device import resolve_device, resolve_dtype, with_cpu_threads
 from .progress import iterate
 
 
@@ -157,6 +157,7 @@ def descend(G, H, h, y, relevant, *, alpha, num_steps, log_steps, train_W, keep_
     return A, scores, s, frak
 
 
+@with_cpu_threads
 def simulate(runs: list[Run], *, learning_rate: float, num_steps: int, log_every: int = 10, train_W: bool = True,
              track=None, dtype: str = "float32", device: str = "auto", progress: bool = False) -> Simulation:
     """Full-batch GD on (W, p) — or on p alone with `train_W=False` — from p = 0 for every run, batched.
@@ -279,6 +280,7 @@ GRID_DEFAULTS = dict(DATA_DEFAULTS, W_init="kaiming", train_W=True, learning_rat
                      dtype="float32", device="auto")
 
 
+@with_cpu_threads
 def grid_chunk(points: list[dict]) -> list[dict]:
     """Final metrics for runs that share d and seed, differing in ‖μ‖ and η: one tensor program.
 

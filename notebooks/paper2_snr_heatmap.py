@@ -36,7 +36,7 @@ step_size_factors = [2.0, 200.0]  # c, step t has step size β_t of c_t times n/
 min_test_acc = 0.95  # a cell is benign if it interpolates with at least this test accuracy
 dtype = "float32"  # float32 or float64
 device = "auto"  # auto: cuda, then mps, then cpu
-cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
+cpu_threads = 0  # 0: each block of work takes the cores free of other work (benign.device), a number fixes it
 out_dir = ""  # empty: results/paper2_snr_heatmap/book
 
 # %%

@@ -40,7 +40,7 @@ step_sizes_benign = [0.01, 1.0]  # a small first and a large second step
 step_sizes_harmful = [0.5, 1.0]  # a large first step
 dtype = "float32"  # float32 or float64
 device = "auto"  # auto: cuda, then mps, then cpu
-cpu_threads = 0  # 0: $BENIGN_CPU_THREADS, else one per core
+cpu_threads = 0  # 0: each block of work takes the cores free of other work (benign.device), a number fixes it
 out_dir = ""  # empty: results/paper2_two_steps/book
 
 # %%

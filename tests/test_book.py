@@ -1,6 +1,8 @@
 """The book: every notebook run at the smoke profile, the generated pages, a strict build, and failures reported."""
 
+import json
 import re
+import time
 
 import pytest
 import yaml
@@ -33,7 +35,7 @@ def test_generated_pages_gather_every_notebook(built_book):
     assert "torch" in reproducibility and "smoke" in reproducibility
 
 
-def test_a_failing_notebook_stops_the_build_and_keeps_its_report(tmp_path, monkeypatch):
+def test_a_failing_notebook_keeps_its_report_and_stops_the_build(tmp_path, monkeypatch):
     executed = tmp_path / "work" / "fig1_token_selection.ipynb"
     executed.parent.mkdir()
     executed.write_text("{}")
@@ -43,8 +45,34 @@ def test_a_failing_notebook_stops_the_build_and_keeps_its_report(tmp_path, monke
 
     monkeypatch.setattr(notebooks, "run", failing)
     with pytest.raises(RuntimeError, match="failed in cell 3: ValueError: boom — report: .*reports"):
-        book.run_all("smoke", tmp_path / "reports")
-    assert (tmp_path / "reports" / f"{book.toc_notebooks()[0]}.ipynb").exists()
+        book.run_one("fig1_token_selection", "smoke", tmp_path / "reports")
+    assert (tmp_path / "reports" / "fig1_token_selection.ipynb").exists()
+
+    started = []
+
+    def second_fails(name, profile_name, reports):
+        started.append(name)
+        return f"{name}: boom" if len(started) == 2 else fake_run(tmp_path, name)
+
+    monkeypatch.setattr(book, "results_dir", lambda name, profile: tmp_path / name)
+    monkeypatch.setattr(book, "run_in_process", second_fails)
+    with pytest.raises(RuntimeError, match=f"{book.toc_notebooks()[1]}: boom"):
+        book.run_all("smoke", tmp_path / "reports", jobs=1)
+    assert len(started) == 2  # nothing started after the failure
+
+
+def fake_run(folder, name, wait_s=0.0):
+    """What a notebook's process leaves: its metrics.json."""
+    time.sleep(wait_s)
+    (folder / name).mkdir(parents=True)
+    (folder / name / "metrics.json").write_text(json.dumps({"notebook": name}))
+    return ""
+
+
+def test_a_failing_notebook_process_reports_its_last_line(tmp_path):
+    error = book.run_in_process("no_such_notebook", "smoke", tmp_path)
+    assert error.startswith("no_such_notebook: ") and "log: " in error
+    assert (tmp_path / "no_such_notebook.log").exists()
 
 
 def test_every_notebook_and_page_is_in_the_table_of_contents():
@@ -88,22 +116,29 @@ def test_built_pages_show_parameters_once_and_downloads_keep_the_injected_cell(b
         assert ["injected-parameters"] in tags, name
 
 
-def test_the_build_prints_one_line_per_notebook(tmp_path, monkeypatch, capsys):
-    import json
+def test_the_build_prints_one_line_per_notebook_and_reuses_runs_only_once_made(tmp_path, monkeypatch, capsys):
+    """Two notebooks side by side; a notebook that reuses another's runs (`book.AFTER`) starts once that one ended."""
+    events = []
 
-    def fake_run(name, profile_name, out):
-        out.mkdir(parents=True)
-        (out / "metrics.json").write_text(json.dumps({"notebook": name}))
-        return out
+    def recorded(name, profile_name, reports):
+        events.append(("start", name))
+        fake_run(tmp_path, name, wait_s=0.05)
+        events.append(("end", name))
+        return ""
 
-    monkeypatch.setattr(notebooks, "run", fake_run)
+    monkeypatch.setattr(book, "run_in_process", recorded)
     monkeypatch.setattr(book, "results_dir", lambda name, profile: tmp_path / name)
-    records = book.run_all("smoke", tmp_path / "reports")
+    records = book.run_all("smoke", tmp_path / "reports", jobs=2)
     lines = capsys.readouterr().out.splitlines()
     names = book.toc_notebooks()
     assert list(records) == names and len(lines) == len(names)
-    assert all(re.fullmatch(rf"\[{k}/{len(names)}\] {name}  \d+\.\d s", line)
-               for k, (name, line) in enumerate(zip(names, lines), 1))
+    finished = [re.fullmatch(rf"\[{k}/{len(names)}\] (\w+)  \d+\.\d s", line).group(1)
+                for k, line in enumerate(lines, 1)]
+    assert sorted(finished) == sorted(names)
+    for later, first in book.AFTER.items():
+        assert events.index(("end", first)) < events.index(("start", later)), later
+    assert max(sum(1 for kind, _ in events[:k] if kind == "start") - sum(1 for kind, _ in events[:k] if kind == "end")
+               for k in range(len(events) + 1)) == 2  # two at a time, never more
 
 
 def test_the_source_archive_holds_what_a_downloaded_notebook_needs(tmp_path):

@@ -1,0 +1,115 @@
+"""The thread policy of `benign.device`: a block of work takes the cores free of other work, at most the cores it was
+given (a dask worker's threads, a SLURM task's CPUs), and a fixed number overrides both."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+import torch
+
+from benign import device, sweep
+from benign.checks import ParameterError
+
+CORES = len(os.sched_getaffinity(0))
+
+
+@pytest.fixture
+def policy(monkeypatch):
+    """The policy as it is without an override."""
+    monkeypatch.delenv(device.CPU_THREADS_ENV, raising=False)
+    monkeypatch.delenv("SLURM_CPUS_PER_TASK", raising=False)
+
+
+@pytest.fixture
+def busy_loops():
+    """Start `k` single-thread busy loops at this process's priority; stopped after the test."""
+    started = []
+
+    def start(k: int):
+        started.extend(subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(k))
+        time.sleep(0.5)  # running, past the interpreter's start-up
+
+    yield start
+    for proc in started:
+        proc.kill()
+        proc.wait()
+
+
+def test_a_fixed_number_overrides_the_policy(policy, monkeypatch):
+    assert device.thread_count(1) == 1
+    monkeypatch.setenv(device.CPU_THREADS_ENV, "3")
+    assert device.thread_count() == 3
+    assert device.thread_count(2) == 2  # a number given to the block wins over the environment
+    with device.cpu_threads() as threads:
+        assert threads == torch.get_num_threads() == 3
+
+
+def test_a_bad_fixed_number_is_one_line(policy, monkeypatch):
+    monkeypatch.setenv(device.CPU_THREADS_ENV, "two")
+    with pytest.raises(ParameterError, match="BENIGN_CPU_THREADS = 'two' is not allowed: it must be an integer >= 1"):
+        device.thread_count()
+    with pytest.raises(ParameterError, match="cpu_threads"):
+        device.thread_count(-1)
+
+
+def test_busy_processes_are_counted_and_take_threads_away(policy, busy_loops):
+    """One busy loop per core of this process: every one is seen, and a block gets a single thread."""
+    busy_loops(CORES)
+    assert device.busy_cores() >= CORES
+    assert device.thread_count() == 1
+    with device.cpu_threads() as threads:
+        assert threads == torch.get_num_threads() == 1
+
+
+def test_the_threads_never_exceed_the_cores_given(policy, monkeypatch):
+    monkeypatch.setenv("SLURM_CPUS_PER_TASK", "1")
+    assert device.given_cores() == 1
+    assert device.thread_count() == 1
+
+
+def test_a_block_inside_a_block_keeps_its_threads_and_both_restore(policy):
+    before = torch.get_num_threads()
+    with device.cpu_threads(1):
+        with device.cpu_threads() as inner:
+            assert inner == torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+
+
+def test_the_record_names_the_policy_and_tallies_the_blocks(policy, monkeypatch):
+    with device.cpu_threads(1):
+        pass
+    record = device.thread_record()
+    assert record["thread_policy"] == "free cores, at most the cores given"
+    assert record["blocks_by_threads"]["1"] >= 1 and record["cores_given"] == CORES
+    assert record["omp_wait_policy"] == os.environ.get("OMP_WAIT_POLICY", "default")
+    monkeypatch.setenv(device.CPU_THREADS_ENV, "1")
+    assert device.thread_record()["thread_policy"] == "fixed 1"
+
+
+KERNEL = '''
+import torch
+
+def threads(points):
+    """A sweep kernel that reports the torch threads its task ran with."""
+    return [dict(p, threads=torch.get_num_threads()) for p in points]
+'''
+
+
+@pytest.mark.skipif(CORES < 2, reason="needs two cores to tell a worker's threads from one per core")
+def test_a_dask_task_runs_with_its_workers_threads(policy, tmp_path, monkeypatch):
+    """Single-thread dask workers on this machine run each task's torch on one thread, not one per core."""
+    distributed = pytest.importorskip("distributed")
+    (tmp_path / "thread_kernel.py").write_text(textwrap.dedent(KERNEL))
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import thread_kernel
+
+    points = [{"d": d, "seed": 0} for d in (10, 20, 30, 40)]
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            table = sweep.run(thread_kernel.threads, points, executor=client.get_executor())
+    assert list(table["threads"]) == [1, 1, 1, 1]
