@@ -8,14 +8,15 @@ Every trainer and notebook resolves these three the same way:
 
 The thread policy, chosen by measurement (`benchmarks/under_load.py`, README): torch's threads wait for each other
 at every parallel region, so one of them sharing its core with another program stalls them all — two threads beside
-one busy process made the default Figure-3 run 3.6× slower than idle and the Figure-5 grid 2.8×, one thread 1.1×.
-So every block of work (a trainer call, a sweep chunk, a notebook's start) takes as many threads as there are
-cores free of other work when it starts, and never more than the cores it was given: its dask worker's threads, a
-SLURM task's CPUs, else the process's CPU affinity (a dask worker's threads are shared among the tasks it runs at once). Idle that is every core (two threads are 1.1–1.4× faster than
-one here); beside other work, fewer. "Other work" is every runnable thread of another process at this process's
-priority or higher (a `nice`d background job does not count: it yields its core). OpenMP's wait policy is left at
-its default: PASSIVE made two threads 2.3–2.9× slower idle on the trainers' small products. Each process tallies
-the threads its blocks ran with, and every notebook's metrics.json records them (`thread_record`).
+one busy process made the Figure-5 grid 3.4× slower than idle, one thread 1.2×. So every block of work (a trainer
+call, a sweep chunk, a notebook's start) takes as many threads as there are cores free of other work when it
+starts, and never more than the cores it was given: inside a dask task its worker's threads shared among the tasks
+it runs at once, in a SLURM task its CPUs, else the process's CPU affinity. Idle that is every core (two threads
+are 1.1–1.4× faster than one here); beside other work, fewer. "Other work" is every runnable thread of another
+process, `nice`d ones included: two threads beside a nice-19 job made the Figure-3 run 3–11× slower (their
+barriers wait whenever the job gets its slice). OpenMP's wait policy is left at its default: PASSIVE made two threads 2.3–2.9× slower idle
+on the trainers' small products. Each process tallies the threads its blocks ran with, and every notebook's
+metrics.json records them (`thread_record`).
 """
 
 from __future__ import annotations
@@ -102,8 +103,8 @@ def _affinity() -> set:
 
 
 def busy_cores(samples: int = 3, gap_s: float = 0.002) -> int:
-    """How many cores other work keeps busy now: the runnable threads of other processes at this process's priority
-    or higher (their /proc/<pid>/task/<tid>/stat), the median of `samples` looks `gap_s` apart. 0 without /proc."""
+    """How many cores other work keeps busy now: the runnable threads of other processes (their
+    /proc/<pid>/task/<tid>/stat), the median of `samples` looks `gap_s` apart. 0 without /proc."""
     if not os.path.isdir("/proc/self/task"):
         return 0
     counts = []
@@ -115,7 +116,7 @@ def busy_cores(samples: int = 3, gap_s: float = 0.002) -> int:
 
 
 def _others_running() -> int:
-    me, nice = str(os.getpid()), os.nice(0)
+    me = str(os.getpid())
     running = 0
     for pid in os.listdir("/proc"):
         if not pid.isdigit() or pid == me:
@@ -130,8 +131,8 @@ def _others_running() -> int:
                     stat = f.read()
             except OSError:
                 continue
-            fields = stat[stat.rindex(b")") + 2:].split()  # state is the 3rd field of stat, nice the 19th
-            running += fields[0] == b"R" and int(fields[16]) <= nice
+            after_name = stat.rindex(b")") + 2  # the state follows the process's name in parentheses
+            running += stat[after_name:after_name + 1] == b"R"
     return running
 
 
