@@ -27,11 +27,11 @@ from pathlib import Path
 
 import yaml
 
-from . import notebooks
+from . import notebooks, paths
 from .pages import Judged, headline, summary_page
 from .checks import ParameterError
 from .notebooks import NotebookFailed
-from .paths import BOOK_BUILD, ROOT, results_dir
+from .paths import BOOK_BUILD, RESULTS_ENV, ROOT, results_dir
 from .records import FIGURE_KEY
 
 SOURCES = ("_config.yml", "_toc.yml", "references.bib", "book", "benign")
@@ -87,7 +87,7 @@ def run_in_process(name: str, profile_name: str, reports: Path) -> str:
     log = reports / f"{name}.log"
     with open(log, "w") as out:
         done = subprocess.run([sys.executable, "-m", "benign.book", name, profile_name, str(reports)],
-                              stdout=out, stderr=subprocess.STDOUT)
+                              stdout=out, stderr=subprocess.STDOUT, env={**os.environ, RESULTS_ENV: str(paths.RESULTS)})
     if done.returncode == 0:
         return ""
     lines = log.read_text().strip().splitlines()
