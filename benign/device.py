@@ -148,7 +148,7 @@ def cpu_threads(cpu_threads: int = 0):
     before = torch.get_num_threads()
     threads = outer if outer and not cpu_threads else thread_count(cpu_threads)
     if outer is None:
-        _USED[threads] += 1
+        count_block(threads)
     torch.set_num_threads(threads)
     _inside.threads = threads
     try:
@@ -156,6 +156,11 @@ def cpu_threads(cpu_threads: int = 0):
     finally:
         _inside.threads = outer
         torch.set_num_threads(before)
+
+
+def count_block(threads: int) -> None:
+    """Tally a block of work that ran elsewhere (a sweep's worker process) with `threads` threads."""
+    _USED[threads] += 1
 
 
 def with_cpu_threads(fn):

@@ -12,6 +12,7 @@ machine in each of several workers.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import itertools
@@ -25,7 +26,7 @@ import pandas as pd
 
 from . import __version__
 from .checks import GRID_RULE, ParameterError, check, unknown_parameter
-from .device import cpu_threads
+from .device import count_block, cpu_threads, given_cores
 from .progress import bar
 from .records import code_fingerprint, write_atomic
 
@@ -127,8 +128,10 @@ def _store(cache: Path, key: str, rows) -> None:
 def run(kernel, points: list[dict], *, by=("d", "seed"), executor=None, cache=None, progress=False) -> pd.DataFrame:
     """Compute every point of a grid; one row per point, in the order of `points`' chunks.
 
-    `executor`: any concurrent.futures-style executor (None: in this process, chunk after chunk). `cache`: a folder
-    for finished chunks (None: no cache). `progress`: a bar over chunks (`benign.progress`). The table's `attrs`
+    `executor`: any concurrent.futures-style executor; None: this machine's, `local_processes` worker processes
+    when more than one chunk is to be computed and a core is given to each (chunks side by side on one thread each
+    share cores with other work far better than one chunk on two threads), else this process, chunk after chunk.
+    `cache`: a folder for finished chunks (None: no cache). `progress`: a bar over chunks (`benign.progress`). The table's `attrs`
     record the number of chunks, how many were computed (not cached) and the wall time.
     """
     started = time.perf_counter()
@@ -146,15 +149,19 @@ def run(kernel, points: list[dict], *, by=("d", "seed"), executor=None, cache=No
         results[i] = rows
         chunk_bar.update()
 
+    if executor is None and len(todo) > 1 and given_cores() > 1 and _picklable(kernel):
+        executor = local_processes(given_cores(), code)
     try:
         if executor is None:
             for i in todo:
-                finish(i, in_threads(kernel, groups[i]))
+                finish(i, in_threads(kernel, groups[i])[1])
         else:
             task = functools.partial(in_threads, kernel)
             futures = {executor.submit(task, groups[i]): i for i in todo}
             for future in _completed(list(futures)):
-                finish(futures[future], future.result())
+                threads, rows = future.result()
+                count_block(threads)  # this process's record of the threads its work ran with
+                finish(futures[future], rows)
     finally:
         chunk_bar.close()
     table = pd.DataFrame([row for rows in results for row in rows])
@@ -162,11 +169,45 @@ def run(kernel, points: list[dict], *, by=("d", "seed"), executor=None, cache=No
     return table
 
 
-def in_threads(kernel, chunk: list[dict]) -> list[dict]:
-    """`kernel(chunk)` as one block of work under `benign.device`'s thread policy, wherever it runs: a dask worker's
-    task takes at most the worker's threads, a SLURM task its CPUs, and fewer when other work holds the cores."""
-    with cpu_threads():
-        return kernel(chunk)
+def in_threads(kernel, chunk: list[dict]) -> tuple[int, list[dict]]:
+    """`kernel(chunk)` as one block of work under `benign.device`'s thread policy, wherever it runs (a dask worker's
+    task takes at most the worker's threads, a SLURM task its CPUs, and fewer when other work holds the cores); the
+    threads it ran with and its rows."""
+    with cpu_threads() as threads:
+        return threads, kernel(chunk)
+
+
+_POOL: dict = {}  # the one kept pool: its key and the pool
+
+
+def local_processes(workers: int, code: str):
+    """A pool of `workers` Python processes on this machine (spawned, not forked: a process holding torch's threads
+    must not be forked), kept for later sweeps while the kernel's code (`code`, its fingerprint) and `sys.path` stay
+    the same. A worker imports a module once, so another code gets fresh workers: a cached chunk is always computed
+    by the code its key names."""
+    import multiprocessing
+    import sys
+    from concurrent.futures import ProcessPoolExecutor
+
+    key = (workers, code, tuple(sys.path))
+    if _POOL.get("key") != key or _POOL["pool"]._broken:
+        if _POOL:
+            _POOL["pool"].shutdown(wait=False, cancel_futures=True)
+        else:
+            atexit.register(lambda: _POOL["pool"].shutdown(wait=True))  # before the interpreter tears modules down
+        _POOL.update(key=key, pool=ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")))
+    return _POOL["pool"]
+
+
+def _picklable(kernel) -> bool:
+    """Whether a worker process can be sent `kernel` (a module-level function can; one defined in a test cannot)."""
+    import pickle
+
+    try:
+        pickle.dumps(kernel)
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return False
+    return True
 
 
 def _completed(futures, poll_s: float = 0.5):
