@@ -99,8 +99,10 @@ class Notebook:
         display(Image(filename=str(saved[0])), metadata={FIGURE_KEY: {"notebook": self.name, "name": name}})
 
     def save_metrics(self, metrics: dict, extra: dict | None = None) -> None:
-        """Glue every headline number (a plain int or float, for the page's text) and write metrics.json with them,
-        the parameters, seeds, versions, device and threads. Returns nothing, so the page shows no record dump."""
+        """Glue every headline number (a plain int or float, for the page's text) and every headline word (a str, as
+        Markdown for `{glue:md}`), and write metrics.json with them, the parameters, seeds, versions, device and
+        threads. Returns nothing, so the page shows no record dump."""
+        from IPython.display import Markdown
         from myst_nb import glue
 
         from .device import thread_record
@@ -108,6 +110,8 @@ class Notebook:
         for key, value in metrics.items():
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 glue(key, value, display=False)
+            elif isinstance(value, str):
+                glue(key, Markdown(value), display=False)
         save_metrics(self.out, self.name, metrics, self.parameters, device=self.device,
                      extra={"cpu_threads": self.cpu_threads, **thread_record(), **(extra or {})})
 

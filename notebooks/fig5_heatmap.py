@@ -270,7 +270,15 @@ for name, (d0, mu0) in figure3.items():
                         f"{key}_noisy_fitted_step": float(row.noisy_fitted_step.iloc[0]),
                         f"{key}_select_step": float(row.select_step.iloc[0]),
                         f"{key}_test_acc_long": float(row.test_acc.iloc[0]),
-                        **{f"{key}_regime_at_{t}": row[f"regime_{t}"].iloc[0] for t in steps_drawn}})
+                        **{f"{key}_regime_at_{t}": row[f"regime_{t}"].iloc[0] for t in steps_drawn},
+                        f"{key}_regimes_over_time": ", ".join(f"{row[f'regime_{t}'].iloc[0].replace('_', ' ')} at step "
+                                                              f"{t:,}" for t in steps_drawn)})
+fitted = long[long.noisy_fitted_step.notna()]
+end = long[f"regime_{steps_drawn[-1]}"] == "not_overfitting"
+metrics.update(fitted_step_d_rank_corr=float(fitted.d.rank().corr(fitted.noisy_fitted_step.rank())) if len(fitted) > 2
+               else float("nan"), not_overfitting_end_cells=int(end.sum()),
+               not_overfitting_end_max_d=float(long.d[end].max()) if end.any() else float("nan"),
+               d_long_min=float(min(d_long)))
 # the prose below names the book's snapshot steps and the paper's three cells: a profile without them shows nan there
 for t in (1000, 10000, 100000):
     for key in ("share_not_overfitting", "overfit_slope_d", "overfit_slope_d_se", "harmful_slope", "harmful_slope_se"):
@@ -278,6 +286,7 @@ for t in (1000, 10000, 100000):
 for key in ("balanced", "large_noise", "large_signal"):
     for quantity in ("first_noisy_step", "noisy_fitted_step", "select_step", "test_acc_long"):
         metrics.setdefault(f"{key}_{quantity}", float("nan"))
+    metrics.setdefault(f"{key}_regimes_over_time", "not among this profile's long runs")
 nb.save_metrics(metrics)
 
 # %% [markdown]
@@ -288,17 +297,19 @@ nb.save_metrics(metrics)
 # {glue:text}`share_not_overfitting_at_10000:.0%` at step $10^4$ and {glue:text}`share_not_overfitting_at_100000:.0%`
 # at step $10^5$. Every noisy label is fitted within the run in {glue:text}`noisy_fitted_share_long:.0%` of the cells
 # (median step {glue:text}`noisy_fitted_median_step:,.0f`, latest {glue:text}`noisy_fitted_latest_step:,.0f`; bottom
-# left): the smaller $d$, the later, as the memorisation speed $\alpha d/n$ of {doc}`the clock's page
-# <theory_clock>` says. The first noisy label goes much earlier (middle row, right). What is left not overfitting at the end
-# lies at the smallest $d$ of the grid.
+# left). The rank correlation of $d$ with that step over the cells that fit is
+# {glue:text}`fitted_step_d_rank_corr:.2f` (negative: the smaller $d$, the later, as the memorisation speed
+# $\alpha d/n$ of {doc}`the clock's page <theory_clock>` has it). The first noisy label goes earlier (middle row,
+# right). At the last step {glue:text}`not_overfitting_end_cells` cells are left not overfitting, none with $d$ above
+# {glue:text}`not_overfitting_end_max_d:,.0f` (the grid starts at $d$ = {glue:text}`d_long_min:,.0f`).
 #
-# **The boundaries over time** (table above). The benign / not-overfitting boundary moves to smaller $d$ as training
-# goes on and stays steep: $\log d^*$ against $\log\|\mu\|$ has slope {glue:text}`overfit_slope_d_at_1000:.2f` ±
+# **The boundaries over time** (table above). Along the benign / not-overfitting boundary
+# $\log d^*$ against $\log\|\mu\|$ has slope {glue:text}`overfit_slope_d_at_1000:.2f` ±
 # {glue:text}`overfit_slope_d_se_at_1000:.2f` at step 1000, {glue:text}`overfit_slope_d_at_10000:.2f` ±
 # {glue:text}`overfit_slope_d_se_at_10000:.2f` at $10^4$ and {glue:text}`overfit_slope_d_at_100000:.2f` ±
 # {glue:text}`overfit_slope_d_se_at_100000:.2f` at $10^5$ on this grid, against 2 for $n\,\mathrm{SNR}^2$ = const.
-# The harmful / benign boundary, flat at step 1000 ({glue:text}`harmful_slope_at_1000:.2f` ±
-# {glue:text}`harmful_slope_se_at_1000:.2f`), tilts as cells of large $d$ and weak signal turn harmful later: slope
+# Along the harmful / benign boundary $\log\|\mu^*\|$ against $\log d$ has slope
+# {glue:text}`harmful_slope_at_1000:.2f` ± {glue:text}`harmful_slope_se_at_1000:.2f` at step 1000,
 # {glue:text}`harmful_slope_at_10000:.2f` ± {glue:text}`harmful_slope_se_at_10000:.2f` at $10^4$ and
 # {glue:text}`harmful_slope_at_100000:.2f` ± {glue:text}`harmful_slope_se_at_100000:.2f` at $10^5$ (rows of $d$, theory
 # ¼) — on a grid whose lowest $\|\mu\|$ values are 5, 7.5 and 10, so these are coarse.
@@ -313,12 +324,14 @@ nb.save_metrics(metrics)
 # and the test error still below $\delta$; training did not bring it there, the head did, and fitting the noise did
 # not take it away.
 #
-# **The paper's three cells** (table above). The balanced cell (2000, 20) fits its last noisy label at step
+# **The paper's three cells** (table above). Their regimes over time: balanced (2000, 20)
+# {glue:md}`balanced_regimes_over_time`; large noise (4500, 5) {glue:md}`large_noise_regimes_over_time`; large
+# signal (1000, 80) {glue:md}`large_signal_regimes_over_time`. The balanced cell fits its last noisy label at step
 # {glue:text}`balanced_noisy_fitted_step:,.0f`; the large-noise cell (4500, 5) fits it at step
 # {glue:text}`large_noise_noisy_fitted_step:,.0f` with a test accuracy of {glue:text}`large_noise_test_acc_long:.3f`
-# at the end; the large-signal cell (1000, 80), not overfitting in the paper's snapshot, fits its first noisy label
+# at the end; the large-signal cell, not overfitting in the paper's snapshot, fits its first noisy label
 # at step {glue:text}`large_signal_first_noisy_step:,.0f` and its last at step
-# {glue:text}`large_signal_noisy_fitted_step:,.0f`, after the snapshot, and its test attention passes
+# {glue:text}`large_signal_noisy_fitted_step:,.0f`, and its test attention passes
 # {glue:text}`attention_level:.2g` on the relevant token at step {glue:text}`large_signal_select_step:,.0f` (read off
 # the {glue:text}`history_points` log-spaced logged steps, so to within their spacing; the other events are exact to
 # the step).
