@@ -202,3 +202,14 @@ def test_the_book_mentions_no_issue_seed_file_or_readme():
         prose = text if page.suffix == ".md" else "\n".join(
             line for line in text.splitlines() if line.startswith("# "))
         assert not re.search(r"\bissue \d+|seed notebook|\bREADME\b", prose), page.name
+
+
+@pytest.mark.parametrize("profile", ["smoke", "book", "paper"])
+def test_every_claims_test_names_parameters_its_notebook_has(profile):
+    """A claim's test is formatted with its notebook's parameters; a name the notebook lacks would drop the claim
+    from the ledger without a word (`ledger.evaluate` skips a claim whose record lacks a key)."""
+
+    for claim in ledger.CLAIMS:
+        parameters = notebooks.resolve(claim.page, profile)
+        text = claim.test.format(p=parameters)
+        assert "{" not in text and text.strip(), claim.claim
