@@ -5,6 +5,7 @@ the real ones; the fixture data sets carry the hub's schemas (column and label n
 """
 
 import json
+import re
 import socket
 import urllib.request
 from importlib import metadata
@@ -16,7 +17,7 @@ import torch
 
 from benign import notebooks
 from benign.checks import ParameterError
-from benign.realdata import backbones, firsttoken, image_backbone, reference, report, runs, training
+from benign.realdata import backbones, firsttoken, image_backbone, reach, reference, report, runs, training
 from benign.realdata import datasets as rdata  # (`datasets` is the Hugging Face library)
 
 WORDS = ("good bad great awful fine dull film movie plot actor story boring superb weak fun slow sharp "
@@ -608,3 +609,74 @@ def test_rows_computed_in_worker_processes_equal_those_computed_here(tiny_bert, 
         results[processes] = grid.set_index(["dataset", "seed", "noise_ratio", "n"]).sort_index()
     for column in ("base_acc", "train_loss", "test_acc"):
         np.testing.assert_allclose(results[2][column], results[1][column], rtol=1e-5)
+
+
+# ------------------------------------------------------------------------------------------------ the reach
+def test_free_scores_equal_to_the_query_and_key_give_phase2s_logits(setting):
+    """The free-score forward is phase 2's forward (`firsttoken.forward`) when its scores are the query/key scores."""
+    bb, inputs, _, head, qk = setting
+    enc = training.encode(bb, inputs)
+    scores = reach.query_key_scores(enc.x, enc.mask, qk, bb.heads)
+    free = reach.free_attention_logits(enc.x, enc.mask, enc.h0, scores, head, bb.tail)
+    tokens = firsttoken.Tokens.whole(enc.x0, enc.h0, enc.x, enc.mask)
+    phase2, _, _ = firsttoken.forward(tokens, _one(qk), _one(head), bb.tail)
+    torch.testing.assert_close(free, phase2[0], rtol=1e-4, atol=1e-5)
+    other = reach.free_attention_logits(enc.x, enc.mask, enc.h0, 5 * torch.randn_like(scores), head, bb.tail)
+    assert (other - phase2[0]).abs().max() > 1e-4  # the scores matter, well beyond the tolerance
+
+
+def _token_features(bb, head, tokens, h0):
+    """What the classifier reads when every head takes one token whole (the frozen tail after the mixing)."""
+    m = tokens[:, None, :].expand(-1, bb.heads, -1).contiguous()
+    z, _ = firsttoken.mixed(m, h0.expand(len(tokens), -1), bb.tail)
+    return firsttoken._pool(z[None], _one(head))[0] if bb.arch == "bert" else z
+
+
+def test_reach_finds_a_flipped_label_reachable_by_construction_and_none_where_every_token_is_alike(setting):
+    """A head made to tell two tokens apart (class a for one, class b for the other); a sample of five tokens a and
+    one token b: label b is within reach (free scores and a single token); a sample whose tokens are all a: only
+    class a is, never b."""
+    bb, inputs, _, head, _ = setting
+    enc = training.encode(bb, inputs)
+    pool = enc.x[enc.mask]  # real tokens of the tiny backbone
+    h0 = enc.h0[:1]
+    feats = _token_features(bb, head, pool, h0)
+    a, b = 0, int((feats - feats[0]).norm(dim=1).argmax())
+    w = feats[a] - feats[b]
+    weight, bias = torch.zeros_like(head["classifier.weight"]), torch.full_like(head["classifier.bias"], -1e3)
+    ca, cb = 0, 1
+    weight[ca], weight[cb] = w, -w
+    bias[ca] = -w @ (feats[a] + feats[b]) / 2
+    bias[cb] = -bias[ca]
+    head = {**head, "classifier.weight": weight, "classifier.bias": bias}
+    L = 6
+    mixed_sample = torch.stack([pool[a]] * (L - 1) + [pool[b]])  # one token in six argues for class b
+    alike = torch.stack([pool[a]] * L)
+    x = torch.stack([mixed_sample, alike, alike])
+    keep = torch.ones(3, L, dtype=torch.bool)
+    labels = torch.tensor([cb, cb, ca])
+    found = reach.reach(x, keep, h0.expand(3, -1), labels, head, bb.tail)
+    assert found.free.tolist() == [True, False, True] and found.token.tolist() == [True, False, True]
+    assert found.free_share == pytest.approx(2 / 3)
+    # uniform attention gives class a on the mixed sample: the free fit had to move the scores to reach b
+    uniform = reach.free_attention_logits(x[:1], keep[:1], h0, torch.zeros(1, bb.heads, L), head, bb.tail)
+    assert int(uniform.argmax()) == ca
+    # padding is never attended: the class-b token masked out puts b out of reach
+    keep[0, -1] = False
+    assert reach.reach(x[:1], keep[:1], h0, labels[:1], head, bb.tail).free.tolist() == [False]
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(steps=0), "steps must be an integer >= 1"),
+    (dict(learning_rate=-1.0), "learning_rate must be a number > 0"),
+    (dict(labels=torch.tensor([0, 1])), "one label per sample"),
+    (dict(h0=torch.zeros(3, 5)), "needs tokens x (N, L, D)"),
+])
+def test_reach_rejects_bad_parameters_in_one_line(setting, bad, message):
+    bb, inputs, _, head, _ = setting
+    enc = training.encode(bb, inputs)
+    args = dict(x=enc.x[:3], keep=enc.mask[:3], h0=enc.h0[:3], labels=torch.tensor([0, 1, 0]), head=head,
+                tail=bb.tail)
+    with pytest.raises(ParameterError, match=re.escape(message)) as err:
+        reach.reach(**{**args, **bad})
+    assert "\n" not in str(err.value)
