@@ -462,13 +462,22 @@ def test_run_grid_on_a_hub_schema_folder_is_cached(tiny_bert, sst2_folder, cache
     again = runs.run_grid(task, protocol, [42, 314], [0.0, 0.2], [20, 40])
     pd.testing.assert_frame_equal(grid, again)
     summary = report.summarize(grid)
-    table = report.table(summary)
+    table = report.table(summary, protocol.num_epochs)
     assert list(table.columns) == ["base", "η=0, n=20", "η=0, n=40", "η=0.2, n=20", "η=0.2, n=40"]
     assert list(report.epochs_table(summary).iloc[0]) == ["3 (0/2 fitted)"] * 4
-    metrics = report.table_metrics(summary)
+    metrics = report.table_metrics(summary, protocol.num_epochs)
     assert isinstance(metrics["glue_noise0.2_n40_test_acc"], float) and "glue_base_acc" in metrics
-    found = report.findings(summary, [task])
-    assert list(found.n) == [20, 40] and report.finding_metrics(found)["text_noisy_cells"] == 2
+    assert "glue_noise0.2_n40_train_loss" in metrics and 0 <= metrics["glue_noise0.2_n40_reach_free"] <= 1
+    # a loss is compared like with like: one that stopped before the schedule's end is not the paper's final loss
+    assert "glue_noise0.2_n40_train_loss" not in report.table_metrics(summary, 2000)
+    assert report.table(summary, 2000).iloc[0, 1].startswith(f"{summary.train_loss.iloc[0]:.2f} at epoch 3, ")
+    # phase 2 never fits a flipped label that free attention cannot: reach is an upper bound (per run)
+    noisy = grid[grid.noise_ratio > 0]
+    assert (noisy.reach_free >= noisy.fitted_noisy - 1e-9).all() and (noisy.reach_free >= noisy.reach_token).all()
+    checks = report.row_checks(summary)
+    assert list(checks.columns[:3]) == ["dataset", "clean_train_acc", "reach_free"]
+    found = report.findings(summary, [task], checks)
+    assert list(found.n) == [20, 40] and report.finding_metrics(found)["text_rows"] == 1
     curves = report.curves(grid)
     assert len(curves) == 8 * 3 and len(report.attention_ends(grid)) == 4
 
@@ -519,7 +528,7 @@ def test_too_large_n_is_left_out_like_breastmnist_or_refused(tiny_bert, sst2_fol
     protocol = runs.Protocol(pretrain_num_epochs=1, num_epochs=1, pretrain_size=250, max_test=10)
     grid = runs.run_grid(task, protocol, [42], [0.2], [20, 1000])
     assert list(grid.n) == [20]
-    assert list(report.table(report.summarize(grid)).columns) == ["base", "η=0.2, n=20"]
+    assert list(report.table(report.summarize(grid), protocol.num_epochs).columns) == ["base", "η=0.2, n=20"]
     before = sorted(p.read_bytes() for p in cache.glob("*.json"))
     params = {**notebooks.resolve("table2_finetune", "smoke"), "datasets": [str(sst2_folder)],
               "text_backbone": str(tiny_bert), "device": "cpu", "sample_sizes": [5000]}
@@ -552,6 +561,25 @@ def test_image_backbone_is_made_once_with_a_record(cache, monkeypatch):
         image_backbone.make(dict(samples=5000))
     monkeypatch.setattr(image_backbone, "code_fingerprint", lambda *args, **kwargs: "other code")
     assert image_backbone.make(recipe) != folder  # made anew by changed code, never served from the older make
+
+
+def test_the_backbone_family_changes_only_its_shape_and_rejects_bad_shapes_in_one_line():
+    default = image_backbone.recipe()
+    assert default["architecture"] == image_backbone.ARCHITECTURE  # the default backbone's recipe is unchanged
+    two = image_backbone.recipe(layers=2, epochs=3)
+    assert two["architecture"] == {**image_backbone.ARCHITECTURE, "num_hidden_layers": 2} and two["epochs"] == 3
+    wide = image_backbone.recipe(width=64, heads=2, patch=4)["architecture"]
+    assert (wide["hidden_size"], wide["intermediate_size"], wide["num_attention_heads"], wide["patch_size"]) == (
+        64, 128, 2, 4)
+    for bad, message in [(dict(layers=0), "layers = 0 is not allowed: it must be an integer >= 1"),
+                         (dict(layers=13), "layers = 13 is not allowed: at most 12"),
+                         (dict(layers=2.5), "layers = 2.5 is not allowed"),
+                         (dict(width=130), "width 130 is not a multiple of its heads 4"),
+                         (dict(patch=5), "patch 5 does not divide the 28-pixel digits"),
+                         (dict(depth=2), "unknown pre-training setting 'depth'")]:
+        with pytest.raises(ParameterError, match=re.escape(message)) as err:
+            image_backbone.make(bad)
+        assert "\n" not in str(err.value)
 
 
 def test_the_backbones_digits_never_reach_the_protocol():

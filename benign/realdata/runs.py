@@ -270,7 +270,7 @@ def _compute(task: Task, protocol: Protocol, pretrain: int, seeds: list[int], wa
 
 
 def _recipe(p: dict) -> dict:
-    return dict(epochs=p["vit_pretrain_epochs"], samples=p["vit_pretrain_samples"])
+    return dict(epochs=p["vit_pretrain_epochs"], samples=p["vit_pretrain_samples"], layers=p["vit_layers"])
 
 
 def _grid_of(parameters: dict, dataset: str) -> None:
