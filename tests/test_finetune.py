@@ -243,6 +243,21 @@ def test_cached_first_token_output_matches_the_full_model(setting):
     torch.testing.assert_close(cached, full, rtol=1e-4, atol=1e-5)
 
 
+def test_a_one_layer_vits_last_layer_reads_the_embeddings(tmp_path):
+    """The family's shallowest backbone: no layer before the last, the cached path still equals the full model."""
+    from transformers import ViTConfig, ViTModel
+
+    torch.manual_seed(0)
+    ViTModel(ViTConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64,
+                       image_size=28, patch_size=7), add_pooling_layer=False).save_pretrained(tmp_path)
+    image_backbone.image_processor_for(28).save_pretrained(tmp_path)
+    bb = backbones.Backbone(str(tmp_path), 3, device="cpu")
+    inputs = np.random.default_rng(0).integers(0, 256, (6, 28, 28), dtype=np.uint8)
+    head = bb.seeded_head(0)
+    cached = firsttoken.head_logits(training.encode(bb, inputs).z[None], _one(head), bb.arch)[0]
+    torch.testing.assert_close(cached, reference.full_logits(bb, inputs, head), rtol=1e-4, atol=1e-5)
+
+
 def test_hand_written_backward_is_autograds(setting):
     """The first-token path's gradient, written out by hand, against autograd through the same forward."""
     bb, inputs, labels, head, qk = setting

