@@ -100,8 +100,8 @@ metrics = study.study_metrics(found, chosen)
 metrics["default_layers"] = float(default_layers)
 metrics["study_wall_s"] = round(wall_s, 1)
 words = study.regime_words(found)
-words["choice_words"] = (f"this evidence picks the {chosen.backbone_label} backbone" +
-                         (", Table 2's default" if int(chosen.layers) == default_layers else
+words["choice_words"] = (f"this evidence picks the {int(chosen.layers)}-layer ViT" +
+                         (", which is Table 2's default" if int(chosen.layers) == default_layers else
                           f", not Table 2's default of {default_layers} layers"))
 for key, value in words.items():
     glue(key, value, display=False)
