@@ -124,7 +124,8 @@ points.round(3)
 #
 # **The default image backbone.** Table 2 needs a backbone on which its claim can be tested at all: most flipped
 # labels within reach. Among those it takes the one with the best base accuracy, and only if none can be tested the
-# one reaching the most — base accuracy alone would pick a deep ViT that cannot fit any noise. Here
+# one reaching the most. Base accuracy alone does not see this: it is about the same for the deeper backbones that
+# cannot fit any noise and the shallower ones that can (the table above). Here
 # {glue:text}`choice_words`. The protocol itself is Table 2's, unchanged; nothing is tuned toward the paper's
 # numbers.
 #

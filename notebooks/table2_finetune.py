@@ -196,14 +196,15 @@ found.round(1)
 # {glue:text}`image_reach_token_mean:.0f` %, and phase 2 fits {glue:text}`image_flipped_fitted_mean:.0f` % of them
 # ({glue:text}`image_noisy_cells_all_fitted:.0f` of {glue:text}`image_noisy_cells:.0f` cells fit them all; test
 # accuracy minus base accuracy {glue:text}`image_test_vs_base_mean:.1f` points on average). Per row:
-# {glue:text}`image_rows_reading`. So where the image rows do not fit their flipped labels, the cause is measured:
-# a deep ViT trained with labels on digits makes every last-layer token of a digit argue for the digit's class, and
-# no attention can select a token that argues for another — phase 2 is near what any query and key could fit. Such
-# a row is *not testable with this backbone*: not a miss of the paper's claim, and the claims ledger
-# ({doc}`../book/summary`) records it so. Which of the backbones made here can test it, and whether the noise they
-# fit is benign or harmful, is the backbone study's ({doc}`backbone_reach`). The Fashion-MNIST row runs on the
-# digits backbone: {glue:text}`fashion_reading` — it stays in the table for what it shows, outside the
-# paper-vs-here count.
+# {glue:text}`image_rows_reading`. Where an image row does not fit its flipped labels, the cause is measured, not
+# guessed: phase 2 fits about what any query and key could, and a deep ViT trained with labels on digits makes every
+# last-layer token of a digit argue for the digit's class, so no attention can select a token that argues for
+# another. Such a row is *not testable with this backbone*: not a miss of the paper's claim, and the comparison
+# below and the claims ledger ({doc}`../book/summary`) record it so. Where the flipped labels are within reach and fitted, the test accuracy
+# minus the base accuracy above says whether fitting them was benign or harmful on this backbone; the backbone
+# study ({doc}`backbone_reach`) compares the depths. The Fashion-MNIST row runs on the digits backbone:
+# {glue:text}`fashion_reading`. (A backbone pre-trained on Fashion-MNIST's own images would need a pre-training
+# split disjoint from the protocol's; the book does not make one.)
 
 # %%
 metrics = report.table_metrics(summary, num_epochs)
