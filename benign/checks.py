@@ -99,6 +99,9 @@ RULES = {
     "optimizer": ((lambda x: x in ("adamw", "sgd")), "adamw or sgd"),
     "add_special_tokens": ((lambda x: isinstance(x, bool)), "True or False"),
     "vit_pretrain_epochs": _int_at_least(1),
+    "vit_layers": ((lambda x: _is_int(x) and 1 <= x <= 12), "an integer in [1, 12] (the image backbone's depth)"),
+    "vit_depths": ((lambda x: isinstance(x, list) and len(x) > 0 and all(_is_int(v) and 1 <= v <= 12 for v in x)),
+                   "a non-empty list of integers in [1, 12] (image backbones' depths)"),
     "vit_pretrain_samples": ((lambda x: _is_int(x) and 10 <= x <= 2000), "an integer in [10, 2000] (the MNIST "
                              "digits kept for pre-training the image backbone)"),
 }

@@ -30,7 +30,8 @@ AUTHORS_AGREE = "the authors' published code agrees with us"
 UNSTATED = "the paper does not state a setting we need"
 SUBSTITUTE = "an offline substitute"
 UNEXAMINED = "not examined"  # a miss with no authors' number and no static cause
-CAUSES = (OURS_DIFFER, AUTHORS_AGREE, UNSTATED, SUBSTITUTE)
+NOT_TESTABLE = "not testable with this backbone"  # measured on the page (`untestable`): not counted
+CAUSES = (OURS_DIFFER, AUTHORS_AGREE, UNSTATED, SUBSTITUTE, NOT_TESTABLE)
 
 PAPER, THEOREM, AUTHORS, EXAMPLE, ESTIMATE, NEAREST = (
     "paper", "theorem", "authors' code here", "example setting", "book's estimate", "nearest paper row")
@@ -90,6 +91,7 @@ class Expected:
     cause: str = ""  # a static cause of a miss (one of CAUSES), overriding the derived one
     counted_on: str = ""  # the notebook whose row counts this same number (shown here, counted there)
     tolerance_value: float | None = None  # overrides TOLERANCES[tolerance].value (Table 2's per-cell spread)
+    testable: str = ""  # a Table-2 row's data set: its cells count only where its runs can test the claim
 
     @property
     def allowed(self) -> float:
@@ -131,6 +133,25 @@ def miss_cause(e: Expected, authors: float | None, here: float, seeds: tuple[flo
     return AUTHORS_AGREE if in_range or agrees(e, authors, here) else OURS_DIFFER
 
 
+# A Table-2 row tests the paper's claim only if phase 2 fits (nearly) all its clean labels (train accuracy at η = 0,
+# mean over cells) and free attention reaches most of its flipped labels (`realdata.reach`).
+TABLE2_CLEAN_FITTED = 0.95
+TABLE2_REACH = 0.5
+
+
+def untestable(dataset: str, metrics: dict) -> str:
+    """Why a Table-2 row's runs cannot test the paper's claim, measured (`realdata.report.row_checks`), or "": its
+    clean labels are not fitted, or most of its flipped labels are out of reach of any attention over the backbone's
+    last-layer tokens (free scores per sample and head, the rest frozen as in phase 2)."""
+    if metrics.get(f"{dataset}_tests_claim", 1) != 0:
+        return ""
+    clean, reach = metrics.get(f"{dataset}_clean_train_acc"), metrics.get(f"{dataset}_reach_free_mean")
+    if clean is not None and clean < TABLE2_CLEAN_FITTED:
+        return f"{NOT_TESTABLE}: phase 2 does not fit even its clean labels (train accuracy {clean:.2f} at η = 0)"
+    return (f"{NOT_TESTABLE}: free attention over its last layer's tokens reaches only a share {reach:.2f} of the "
+            "flipped labels")
+
+
 @dataclass(frozen=True)
 class Row:
     expected: Expected
@@ -138,13 +159,16 @@ class Row:
     authors: float | None
     match: bool
     cause: str
+    testable: bool = True
 
     @property
     def counted(self) -> bool:
-        return not self.expected.counted_on
+        return not self.expected.counted_on and self.testable
 
     @property
     def result(self) -> str:
+        if not self.testable:
+            return "not counted"
         if self.match:
             return "match"
         e = self.expected
@@ -164,6 +188,10 @@ def compare(notebook: str, metrics: dict) -> list[Row]:
         authors = None if authors is None or authors != authors else float(authors)
         match = agrees(e, float(here), e.target)
         seeds = (metrics[f"{e.key}_min"], metrics[f"{e.key}_max"]) if f"{e.key}_min" in metrics else None
+        why = untestable(e.testable, metrics) if e.testable else ""
+        if why:
+            rows.append(Row(e, float(here), authors, False, why, testable=False))
+            continue
         rows.append(Row(e, float(here), authors, match, "" if match else miss_cause(e, authors, float(here), seeds)))
     return rows
 
@@ -307,12 +335,13 @@ def _table2_entries() -> list[Expected]:
         base, cells = TABLE2[paper]
         out.append(Expected(f"{ours}_base_acc", f"{ours}: base accuracy (phase 1)", base / 100,
                             "nearest" if nearest else "table2", **extra))
-        for (eta, n), (loss, acc, std) in cells.items():
+        for (eta, n), (loss, acc, std) in cells.items():  # the cells count only where the runs test the claim
             out.append(Expected(table2_key(ours, eta, n, "train_loss"), f"{ours}, η={eta:g}, n={n}: train loss", loss,
-                                "nearest" if nearest else "table2_loss", **extra))
+                                "nearest" if nearest else "table2_loss", testable=ours, **extra))
             spread = None if nearest else max(0.02, 2 * (std or 0) / 100)
             out.append(Expected(table2_key(ours, eta, n, "test_acc"), f"{ours}, η={eta:g}, n={n}: test accuracy",
-                                acc / 100, "nearest" if nearest else "table2_std", tolerance_value=spread, **extra))
+                                acc / 100, "nearest" if nearest else "table2_std", tolerance_value=spread,
+                                testable=ours, **extra))
     return out
 
 

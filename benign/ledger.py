@@ -245,16 +245,42 @@ def clock_rule(m: Record) -> Finding:
 
 
 def realdata_rule(kind: str) -> Callable[[Record], Finding]:
+    """Over the rows of a kind that can test the claim (`realdata.report.row_checks`: clean labels fitted, most
+    flipped labels within reach of free attention); with none, the claim is not testable on these backbones, and
+    the measured reach is the cause."""
     def rule(m: Record) -> Finding:
-        share, drop = m[f"{kind}_flipped_fitted_mean"] / 100, m[f"{kind}_test_vs_base_mean"]
+        if m[f"{kind}_rows_testing"] == 0:
+            reach, fitted = m[f"{kind}_reach_free_mean"] / 100, m[f"{kind}_flipped_fitted_mean"] / 100
+            evidence = (f"{kind} rows, cells with flipped labels: free attention over the last layer's tokens can fit "
+                        f"{reach:.0%} of them, phase 2 fitted {fitted:.0%} (means over cells and seeds)")
+            return Finding(OFFLINE, evidence, "the backbones made here cannot test it: most flipped labels are out of "
+                           "reach of any attention over their last layer's tokens, or the clean labels are not fitted")
+        share, drop = m[f"{kind}_testing_flipped_fitted_mean"] / 100, m[f"{kind}_testing_test_vs_base_mean"]
         evidence = (f"{kind} rows, cells with flipped labels: {share:.0%} of them fitted; test accuracy minus base "
                     f"accuracy {drop:+.1f} points (means over cells and seeds)")
         if share >= 0.99 and drop > -5:
             return Finding(HOLDS, evidence)
         if share < 0.5:
-            return Finding(NOT_SEEN, evidence, "the backbone made here does not fit its flipped labels")
-        return Finding(PART, evidence, "the flipped labels are fitted only in part, or the accuracy drops")
+            return Finding(NOT_SEEN, evidence, "within reach of attention, but phase 2 does not fit most flipped "
+                           "labels in its schedule")
+        if drop <= -5:
+            return Finding(PART, evidence, "fitting the flipped labels costs test accuracy: harmful, not benign, "
+                           "overfitting on this backbone")
+        return Finding(PART, evidence, "the flipped labels are fitted only in part")
     return rule
+
+
+def backbone_regimes_rule(m: Record) -> Finding:
+    names = {"benign": "benign", "harmful": "harmful", "not_overfitting": "not overfitting"}
+    counts = {k: m[f"backbones_{k}"] for k in names}
+    evidence = (f"of {m['backbones']:.0f} image backbones made here: " +
+                ", ".join(f"{label} {counts[k]:.0f}" for k, label in names.items()))
+    present = sum(v > 0 for v in counts.values())
+    if present == 3:
+        return Finding(HOLDS, evidence)
+    missing = ", ".join(label for k, label in names.items() if counts[k] == 0)
+    return Finding(PART if present == 2 else NOT_SEEN, evidence, f"not every regime appears among these backbones: "
+                   f"{missing}")
 
 
 def paper2_benign_rule(m: Record) -> Finding:
@@ -345,6 +371,9 @@ CLAIMS = [
           "all-MiniLM-L6-v2 on Rotten Tomatoes; seeds {p[seeds]}", realdata_rule("text")),
     Claim(S, "Table 2", "The same holds for a pretrained image model.", "table2_finetune",
           "a small ViT made here on MNIST digits and Fashion-MNIST; seeds {p[seeds]}", realdata_rule("image")),
+    Claim(S, "Figure 5, on real backbones", "On pretrained backbones, too, fine-tuning attention overfits label "
+          "noise benignly, harmfully or not at all, as what its attention can reach allows.", "backbone_reach",
+          "small ViTs of depths {p[vit_depths]} made here on MNIST digits; seeds {p[seeds]}", backbone_regimes_rule),
     Claim(S, "Figures 8, 9", "During fine-tuning the last layer's attention sharpens onto fewer tokens.",
           "fig8_finetune_attention", "the Table-2 runs", attention_rises_rule),
     Claim(M, "Theorem (two steps)", "Two gradient steps of suitable sizes interpolate noisy data and generalize: clean "

@@ -44,6 +44,7 @@ pretrain_size = 0  # clean phase 1 subset, 0 means the data set's size (the pape
 max_test = 0  # 0 means the whole test split
 vit_pretrain_epochs = 30  # how the small ViT is pre-trained on the MNIST digits kept for it
 vit_pretrain_samples = 2000  # digits it is pre-trained on, none drawn by the protocol
+vit_layers = 2  # the small ViT's depth, chosen by the backbone study (backbone_reach) from 1 to 4
 device = "auto"  # auto means cuda, then mps, then cpu
 cpu_threads = 1  # per process: 1 is far faster than 2 on a busy 2-core CPU (README); 0 means the default
 processes = 2  # rows computed side by side in this many processes
@@ -101,9 +102,10 @@ ends
 # {glue:text}`text_max_attention_last_mean:.2f` by the epoch the run fitted its labels (the dotted lines: uniform
 # attention), more with label noise than without and more at larger $n$, where fitting takes more of the query and
 # key. In the image rows it goes from {glue:text}`image_max_attention_first_mean:.2f` to
-# {glue:text}`image_max_attention_last_mean:.2f`: each head puts most of its attention on one of the 17 tokens — yet
-# these runs do not fit their wrong labels (Table 2), so sharper attention is what training does here, not by itself a
-# sign of memorisation.
+# {glue:text}`image_max_attention_last_mean:.2f`: each head puts most of its attention on one of the 17 tokens —
+# and whether a run fits its wrong labels is decided by what attention can reach among the backbone's tokens at all
+# (Table 2's *within reach* column), so sharper attention is what training does here, not by itself a sign of
+# memorisation.
 #
 # ## Paper vs here
 #

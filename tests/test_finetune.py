@@ -5,6 +5,7 @@ the real ones; the fixture data sets carry the hub's schemas (column and label n
 """
 
 import json
+import re
 import socket
 import urllib.request
 from importlib import metadata
@@ -16,7 +17,7 @@ import torch
 
 from benign import notebooks
 from benign.checks import ParameterError
-from benign.realdata import backbones, firsttoken, image_backbone, reference, report, runs, training
+from benign.realdata import backbones, firsttoken, image_backbone, reach, reference, report, runs, training
 from benign.realdata import datasets as rdata  # (`datasets` is the Hugging Face library)
 
 WORDS = ("good bad great awful fine dull film movie plot actor story boring superb weak fun slow sharp "
@@ -242,6 +243,21 @@ def test_cached_first_token_output_matches_the_full_model(setting):
     torch.testing.assert_close(cached, full, rtol=1e-4, atol=1e-5)
 
 
+def test_a_one_layer_vits_last_layer_reads_the_embeddings(tmp_path):
+    """The family's shallowest backbone: no layer before the last, the cached path still equals the full model."""
+    from transformers import ViTConfig, ViTModel
+
+    torch.manual_seed(0)
+    ViTModel(ViTConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64,
+                       image_size=28, patch_size=7), add_pooling_layer=False).save_pretrained(tmp_path)
+    image_backbone.image_processor_for(28).save_pretrained(tmp_path)
+    bb = backbones.Backbone(str(tmp_path), 3, device="cpu")
+    inputs = np.random.default_rng(0).integers(0, 256, (6, 28, 28), dtype=np.uint8)
+    head = bb.seeded_head(0)
+    cached = firsttoken.head_logits(training.encode(bb, inputs).z[None], _one(head), bb.arch)[0]
+    torch.testing.assert_close(cached, reference.full_logits(bb, inputs, head), rtol=1e-4, atol=1e-5)
+
+
 def test_hand_written_backward_is_autograds(setting):
     """The first-token path's gradient, written out by hand, against autograd through the same forward."""
     bb, inputs, labels, head, qk = setting
@@ -461,13 +477,22 @@ def test_run_grid_on_a_hub_schema_folder_is_cached(tiny_bert, sst2_folder, cache
     again = runs.run_grid(task, protocol, [42, 314], [0.0, 0.2], [20, 40])
     pd.testing.assert_frame_equal(grid, again)
     summary = report.summarize(grid)
-    table = report.table(summary)
+    table = report.table(summary, protocol.num_epochs)
     assert list(table.columns) == ["base", "η=0, n=20", "η=0, n=40", "η=0.2, n=20", "η=0.2, n=40"]
     assert list(report.epochs_table(summary).iloc[0]) == ["3 (0/2 fitted)"] * 4
-    metrics = report.table_metrics(summary)
+    metrics = report.table_metrics(summary, protocol.num_epochs)
     assert isinstance(metrics["glue_noise0.2_n40_test_acc"], float) and "glue_base_acc" in metrics
-    found = report.findings(summary, [task])
-    assert list(found.n) == [20, 40] and report.finding_metrics(found)["text_noisy_cells"] == 2
+    assert "glue_noise0.2_n40_train_loss" in metrics and 0 <= metrics["glue_noise0.2_n40_reach_free"] <= 1
+    # a loss is compared like with like: one that stopped before the schedule's end is not the paper's final loss
+    assert "glue_noise0.2_n40_train_loss" not in report.table_metrics(summary, 2000)
+    assert report.table(summary, 2000).iloc[0, 1].startswith(f"{summary.train_loss.iloc[0]:.2f} at epoch 3, ")
+    # phase 2 never fits a flipped label that free attention cannot: reach is an upper bound (per run)
+    noisy = grid[grid.noise_ratio > 0]
+    assert (noisy.reach_free >= noisy.fitted_noisy - 1e-9).all() and (noisy.reach_free >= noisy.reach_token).all()
+    checks = report.row_checks(summary)
+    assert list(checks.columns[:3]) == ["dataset", "clean_train_acc", "reach_free"]
+    found = report.findings(summary, [task], checks)
+    assert list(found.n) == [20, 40] and report.finding_metrics(found)["text_rows"] == 1
     curves = report.curves(grid)
     assert len(curves) == 8 * 3 and len(report.attention_ends(grid)) == 4
 
@@ -518,7 +543,7 @@ def test_too_large_n_is_left_out_like_breastmnist_or_refused(tiny_bert, sst2_fol
     protocol = runs.Protocol(pretrain_num_epochs=1, num_epochs=1, pretrain_size=250, max_test=10)
     grid = runs.run_grid(task, protocol, [42], [0.2], [20, 1000])
     assert list(grid.n) == [20]
-    assert list(report.table(report.summarize(grid)).columns) == ["base", "η=0.2, n=20"]
+    assert list(report.table(report.summarize(grid), protocol.num_epochs).columns) == ["base", "η=0.2, n=20"]
     before = sorted(p.read_bytes() for p in cache.glob("*.json"))
     params = {**notebooks.resolve("table2_finetune", "smoke"), "datasets": [str(sst2_folder)],
               "text_backbone": str(tiny_bert), "device": "cpu", "sample_sizes": [5000]}
@@ -551,6 +576,25 @@ def test_image_backbone_is_made_once_with_a_record(cache, monkeypatch):
         image_backbone.make(dict(samples=5000))
     monkeypatch.setattr(image_backbone, "code_fingerprint", lambda *args, **kwargs: "other code")
     assert image_backbone.make(recipe) != folder  # made anew by changed code, never served from the older make
+
+
+def test_the_backbone_family_changes_only_its_shape_and_rejects_bad_shapes_in_one_line():
+    default = image_backbone.recipe()
+    assert default["architecture"] == image_backbone.ARCHITECTURE  # the default backbone's recipe is unchanged
+    two = image_backbone.recipe(layers=2, epochs=3)
+    assert two["architecture"] == {**image_backbone.ARCHITECTURE, "num_hidden_layers": 2} and two["epochs"] == 3
+    wide = image_backbone.recipe(width=64, heads=2, patch=4)["architecture"]
+    assert (wide["hidden_size"], wide["intermediate_size"], wide["num_attention_heads"], wide["patch_size"]) == (
+        64, 128, 2, 4)
+    for bad, message in [(dict(layers=0), "layers = 0 is not allowed: it must be an integer >= 1"),
+                         (dict(layers=13), "layers = 13 is not allowed: at most 12"),
+                         (dict(layers=2.5), "layers = 2.5 is not allowed"),
+                         (dict(width=130), "width 130 is not a multiple of its heads 4"),
+                         (dict(patch=5), "patch 5 does not divide the 28-pixel digits"),
+                         (dict(depth=2), "unknown pre-training setting 'depth'")]:
+        with pytest.raises(ParameterError, match=re.escape(message)) as err:
+            image_backbone.make(bad)
+        assert "\n" not in str(err.value)
 
 
 def test_the_backbones_digits_never_reach_the_protocol():
@@ -608,3 +652,74 @@ def test_rows_computed_in_worker_processes_equal_those_computed_here(tiny_bert, 
         results[processes] = grid.set_index(["dataset", "seed", "noise_ratio", "n"]).sort_index()
     for column in ("base_acc", "train_loss", "test_acc"):
         np.testing.assert_allclose(results[2][column], results[1][column], rtol=1e-5)
+
+
+# ------------------------------------------------------------------------------------------------ the reach
+def test_free_scores_equal_to_the_query_and_key_give_phase2s_logits(setting):
+    """The free-score forward is phase 2's forward (`firsttoken.forward`) when its scores are the query/key scores."""
+    bb, inputs, _, head, qk = setting
+    enc = training.encode(bb, inputs)
+    scores = reach.query_key_scores(enc.x, enc.mask, qk, bb.heads)
+    free = reach.free_attention_logits(enc.x, enc.mask, enc.h0, scores, head, bb.tail)
+    tokens = firsttoken.Tokens.whole(enc.x0, enc.h0, enc.x, enc.mask)
+    phase2, _, _ = firsttoken.forward(tokens, _one(qk), _one(head), bb.tail)
+    torch.testing.assert_close(free, phase2[0], rtol=1e-4, atol=1e-5)
+    other = reach.free_attention_logits(enc.x, enc.mask, enc.h0, 5 * torch.randn_like(scores), head, bb.tail)
+    assert (other - phase2[0]).abs().max() > 1e-4  # the scores matter, well beyond the tolerance
+
+
+def _token_features(bb, head, tokens, h0):
+    """What the classifier reads when every head takes one token whole (the frozen tail after the mixing)."""
+    m = tokens[:, None, :].expand(-1, bb.heads, -1).contiguous()
+    z, _ = firsttoken.mixed(m, h0.expand(len(tokens), -1), bb.tail)
+    return firsttoken._pool(z[None], _one(head))[0] if bb.arch == "bert" else z
+
+
+def test_reach_finds_a_flipped_label_reachable_by_construction_and_none_where_every_token_is_alike(setting):
+    """A head made to tell two tokens apart (class a for one, class b for the other); a sample of five tokens a and
+    one token b: label b is within reach (free scores and a single token); a sample whose tokens are all a: only
+    class a is, never b."""
+    bb, inputs, _, head, _ = setting
+    enc = training.encode(bb, inputs)
+    pool = enc.x[enc.mask]  # real tokens of the tiny backbone
+    h0 = enc.h0[:1]
+    feats = _token_features(bb, head, pool, h0)
+    a, b = 0, int((feats - feats[0]).norm(dim=1).argmax())
+    w = feats[a] - feats[b]
+    weight, bias = torch.zeros_like(head["classifier.weight"]), torch.full_like(head["classifier.bias"], -1e3)
+    ca, cb = 0, 1
+    weight[ca], weight[cb] = w, -w
+    bias[ca] = -w @ (feats[a] + feats[b]) / 2
+    bias[cb] = -bias[ca]
+    head = {**head, "classifier.weight": weight, "classifier.bias": bias}
+    L = 6
+    mixed_sample = torch.stack([pool[a]] * (L - 1) + [pool[b]])  # one token in six argues for class b
+    alike = torch.stack([pool[a]] * L)
+    x = torch.stack([mixed_sample, alike, alike])
+    keep = torch.ones(3, L, dtype=torch.bool)
+    labels = torch.tensor([cb, cb, ca])
+    found = reach.reach(x, keep, h0.expand(3, -1), labels, head, bb.tail)
+    assert found.free.tolist() == [True, False, True] and found.token.tolist() == [True, False, True]
+    assert found.free_share == pytest.approx(2 / 3)
+    # uniform attention gives class a on the mixed sample: the free fit had to move the scores to reach b
+    uniform = reach.free_attention_logits(x[:1], keep[:1], h0, torch.zeros(1, bb.heads, L), head, bb.tail)
+    assert int(uniform.argmax()) == ca
+    # padding is never attended: the class-b token masked out puts b out of reach
+    keep[0, -1] = False
+    assert reach.reach(x[:1], keep[:1], h0, labels[:1], head, bb.tail).free.tolist() == [False]
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(steps=0), "steps must be an integer >= 1"),
+    (dict(learning_rate=-1.0), "learning_rate must be a number > 0"),
+    (dict(labels=torch.tensor([0, 1])), "one label per sample"),
+    (dict(h0=torch.zeros(3, 5)), "needs tokens x (N, L, D)"),
+])
+def test_reach_rejects_bad_parameters_in_one_line(setting, bad, message):
+    bb, inputs, _, head, _ = setting
+    enc = training.encode(bb, inputs)
+    args = dict(x=enc.x[:3], keep=enc.mask[:3], h0=enc.h0[:3], labels=torch.tensor([0, 1, 0]), head=head,
+                tail=bb.tail)
+    with pytest.raises(ParameterError, match=re.escape(message)) as err:
+        reach.reach(**{**args, **bad})
+    assert "\n" not in str(err.value)

@@ -58,6 +58,33 @@ def test_numbers_are_counted_once_and_apart_by_kind():
     assert all(r.expected.counted_on == "fig3_dynamics" for r in expected.compare("fig5_heatmap", fig5))
 
 
+def test_a_table2_row_that_cannot_test_the_claim_is_not_counted_and_says_why():
+    key = "mnist_5k_noise0.2_n200_test_acc"
+    metrics = {key: 0.6, "mnist_5k_tests_claim": 1.0, "mnist_5k_clean_train_acc": 1.0,
+               "mnist_5k_reach_free_mean": 0.9}
+    row = row_of("table2_finetune", key, metrics)
+    assert row.testable and row.counted and not row.match and row.cause == expected.SUBSTITUTE
+    metrics.update({"mnist_5k_tests_claim": 0.0, "mnist_5k_reach_free_mean": 0.29})
+    row = row_of("table2_finetune", key, metrics)
+    assert not row.counted and row.result == "not counted"
+    assert row.cause.startswith(expected.NOT_TESTABLE) and "0.29 of the flipped labels" in row.cause
+    assert expected.counts([row]) == {}
+    metrics["mnist_5k_clean_train_acc"] = 0.8  # clean labels unfitted: that is the cause given first
+    assert "does not fit even its clean labels (train accuracy 0.80" in row_of("table2_finetune", key, metrics).cause
+
+
+def test_the_image_claim_is_not_testable_where_no_image_row_can_test_it():
+    record = {"image_rows": 2.0, "image_rows_testing": 0.0, "image_reach_free_mean": 30.0,
+              "image_flipped_fitted_mean": 25.0, "parameters": {"seeds": [42]}}
+    entry = next(e for e in ledger.evaluate({"table2_finetune": record}) if e.claim.claim.startswith("The same"))
+    assert entry.finding.verdict == ledger.OFFLINE and "can fit 30% of them, phase 2 fitted 25%" in entry.finding.evidence
+    assert "out of reach" in entry.finding.cause
+    record.update({"image_rows_testing": 1.0, "image_testing_flipped_fitted_mean": 100.0,
+                   "image_testing_test_vs_base_mean": -28.0})
+    entry = next(e for e in ledger.evaluate({"table2_finetune": record}) if e.claim.claim.startswith("The same"))
+    assert entry.finding.verdict == ledger.PART  # fitted, but harmful
+
+
 def test_every_tolerance_has_its_reason_and_every_row_a_known_kind():
     for rows in expected.EXPECTED.values():
         for e in rows:

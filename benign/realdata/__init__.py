@@ -8,6 +8,8 @@ One module per job, imports flowing one way (each imports only those above it):
 - `image_backbone`: the small ViT pre-trained here (its recipe, data and record);
 - `firsttoken`: the last layer at the first token for many runs at once, forward and backward by hand — the
   step phase 2 repeats;
+- `reach`: which flipped labels any query and key could fit: free attention scores and single tokens, through the
+  same frozen rest of the last layer;
 - `backbones`: a pretrained BERT or ViT, frozen, with its last layer's parts as plain tensors;
 - `training`: the frozen layers run once (`encode`), the optimizer and schedule, phase 1 and phase 2;
 - `reference`: the literal reference, phase 2 through the whole Hugging Face model;

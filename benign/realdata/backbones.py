@@ -202,9 +202,13 @@ class Backbone:
     def last_layer_inputs(self, batch: dict[str, torch.Tensor]):
         """Hidden states entering the last layer (N, L, D) and the key mask (N, L) for one batch of model inputs.
 
-        The last layer itself is skipped: the encoder's layer list is cut short for the call.
+        The last layer itself is skipped: the encoder's layer list is cut short for the call. A one-layer ViT's last
+        layer reads the patch embeddings themselves.
         """
         batch = {k: v.to(self.device) for k, v in batch.items()}
+        if self.arch == "vit" and self.model.config.num_hidden_layers == 1:
+            h = self.model.vit.embeddings(batch["pixel_values"])
+            return h, torch.ones(h.shape[:2], dtype=torch.bool, device=h.device)
         with self._without_last_layer():
             if self.arch == "bert":
                 h = self.model.bert(**batch, output_hidden_states=True).hidden_states[-1]

@@ -120,17 +120,26 @@ def features(tokens: Tokens, qk: dict, tail: Tail, save: bool = False):
     sample and head (N, H) and, with save, what `backward` needs."""
     R = qk["Wq"].shape[0]
     N, D = tokens.x0.shape
-    H, dh = tail.heads, D // tail.heads
-    probs, top, q4 = first_row(tokens, qk, H)
+    probs, top, q4 = first_row(tokens, qk, tail.heads)
     p = iter(probs)
     m = tokens.per_group(lambda _, x, keep: torch.bmm(next(p), x), tokens.x0)  # (N, H, D): Σₜ sₕₜ xₜ
+    z, kept = mixed(m, tokens.h0, tail)
+    return z.view(R, N // R, D), top, ((tokens, probs, q4, *kept) if save else None)
+
+
+def mixed(m: torch.Tensor, h0: torch.Tensor, tail: Tail) -> tuple[torch.Tensor, tuple]:
+    """The frozen rest of the last layer from each head's mix of the tokens m (N, H, D) (m_h = Σₜ sₕₜ xₜ) and the
+    first token's hidden state h0 (N, D): the first token's output z (N, D) and what `backward` needs. Whatever
+    chooses the scores — the query and key, or free scores (`reach`) — the rest is this one computation."""
+    N, H, D = m.shape
+    dh = D // H
     ctx = torch.bmm(m.transpose(0, 1), tail.Wv.view(H, dh, D).transpose(1, 2)).transpose(0, 1).reshape(N, D)
-    A = torch.addmm(tokens.h0 + tail.bo, ctx + tail.bv, tail.Wo.t())  # each head's value map, output, residual
+    A = torch.addmm(h0 + tail.bo, ctx + tail.bv, tail.Wo.t())  # each head's value map, output, residual
     a, mu1, r1 = _ln(A, tail.norm1)
     pre = torch.addmm(tail.b1, a, tail.W1.t())
     y2 = torch.addmm(a if tail.arch == "bert" else A, F.gelu(pre, approximate=tail.approximate), tail.W2.t())
     z, mu2, r2 = _ln(y2.add_(tail.b2), tail.norm2)
-    return z.view(R, N // R, D), top, ((tokens, probs, q4, A, mu1, r1, pre, y2, mu2, r2) if save else None)
+    return z, (A, mu1, r1, pre, y2, mu2, r2)
 
 
 def forward(tokens: Tokens, qk: dict, head: dict, tail: Tail, save: bool = False):

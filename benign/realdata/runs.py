@@ -27,6 +27,7 @@ from .backbones import BACKBONE_LABELS, Backbone, backbone_folder
 from .image_backbone import NAME as IMAGE_BACKBONE
 from .datasets import RawData, add_label_noise, load, split_indices, take
 from .firsttoken import head_logits
+from .reach import Reach, reach
 from .training import Encoded, Schedule, encode, phase1, phase2, predict, stack
 
 SEEDS = (42, 314, 2718)
@@ -144,7 +145,8 @@ def run_grid(task: Task, protocol: Protocol, seeds, noise_ratios, sample_sizes, 
     """Every (seed, η, n) run of one task, from the disk cache where possible; one row per run.
 
     Columns: dataset, backbone, seed, noise_ratio, n, pretrain_size, base_acc, train_loss, train_acc, test_acc,
-    fitted (stopped because every label was predicted), fitted_noisy (share of flipped labels fitted), epochs_run,
+    fitted (stopped because every label was predicted), fitted_noisy (share of flipped labels fitted), reach_free
+    and reach_token (shares of flipped labels free scores can fit, and some single token gives: `reach`), epochs_run,
     loss and max_attention (per epoch), and how the run was made (protocol, versions, device, threads, code).
     """
     seeds = list(seeds)
@@ -222,7 +224,9 @@ def _phase2_group(task: Task, protocol: Protocol, splits: dict, group: list[tupl
     right = (predict(bb, prep.fin, sample_idx, run_heads, result.params) == y).cpu().numpy()
     out = []
     for r in range(len(group)):
+        within = _reach_of(task, prep.fin, sample_idx[r], y[r], flipped[r], {k: v[r] for k, v in run_heads.items()})
         out.append(dict(train_loss=float(result.epoch_loss[r][-1]), train_acc=float(right[r].mean()),
+                        reach_free=within.free_share, reach_token=within.token_share,
                         fitted=bool(result.fitted[r]),
                         fitted_noisy=float(right[r][flipped[r]].mean()) if flipped[r].any() else None,
                         n_flipped=int(flipped[r].sum()), test_acc=float(test_acc[r]),
@@ -230,6 +234,15 @@ def _phase2_group(task: Task, protocol: Protocol, splits: dict, group: list[tupl
                         max_attention=result.epoch_max_attention[r].tolist(),
                         phase2_s=round(result.wall_s, 2), phase2_sample_steps=result.sample_steps))
     return out
+
+
+def _reach_of(task: Task, cache: Encoded, rows: torch.Tensor, labels: torch.Tensor, flips: np.ndarray,
+              head: dict) -> Reach:
+    """The reach of a run's flipped samples (`reach`): free scores, and single tokens, with its phase-1 head."""
+    at = rows[torch.as_tensor(np.flatnonzero(flips), dtype=torch.long, device=rows.device)]
+    L = int(cache.lengths[at].max()) if len(at) else 1
+    return reach(cache.x[at, :L], cache.mask[at, :L], cache.h0[at], labels[torch.as_tensor(flips, device=rows.device)],
+                 head, task.bb.tail)
 
 
 def _compute(task: Task, protocol: Protocol, pretrain: int, seeds: list[int], wanted: list[tuple], save,
@@ -257,7 +270,7 @@ def _compute(task: Task, protocol: Protocol, pretrain: int, seeds: list[int], wa
 
 
 def _recipe(p: dict) -> dict:
-    return dict(epochs=p["vit_pretrain_epochs"], samples=p["vit_pretrain_samples"])
+    return dict(epochs=p["vit_pretrain_epochs"], samples=p["vit_pretrain_samples"], layers=p["vit_layers"])
 
 
 def _grid_of(parameters: dict, dataset: str) -> None:

@@ -1,0 +1,164 @@
+"""The backbone study: image backbones made here that differ in depth, each through Table 2's phase 2, placed on the
+paper's axes — how much of the label noise attention can reach (and fits) against what fitting it costs.
+
+Each backbone of the family (`image_backbone.recipe(layers=…)`) is made once and cached under the code that makes
+it; its runs are Table 2's runs (`runs.run_grid`, the same cache), so the backbone Table 2 uses is read back, not
+run twice. Text rows are plotted beside them from Table 2's runs where this machine has them cached (`cached_runs`),
+never computed here: they are Table 2's to compute.
+
+A backbone's regime over its cells with noise (means over cells and seeds): *not overfitting* if phase 2 fits fewer
+than half of the flipped labels; else *benign* if the test accuracy stays within `HARMFUL_DROP` points of the base
+accuracy, *harmful* if it falls further — the three regions of the paper's Figure 5, read on real backbones.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+import pandas as pd
+
+from ..checks import ParameterError
+from ..device import cpu_threads
+from . import runs
+from .image_backbone import NAME as IMAGE_BACKBONE
+from .report import REACH_TESTS_CLAIM, summarize
+
+FITS = 0.5  # a backbone overfits if phase 2 fits at least this share of its flipped labels
+HARMFUL_DROP = 5.0  # points of test accuracy below the base accuracy beyond which overfitting is harmful
+BENIGN, HARMFUL, NOT_OVERFITTING = "benign", "harmful", "not overfitting"
+
+
+def backbone_label(layers: int) -> str:
+    return f"ViT, {layers} layer{'s' if layers != 1 else ''}"
+
+
+def recipe_of(parameters: dict, layers: int) -> dict:
+    """The image backbone's recipe overrides for a notebook's parameters at another depth."""
+    return runs._recipe({**parameters, "vit_layers": layers})
+
+
+def _depth_grid(p: dict, layers: int) -> pd.DataFrame:
+    """One backbone of the family: made (or read back), then its runs (computed where the cache lacks them)."""
+    with cpu_threads(p["cpu_threads"]):
+        task = runs.prepare(p["dataset"], p["text_backbone"], IMAGE_BACKBONE, recipe_of(p, layers), p["progress"],
+                            p["device"])
+        grid = runs.run_grid(task, runs.protocol_from(p), p["seeds"], p["noise_ratios"], p["sample_sizes"],
+                             p["progress"])
+    return grid.assign(layers=layers, backbone_label=backbone_label(layers), kind="image")
+
+
+def cached_runs(task: runs.Task, protocol: runs.Protocol, seeds, noise_ratios, sample_sizes) -> pd.DataFrame:
+    """The runs of a task that the cache holds, none computed (an empty table when it holds none)."""
+    keys = runs._plan(task.data, task.bb.fingerprint, task.bb.device.type, protocol, list(seeds), noise_ratios,
+                      sample_sizes)[0]
+    found = [row for row in (runs._read(k) for k in keys.values()) if row is not None]
+    return pd.DataFrame(found)
+
+
+def study_runs(parameters: dict) -> pd.DataFrame:
+    """Every run of the study, one per row: the image backbones of `vit_depths` on `dataset` (computed side by
+    side in `processes` worker processes where the cache lacks them, deepest first), and the text rows of
+    `datasets_beside` that the cache holds. Columns: `runs.run_grid`'s, with layers, backbone_label and kind."""
+    p = parameters
+    runs.protocol_from(p)  # bad protocol values fail here, before any backbone is made
+    if runs.load(p["dataset"]).kind != "image":
+        raise ParameterError(f"dataset {p['dataset']!r} holds text: the backbone study needs an image data set")
+    depths = sorted(set(p["vit_depths"]), reverse=True)
+    if p["processes"] > 1 and len(depths) > 1:
+        pool = ProcessPoolExecutor(min(p["processes"], len(depths)),
+                                   mp_context=multiprocessing.get_context("spawn"))
+        try:
+            parts = list(pool.map(_depth_grid, [p] * len(depths), depths))
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+    else:
+        parts = [_depth_grid(p, d) for d in depths]
+    protocol = runs.protocol_from(p)
+    with cpu_threads(p["cpu_threads"]):
+        for name in p["datasets_beside"]:
+            task = runs.prepare(name, p["text_backbone"], IMAGE_BACKBONE, None, p["progress"], p["device"])
+            found = cached_runs(task, protocol, p["seeds"], p["noise_ratios"], p["sample_sizes"])
+            if len(found):
+                parts.append(found.assign(layers=task.bb.model.config.num_hidden_layers,
+                                          backbone_label=f"{name} (text, Table 2's runs)", kind="text"))
+    return pd.concat(parts, ignore_index=True)
+
+
+def placed(study: pd.DataFrame) -> pd.DataFrame:
+    """Per backbone (and text row) and n, with noise: the paper's axes — shares of the flipped labels within reach
+    (free attention) and fitted by phase 2, and test accuracy minus base accuracy (points) — means over seeds, with
+    the base accuracy."""
+    noisy = study[study.noise_ratio > 0]
+    g = noisy.groupby(["backbone_label", "kind", "layers", "n"], sort=False)
+    out = g.agg(reach=("reach_free", "mean"), token=("reach_token", "mean"), fitted=("fitted_noisy", "mean"),
+                test_acc=("test_acc", "mean"), base_acc=("base_acc", "mean"), seeds=("seed", "count")).reset_index()
+    out["test_minus_base"] = 100 * (out.test_acc - out.base_acc)
+    return out
+
+
+def regimes(points: pd.DataFrame) -> pd.DataFrame:
+    """Per backbone: the means over its cells with noise, its regime, and whether it can test the paper's claim
+    (most flipped labels within reach)."""
+    g = points.groupby(["backbone_label", "kind", "layers"], sort=False)
+    out = g.agg(reach=("reach", "mean"), token=("token", "mean"), fitted=("fitted", "mean"),
+                test_minus_base=("test_minus_base", "mean"), worst=("test_minus_base", "min"),
+                base_acc=("base_acc", "mean")).reset_index()
+    out["regime"] = [regime(f, d) for f, d in zip(out.fitted, out.test_minus_base)]
+    out["tests_claim"] = out.reach >= REACH_TESTS_CLAIM
+    return out
+
+
+def regime(fitted: float, test_minus_base: float) -> str:
+    if not fitted >= FITS:
+        return NOT_OVERFITTING
+    return BENIGN if test_minus_base > -HARMFUL_DROP else HARMFUL
+
+
+def choose(found: pd.DataFrame) -> pd.Series:
+    """The image backbone this evidence picks as Table 2's default: one that can test the claim (most flipped labels
+    within reach); among those, the highest base accuracy; if none can, the one reaching the most."""
+    images = found[found.kind == "image"]
+    if images.empty:
+        raise ParameterError("the backbone study ran no image backbone: give vit_depths")
+    testing = images[images.tests_claim]
+    pick = testing.base_acc.idxmax() if len(testing) else images.reach.idxmax()
+    return images.loc[pick]
+
+
+def study_metrics(found: pd.DataFrame, chosen: pd.Series) -> dict:
+    """Flat metrics: per image backbone vit<L>_reach, _token, _fitted, _test_minus_base, _base_acc (shares in %),
+    the count of backbones in each regime, and the chosen depth."""
+    out = {}
+    for _, r in found[found.kind == "image"].iterrows():
+        key = f"vit{r.layers}"
+        out.update({f"{key}_reach": 100 * r.reach, f"{key}_token": 100 * r.token, f"{key}_fitted": 100 * r.fitted,
+                    f"{key}_test_minus_base": r.test_minus_base, f"{key}_base_acc": 100 * r.base_acc})
+    images = found[found.kind == "image"]
+    for name in (BENIGN, HARMFUL, NOT_OVERFITTING):
+        out[f"backbones_{name.replace(' ', '_')}"] = float((images.regime == name).sum())
+    out["backbones"] = float(len(images))
+    out["chosen_layers"] = float(chosen.layers)
+    return {k: float(v) for k, v in out.items() if v == v}
+
+
+def regime_words(found: pd.DataFrame) -> dict[str, str]:
+    """Glued words: per regime, which backbones (or "none"), and one sentence per backbone."""
+    words = {}
+    for name in (BENIGN, HARMFUL, NOT_OVERFITTING):
+        names = found[found.regime == name].backbone_label.tolist()
+        words[f"regime_{name.replace(' ', '_')}"] = ", ".join(names) if names else "none"
+    lines = []
+    for _, r in found.iterrows():
+        lines.append(f"{r.backbone_label}: within reach {100 * r.reach:.0f} %, fitted {100 * r.fitted:.0f} %, test "
+                     f"minus base {r.test_minus_base:+.1f} points ({r.regime})")
+    words["backbone_lines"] = "; ".join(lines)
+    return words
+
+
+def axis_limits(points: pd.DataFrame) -> tuple[float, float]:
+    """The y-axis span of the picture, with room around the points (points of test accuracy minus base)."""
+    y = points.test_minus_base.to_numpy()
+    lo, hi = float(np.nanmin(y)), float(np.nanmax(y))
+    return min(lo, -HARMFUL_DROP) - 3, max(hi, 0) + 3
