@@ -87,7 +87,6 @@ out_dir = ""  # empty means results/table2_finetune/book
 import time
 
 
-from myst_nb import glue
 
 from benign import expected, notebooks, plots
 from benign.realdata import report, runs
@@ -196,14 +195,14 @@ found.round(1)
 # {glue:text}`image_reach_token_mean:.0f` %, and phase 2 fits {glue:text}`image_flipped_fitted_mean:.0f` % of them
 # ({glue:text}`image_noisy_cells_all_fitted:.0f` of {glue:text}`image_noisy_cells:.0f` cells fit them all; test
 # accuracy minus base accuracy {glue:text}`image_test_vs_base_mean:.1f` points on average). Per row:
-# {glue:text}`image_rows_reading`. Where an image row does not fit its flipped labels, the cause is measured, not
+# {glue:md}`image_rows_reading`. Where an image row does not fit its flipped labels, the cause is measured, not
 # guessed: phase 2 fits about what any query and key could, and a deep ViT trained with labels on digits makes every
 # last-layer token of a digit argue for the digit's class, so no attention can select a token that argues for
 # another. Such a row is *not testable with this backbone*: not a miss of the paper's claim, and the comparison
 # below and the claims ledger ({doc}`../book/summary`) record it so. Where the flipped labels are within reach and fitted, the test accuracy
 # minus the base accuracy above says whether fitting them was benign or harmful on this backbone; the backbone
 # study ({doc}`backbone_reach`) compares the depths. The Fashion-MNIST row runs on the digits backbone:
-# {glue:text}`fashion_reading`. (A backbone pre-trained on Fashion-MNIST's own images would need a pre-training
+# {glue:md}`fashion_reading`. (A backbone pre-trained on Fashion-MNIST's own images would need a pre-training
 # split disjoint from the protocol's; the book does not make one.)
 
 # %%
@@ -211,8 +210,7 @@ metrics = report.table_metrics(summary, num_epochs)
 metrics["finetune_wall_s"] = round(wall_s, 1)
 metrics.update(report.finding_metrics(found))
 metrics.update(report.check_metrics(checks))
-for key, words in report.check_words(checks, {t.dataset: t.data.kind for t in tasks}).items():
-    glue(key, words, display=False)
+metrics.update(report.check_words(checks, {t.dataset: t.data.kind for t in tasks}))  # glued as words
 nb.save_metrics(metrics, extra={"assets": assets.to_dict(orient="records")})
 
 # %% [markdown]
