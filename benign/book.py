@@ -49,6 +49,7 @@ AFTER = {  # a notebook that reuses another's cached runs starts after it, so no
     "fig5_heatmap": "fig3_dynamics",  # the authors' script at the cells both pages check
     "fig7_one_layer_heatmap": "fig6_one_layer_dynamics",  # the authors' one-layer script at the cells both check
     "fig8_finetune_attention": "table2_finetune",  # Table 2's runs, read back from their cache
+    "backbone_reach": "table2_finetune",  # Table 2's text rows and its default backbone's runs
 }
 
 
