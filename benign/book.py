@@ -87,8 +87,8 @@ def run_in_process(name: str, profile_name: str, reports: Path) -> str:
     reports.mkdir(parents=True, exist_ok=True)
     log = reports / f"{name}.log"
     with open(log, "w") as out:
-        done = subprocess.run([sys.executable, "-m", "benign.book", name, profile_name, str(reports)],
-                              stdout=out, stderr=subprocess.STDOUT, env={**os.environ, RESULTS_ENV: str(paths.RESULTS)})
+        done = subprocess.run([sys.executable, "-m", "benign.book", name, profile_name, str(reports)], stdout=out,
+                              stderr=subprocess.STDOUT, env={**os.environ, RESULTS_ENV: str(paths.RESULTS)})
     if done.returncode == 0:
         return ""
     lines = log.read_text().strip().splitlines()

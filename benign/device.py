@@ -14,9 +14,9 @@ starts, and never more than the cores it was given: inside a dask task its worke
 it runs at once, in a SLURM task its CPUs, else the process's CPU affinity. Idle that is every core (two threads
 are 1.1–1.4× faster than one here); beside other work, fewer. "Other work" is every runnable thread of another
 process, `nice`d ones included: two threads beside a nice-19 job made the Figure-3 run 3–11× slower (their
-barriers wait whenever the job gets its slice). OpenMP's wait policy is left at its default: PASSIVE made two threads 2.3–2.9× slower idle
-on the trainers' small products. Each process tallies the threads its blocks ran with, and every notebook's
-metrics.json records them (`thread_record`).
+barriers wait whenever the job gets its slice). OpenMP's wait policy is left at its default: PASSIVE made two
+threads 2.3–2.9× slower idle on the trainers' small products. Each process tallies the threads its blocks ran
+with, and every notebook's metrics.json records them (`thread_record`).
 """
 
 from __future__ import annotations

@@ -131,8 +131,8 @@ def run(kernel, points: list[dict], *, by=("d", "seed"), executor=None, cache=No
     `executor`: any concurrent.futures-style executor; None: this machine's, `local_processes` worker processes
     when more than one chunk is to be computed and a core is given to each (chunks side by side on one thread each
     share cores with other work far better than one chunk on two threads), else this process, chunk after chunk.
-    `cache`: a folder for finished chunks (None: no cache). `progress`: a bar over chunks (`benign.progress`). The table's `attrs`
-    record the number of chunks, how many were computed (not cached) and the wall time.
+    `cache`: a folder for finished chunks (None: no cache). `progress`: a bar over chunks (`benign.progress`). The
+    table's `attrs` record the number of chunks, how many were computed (not cached) and the wall time.
     """
     started = time.perf_counter()
     groups = chunks(points, by)
@@ -149,8 +149,9 @@ def run(kernel, points: list[dict], *, by=("d", "seed"), executor=None, cache=No
         results[i] = rows
         chunk_bar.update()
 
-    if executor is None and len(todo) > 1 and given_cores() > 1 and _picklable(kernel):
-        executor = local_processes(given_cores(), code)
+    workers = given_cores()
+    if executor is None and len(todo) > 1 and workers > 1 and _picklable(kernel):
+        executor = local_processes(workers, code)
     try:
         if executor is None:
             for i in todo:
