@@ -15,8 +15,12 @@ it runs at once, in a SLURM task its CPUs, else the process's CPU affinity. Idle
 are 1.1–1.4× faster than one here); beside other work, fewer. "Other work" is every runnable thread of another
 process, `nice`d ones included: two threads beside a nice-19 job made the Figure-3 run 3–11× slower (their
 barriers wait whenever the job gets its slice). OpenMP's wait policy is left at its default: PASSIVE made two
-threads 2.3–2.9× slower idle on the trainers' small products. Each process tallies the threads its blocks ran
-with, and every notebook's metrics.json records them (`thread_record`).
+threads 2.3–2.9× slower idle on the trainers' small products. Work made of independent pieces (a sweep's chunks,
+the encoder's runs) is split instead: one part per core given, each on one thread, in worker processes
+(`sweep.local_processes`, each told its share of the cores) or Python threads (`side_by_side`) — parts with no
+barrier between them lose only their own share of a core to other work, so they take every core given even when
+other work holds some. Each process tallies the threads its blocks ran with, and every notebook's metrics.json
+records them (`thread_record`).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
@@ -80,9 +85,20 @@ def fixed_threads() -> int:
     return int(env)
 
 
+_GIVEN: dict = {}  # the cores a worker process of a pool on this machine was given (`give_cores`)
+
+
+def give_cores(cores: int) -> None:
+    """Tell this process it was given `cores` cores (a pool of worker processes shares the machine's cores)."""
+    _GIVEN["cores"] = max(1, cores)
+
+
 def given_cores() -> int:
-    """The cores this block of work was given: inside a dask task its worker's threads shared among the tasks it is
-    running, in a SLURM task its CPUs, else this process's CPU affinity."""
+    """The cores this block of work was given: a pool worker's share (`give_cores`), inside a dask task its
+    worker's threads shared among the tasks it is running, in a SLURM task its CPUs, else this process's CPU
+    affinity."""
+    if _GIVEN:
+        return _GIVEN["cores"]
     if "distributed" in sys.modules:
         from distributed import get_worker
 
@@ -155,6 +171,37 @@ def cpu_threads(cpu_threads: int = 0):
         yield threads
     finally:
         _inside.threads = outer
+        torch.set_num_threads(before)
+
+
+def side_parts(count: int) -> int:
+    """How many parts `count` independent pieces of work run in side by side (`side_by_side`): one per core given,
+    or per fixed thread ($BENIGN_CPU_THREADS), whether or not other work holds the cores: parts on one thread each
+    have no barrier to stall at, so other work costs each of them only its own share of a core."""
+    return max(1, min(count, fixed_threads() or given_cores()))
+
+
+def side_by_side(fn, parts: list) -> list:
+    """`fn(part)` for every part, each in a Python thread of its own running torch on one thread, in order.
+
+    torch lets go of Python's lock inside its kernels, so the parts run on separate cores with no barrier between
+    them: beside other work each part loses only its own share of a core, where one program on as many threads
+    stalls at every parallel region (the encoder's 16-run benchmark beside two busy processes: 2.2× its idle time
+    split in two, 3.3× on one thread; idle the split is also the faster of the two). A part's own blocks of work keep
+    its one thread."""
+    if len(parts) == 1:
+        return [fn(parts[0])]
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)  # a new thread takes torch's number of threads from here at its first parallel region
+
+    def one(part):
+        _inside.threads = 1
+        return fn(part)
+
+    try:
+        with ThreadPoolExecutor(len(parts)) as pool:  # fresh threads: each reads the one-thread setting
+            return list(pool.map(one, parts))
+    finally:
         torch.set_num_threads(before)
 
 

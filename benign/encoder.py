@@ -25,7 +25,7 @@ from . import models, sweep, tables
 from .checks import ParameterError, check_all
 from .data import (DATA_DEFAULTS, DATA_SHARED, Run, balanced_labels, clean_test_stream, gaussian_noise, noise_mask,
                    observed_labels, signal_pattern, token_types)
-from .device import resolve_device, resolve_dtype, with_cpu_threads
+from .device import resolve_device, resolve_dtype, side_by_side, side_parts, with_cpu_threads
 from .progress import iterate
 
 
@@ -153,6 +153,32 @@ def descend(params, X, y, *, skip, learning_rate, num_steps, evaluate_at, evalua
     return loss, acc, scores if keep_scores else scores[0], evaluations
 
 
+def descend_side_by_side(params, X, y, test_sets, *, skip, learning_rate, num_steps, evaluate_at, progress):
+    """`descend` with every score kept, the runs split into groups (`device.side_parts`) trained side by side on one
+    torch thread each (`device.side_by_side`) and joined back in run order; the parameters are updated in place as
+    `descend` does. Runs are independent, so this is the same computation."""
+    R = len(X)
+    parts = side_parts(R) if X.device.type == "cpu" else 1
+    bounds = [(k * R // parts, (k + 1) * R // parts) for k in range(parts)]
+
+    def one(k):
+        a, b = bounds[k]
+        own = {name: value[a:b].clone() for name, value in params.items()}
+        out = descend(own, X[a:b], y[a:b], skip=skip, learning_rate=learning_rate, num_steps=num_steps,
+                      evaluate_at=evaluate_at, evaluate=_test_evaluator(test_sets[a:b], skip), keep_scores=True,
+                      progress=progress and k == 0)
+        return own, out
+
+    done = side_by_side(one, list(range(parts)))
+    for (a, b), (own, _) in zip(bounds, done):
+        for name, value in own.items():
+            params[name][a:b] = value
+    outs = [out for _, out in done]
+    loss, acc, scores = (torch.cat([out[i] for out in outs], dim=1) for i in range(3))
+    evaluations = [torch.cat(at_step, dim=1) for at_step in zip(*(out[3] for out in outs))]
+    return loss, acc, scores, evaluations
+
+
 def _stack_parameters(inits: list[dict], device, dtype) -> dict:
     """Parameters of R runs stacked along a new leading axis, on `device` in `dtype`."""
     return {name: torch.stack([p[name].to(device, dtype) for p in inits]) for name in inits[0]}
@@ -221,10 +247,9 @@ def simulate(runs: list[Run], *, hidden: int = 2000, skip: bool = True, learning
     test_sets = [(r.test.X.to(dev, dt), r.test.y.to(dev, dt)) for r in runs if r.test is not None]
     log_steps = sorted(set(range(0, num_steps + 1, log_every)) | {num_steps})
     evaluate_at = set(log_steps) if len(test_sets) == len(runs) else set()
-    loss, acc, scores, evaluations = descend(params, X, y, skip=skip, learning_rate=float(learning_rate),
-                                              num_steps=num_steps, evaluate_at=evaluate_at,
-                                              evaluate=_test_evaluator(test_sets, skip), keep_scores=True,
-                                              progress=progress)
+    loss, acc, scores, evaluations = descend_side_by_side(params, X, y, test_sets, skip=skip,
+                                                          learning_rate=float(learning_rate), num_steps=num_steps,
+                                                          evaluate_at=evaluate_at, progress=progress)
     test = torch.stack(evaluations).double().cpu() if evaluations else torch.full((len(log_steps), 2, len(runs)),
                                                                                  float("nan"), dtype=torch.float64)
     elapsed = time.perf_counter() - started

@@ -26,7 +26,7 @@ import pandas as pd
 
 from . import __version__
 from .checks import GRID_RULE, ParameterError, check, unknown_parameter
-from .device import count_block, cpu_threads, given_cores
+from .device import count_block, cpu_threads, give_cores, given_cores
 from .progress import bar
 from .records import code_fingerprint, write_atomic
 
@@ -196,7 +196,9 @@ def local_processes(workers: int, code: str):
             _POOL["pool"].shutdown(wait=False, cancel_futures=True)
         else:
             atexit.register(lambda: _POOL["pool"].shutdown(wait=True))  # before the interpreter tears modules down
-        _POOL.update(key=key, pool=ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")))
+        _POOL.update(key=key, pool=ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                                       initializer=give_cores,
+                                                       initargs=(given_cores() // workers,)))
     return _POOL["pool"]
 
 

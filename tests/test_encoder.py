@@ -4,7 +4,7 @@ against runs trained alone, the grid kernel against `simulate`, and bad input.""
 import pytest
 import torch
 
-from benign import data, encoder, models, sweep
+from benign import data, device, encoder, models, sweep
 from benign.checks import ParameterError
 
 D, HIDDEN = 24, 16
@@ -103,6 +103,21 @@ def test_batched_runs_equal_runs_trained_alone():
         assert got == pytest.approx(alone.history.drop(columns="run").to_numpy(), rel=1e-11, nan_ok=True)
         scores = batched.scores[batched.scores.run == run.label].score.to_numpy()
         assert scores == pytest.approx(alone.scores.score.to_numpy(), rel=1e-11)
+
+
+def test_runs_split_over_threads_equal_one_program(monkeypatch):
+    runs = [small_run(mu, seed, label=f"r{i}") for i, (mu, seed) in enumerate([(2.0, 0), (5.0, 1), (3.0, 7)])]
+    monkeypatch.setenv(device.CPU_THREADS_ENV, "1")
+    whole = encoder.simulate(runs, **FAST)
+    monkeypatch.setenv(device.CPU_THREADS_ENV, "3")  # three groups of one run, side by side
+    split = encoder.simulate(runs, **FAST)
+    for name, value in whole.params.items():
+        assert torch.allclose(split.params[name], value, rtol=1e-12, atol=1e-14), name
+    for table in ("history", "scores"):
+        got, want = getattr(split, table), getattr(whole, table)
+        assert list(got.run) == list(want.run)
+        assert got.drop(columns="run").to_numpy() == pytest.approx(want.drop(columns="run").to_numpy(), rel=1e-11,
+                                                                     nan_ok=True)
 
 
 def test_grid_chunk_equals_simulate_on_the_same_runs():

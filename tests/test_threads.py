@@ -79,6 +79,28 @@ def test_a_block_inside_a_block_keeps_its_threads_and_both_restore(policy):
     assert torch.get_num_threads() == before
 
 
+def test_side_by_side_runs_each_part_on_one_thread_in_order(policy):
+    def part(k):
+        with device.cpu_threads() as inner:  # a block inside a part keeps the part's one thread
+            return k, torch.get_num_threads(), inner
+
+    with device.cpu_threads(2):
+        assert device.side_by_side(part, [0, 1, 2]) == [(0, 1, 1), (1, 1, 1), (2, 1, 1)]
+        assert torch.get_num_threads() == 2  # restored after the parts
+        with pytest.raises(ZeroDivisionError):
+            device.side_by_side(lambda k: 1 / k, [1, 0])
+        assert torch.get_num_threads() == 2
+
+
+def test_independent_parts_take_every_core_given_even_beside_other_work(policy, monkeypatch, busy_loops):
+    busy_loops(CORES)
+    monkeypatch.setenv("SLURM_CPUS_PER_TASK", "3")
+    assert device.side_parts(10) == min(3, len(os.sched_getaffinity(0)))
+    assert device.side_parts(1) == 1
+    monkeypatch.setenv(device.CPU_THREADS_ENV, "4")
+    assert device.side_parts(10) == 4 and device.side_parts(2) == 2
+
+
 def test_the_record_names_the_policy_and_tallies_the_blocks(policy, monkeypatch):
     with device.cpu_threads(1):
         pass
@@ -92,22 +114,37 @@ def test_the_record_names_the_policy_and_tallies_the_blocks(policy, monkeypatch)
 
 KERNEL = '''
 import torch
+from benign import device
 
 def threads(points):
-    """A sweep kernel that reports the torch threads its task ran with."""
-    return [dict(p, threads=torch.get_num_threads()) for p in points]
+    """A sweep kernel that reports the torch threads its task ran with and the cores its process was given."""
+    return [dict(p, threads=torch.get_num_threads(), given=device.given_cores()) for p in points]
 '''
 
 
-@pytest.mark.skipif(CORES < 2, reason="needs two cores to tell a worker's threads from one per core")
-def test_a_dask_task_runs_with_its_workers_threads(policy, tmp_path, monkeypatch):
-    """Single-thread dask workers on this machine run each task's torch on one thread, not one per core."""
-    distributed = pytest.importorskip("distributed")
+@pytest.fixture
+def thread_kernel(tmp_path, monkeypatch):
+    """`KERNEL` as a module that worker processes can import."""
     (tmp_path / "thread_kernel.py").write_text(textwrap.dedent(KERNEL))
     monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     monkeypatch.syspath_prepend(str(tmp_path))
     import thread_kernel
 
+    return thread_kernel
+
+
+@pytest.mark.skipif(CORES < 2, reason="needs two cores to share them among workers")
+def test_this_machines_worker_processes_each_take_their_share_of_the_cores(policy, thread_kernel):
+    """Without an executor a sweep runs in one worker process per core, each given one core and so one thread
+    (two workers starting together must not both take every core)."""
+    table = sweep.run(thread_kernel.threads, [{"d": d, "seed": 0} for d in (10, 20, 30, 40)])
+    assert list(table["given"]) == [1] * 4 and list(table["threads"]) == [1] * 4
+
+
+@pytest.mark.skipif(CORES < 2, reason="needs two cores to tell a worker's threads from one per core")
+def test_a_dask_task_runs_with_its_workers_threads(policy, thread_kernel):
+    """Single-thread dask workers on this machine run each task's torch on one thread, not one per core."""
+    distributed = pytest.importorskip("distributed")
     points = [{"d": d, "seed": 0} for d in (10, 20, 30, 40)]
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         with distributed.Client(cluster) as client:
