@@ -201,18 +201,18 @@ def reproducibility_page(records: dict[str, dict], profile_name: str) -> str:
     lines = ["# Reproducibility", "",
              f"Generated from the `metrics.json` records of this build (profile `{profile_name}`). Each notebook's",
              "record also holds every parameter; rerun any row with `benign run NOTEBOOK --profile PROFILE`.", "",
-             "CPU threads: *policy* (the thread policy of `benign.device`: each block of work takes the cores free of",
-             "other work when it starts, at most the cores given) or *fixed N*, then `n×k` for n blocks of work (trainer",
-             "calls, sweep chunks) computed on k threads.",
+             "CPU threads: *free cores* (the thread policy of `benign.device`: each block of work takes the cores free",
+             "of other work when it starts, at most the cores given) or *fixed N*, then `n×k` for n blocks of work",
+             "(trainer calls, sweep chunks) computed on k threads.",
              "", "| notebook | wall time (s) | device | CPU threads | seed | git commit | created (UTC) |",
              "|---|---|---|---|---|---|---|"]
     for name, record in records.items():
         seed = record.get("parameters", {}).get("seed", "—")
         commit = (record.get("git_commit") or "—")[:10]
-        policy = record.get("thread_policy", "—").split(",")[0].replace("free cores", "policy")
         blocks = ", ".join(f"{n}×{k}" for k, n in record.get("blocks_by_threads", {}).items()) or "none computed"
         created = str(record.get("created", "—"))[:16].replace("T", " ")
-        lines.append(f"| {name} | {record.get('wall_s', '—')} | {record.get('device', '—')} | {policy}: {blocks} | "
+        lines.append(f"| {name} | {record.get('wall_s', '—')} | {record.get('device', '—')} | "
+                     f"{record.get('thread_policy', '—')}: {blocks} | "
                      f"{seed} | {commit} | {created} |")
     versions = next(iter(records.values()), {}).get("versions", {})
     lines += ["", "## Package versions", "", "| package | version |", "|---|---|"]

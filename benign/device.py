@@ -223,6 +223,6 @@ def thread_record() -> dict:
     """What metrics.json records of the threads: the policy, the cores given, the blocks run per thread count and
     OpenMP's wait policy."""
     fixed = fixed_threads()
-    return {"thread_policy": f"fixed {fixed}" if fixed else "free cores, at most the cores given",
+    return {"thread_policy": f"fixed {fixed}" if fixed else "free cores",
             "cores_given": given_cores(), "blocks_by_threads": {str(k): v for k, v in sorted(_USED.items())},
             "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", "default")}

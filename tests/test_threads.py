@@ -105,7 +105,7 @@ def test_the_record_names_the_policy_and_tallies_the_blocks(policy, monkeypatch)
     with device.cpu_threads(1):
         pass
     record = device.thread_record()
-    assert record["thread_policy"] == "free cores, at most the cores given"
+    assert record["thread_policy"] == "free cores"
     assert record["blocks_by_threads"]["1"] >= 1 and record["cores_given"] == CORES
     assert record["omp_wait_policy"] == os.environ.get("OMP_WAIT_POLICY", "default")
     monkeypatch.setenv(device.CPU_THREADS_ENV, "1")
