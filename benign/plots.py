@@ -197,7 +197,7 @@ def study_points(ax, points, x: str, xlabel: str, low: float, high: float, drop:
     marker, its points joined in increasing n; y = test minus base accuracy (points), the harmful threshold at −drop
     dashed."""
     sizes = sorted(points.n.unique())
-    colors = dict(zip(points.backbone_label.unique(), sns.color_palette("colorblind")))
+    colors = dict(zip(points.backbone_label.unique(), sns.color_palette("deep")))
     for name, part in points.groupby("backbone_label", sort=False):
         part = part.sort_values("n")
         face = "white" if part.kind.iloc[0] == "text" else colors[name]
