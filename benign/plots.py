@@ -189,6 +189,30 @@ def max_attention_curves(ax, curves, title: str) -> None:
     ax.set(title=title, xlabel="phase-2 epoch", ylabel="mean max attention")
 
 
+SIZE_MARKERS = ("o", "s", "^", "D", "v")  # one marker per n, in increasing n
+
+
+def study_points(ax, points, x: str, xlabel: str, low: float, high: float, drop: float) -> None:
+    """The backbone study on the paper's axes: per backbone a colour (text rows with hollow markers), per n a
+    marker, its points joined in increasing n; y = test minus base accuracy (points), the harmful threshold at −drop
+    dashed."""
+    sizes = sorted(points.n.unique())
+    colors = dict(zip(points.backbone_label.unique(), sns.color_palette("deep")))
+    for name, part in points.groupby("backbone_label", sort=False):
+        part = part.sort_values("n")
+        face = "white" if part.kind.iloc[0] == "text" else colors[name]
+        ax.plot(part[x], part.test_minus_base, color=colors[name], label=name)
+        for n, row in part.groupby("n"):
+            ax.plot(row[x], row.test_minus_base, linestyle="none", color=colors[name], markerfacecolor=face,
+                    markersize=8, markeredgewidth=1.5, marker=SIZE_MARKERS[sizes.index(n) % len(SIZE_MARKERS)])
+    for n in sizes:  # the markers' key, with no line
+        ax.plot([], [], linestyle="none", marker=SIZE_MARKERS[sizes.index(n) % len(SIZE_MARKERS)], color="black",
+                label=f"n = {n}")
+    ax.axhline(0, color="grey", linewidth=0.8)
+    ax.axhline(-drop, color="grey", linestyle="--", linewidth=0.8)
+    ax.set(xlim=(-0.05, 1.05), ylim=(low, high), xlabel=xlabel, ylabel="test − base accuracy (points)")
+
+
 REGIME_COLORS = {"harmful": "#d62728", "benign": "#2ca02c", "not_overfitting": "#1f77b4"}
 
 

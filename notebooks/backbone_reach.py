@@ -54,7 +54,7 @@ nb = notebooks.start("backbone_reach", globals())
 # %% [markdown]
 # ## The backbones and their runs
 #
-# Each backbone is made once (a few minutes on a CPU for the deepest) and kept with a record of its recipe, data
+# Each backbone is made once (about a minute on a CPU for the deepest) and kept with a record of its recipe, data
 # hashes and its own test accuracy; its runs are cached as Table 2's are, so Table 2's backbone is not run twice.
 
 # %%
@@ -80,25 +80,19 @@ pd.DataFrame({"backbone": [f"ViT, {d} layer{'s' if d > 1 else ''}" for d in made
 # ## On the paper's axes
 #
 # Left: the share of the flipped labels within reach of free attention (x) against the test accuracy with noise minus
-# the base accuracy (y), one point per backbone and $n$ (means over seeds); right: the same against the share phase 2
-# fitted. A point far left fits no noise (no overfitting); far right and near zero on y fits it benignly; far right
-# and low, harmfully. The dashed line is the harmful threshold of this page's reading.
+# the base accuracy (y), one point per backbone (colour; Table 2's text rows hollow) and $n$ (marker), means over
+# seeds, a backbone's points joined in increasing $n$; right: the same against the share phase 2 fitted. A point far
+# left fits little noise (no overfitting); far right and near zero on y fits it benignly; far right and low,
+# harmfully. The grey dashed line is the harmful threshold of this page's reading.
 
 # %%
-fig, axes = plots.figure(1, 2, squeeze=False)
+fig, axes = plots.figure(1, 2, row_height=4.0, sharey=True, squeeze=False)
 low, high = study.axis_limits(points)
 for ax, x, label in ((axes[0, 0], "reach", "flipped labels within reach of free attention"),
                      (axes[0, 1], "fitted", "flipped labels fitted by phase 2")):
-    for name, part in points.groupby("backbone_label", sort=False):
-        marker = "s" if part.kind.iloc[0] == "text" else "o"
-        ax.plot(part[x], part.test_minus_base, marker=marker, linestyle="-", label=name)
-        for _, r in part.iterrows():
-            ax.annotate(f"n={r.n}", (r[x], r.test_minus_base), textcoords="offset points", xytext=(4, 4),
-                        fontsize=7)
-    ax.axhline(0, color="grey", linewidth=0.8)
-    ax.axhline(-study.HARMFUL_DROP, color="grey", linestyle="--", linewidth=0.8)
-    ax.set(xlim=(-0.05, 1.05), ylim=(low, high), xlabel=label, ylabel="test − base accuracy (points)")
-axes[0, 0].legend(fontsize=7)
+    plots.study_points(ax, points, x, label, low, high, study.HARMFUL_DROP)
+axes[0, 1].set_ylabel("")
+plots.legend_above(fig, axes[0, 0], ncols=3)
 nb.save_figure(fig)
 
 # %%
@@ -123,7 +117,7 @@ points.rename(columns={"backbone_label": "backbone", "reach": "flipped labels wi
 #
 # Benign overfitting: {glue:md}`regime_benign`. Harmful: {glue:md}`regime_harmful`. No overfitting:
 # {glue:md}`regime_not_overfitting`. Deep ViTs trained with labels on digits collapse the last layer's tokens of a
-# digit onto its class: the flipped labels are out of reach of any attention, so phase 2 cannot fit them — the
+# digit onto its class: most flipped labels are out of reach of any attention, so phase 2 fits few of them — the
 # paper's *not overfitting*, caused here by the backbone, not by the optimizer or the schedule. Shallower ones keep
 # tokens that argue for other classes, so the noise comes within reach, and whether fitting it is benign or
 # harmful is the balance the paper's theory names: the signal the clean tokens carry against how freely attention
@@ -131,8 +125,8 @@ points.rename(columns={"backbone_label": "backbone", "reach": "flipped labels wi
 #
 # **The default image backbone.** Table 2 needs a backbone on which its claim can be tested at all: most flipped
 # labels within reach. Among those it takes the one with the best base accuracy, and only if none can be tested the
-# one reaching the most. Base accuracy alone does not see this: it is about the same for the deeper backbones that
-# cannot fit any noise and the shallower ones that can (the table above). Here
+# one reaching the most. Base accuracy alone does not see this: a backbone that fits little of the noise can have as
+# good a base accuracy as one that fits most of it (the table above). Here
 # {glue:md}`choice_words`. The protocol itself is Table 2's, unchanged; nothing is tuned toward the paper's
 # numbers.
 #

@@ -17,7 +17,7 @@ import torch
 
 from benign import notebooks
 from benign.checks import ParameterError
-from benign.realdata import backbones, firsttoken, image_backbone, reach, reference, report, runs, training
+from benign.realdata import backbones, firsttoken, image_backbone, reach, reference, report, runs, study, training
 from benign.realdata import datasets as rdata  # (`datasets` is the Hugging Face library)
 
 WORDS = ("good bad great awful fine dull film movie plot actor story boring superb weak fun slow sharp "
@@ -564,7 +564,9 @@ def test_a_backbone_folder_without_weights_is_refused(tiny_bert, tmp_path):
 
 def test_image_backbone_is_made_once_with_a_record(cache, monkeypatch):
     recipe = dict(epochs=1, samples=64)
+    assert not image_backbone.cached(recipe)
     folder = image_backbone.make(recipe)
+    assert image_backbone.cached(recipe)
     record = json.loads((folder / "record.json").read_text())
     assert record["recipe"]["samples"] == 64 and "not ViT-B/16-in21k" in record["what"]
     assert len(record["data"]["file_sha256"]) == 64 and 0 <= record["test_accuracy"] <= 1
@@ -595,6 +597,16 @@ def test_the_backbone_family_changes_only_its_shape_and_rejects_bad_shapes_in_on
         with pytest.raises(ParameterError, match=re.escape(message)) as err:
             image_backbone.make(bad)
         assert "\n" not in str(err.value)
+
+
+def test_the_study_runs_the_shallowest_missing_backbone_first_and_makes_the_others_meanwhile(monkeypatch):
+    p = dict(vit_pretrain_epochs=30, vit_pretrain_samples=2000)
+    monkeypatch.setattr(image_backbone, "cached", lambda overrides: overrides["layers"] == 2)
+    assert [(f.__name__, d) for f, d in study.jobs(p, [4, 3, 2, 1])] == [
+        ("_depth_grid", 1), ("_make", 4), ("_make", 3), ("_depth_grid", 4), ("_depth_grid", 3), ("_depth_grid", 2)]
+    monkeypatch.setattr(image_backbone, "cached", lambda overrides: True)
+    assert [(f.__name__, d) for f, d in study.jobs(p, [1, 3, 2])] == [
+        ("_depth_grid", 3), ("_depth_grid", 2), ("_depth_grid", 1)]
 
 
 def test_the_backbones_digits_never_reach_the_protocol():

@@ -88,12 +88,23 @@ def make(overrides: dict | None = None, progress: bool = False) -> Path:
     the digits file and the code that makes it (`records.code_fingerprint`, with the torch, numpy and transformers
     versions), so a change of any of them makes it anew instead of serving an older one."""
     made = recipe(**(overrides or {}))
-    key = hashlib.sha256(json.dumps({**made, "data": _file_sha(mnist_5k_file()), "code": code_fingerprint(
-        __name__, packages=CODE_PACKAGES)}, sort_keys=True).encode()).hexdigest()[:12]
-    folder = cache_dir() / "backbones" / f"{NAME}-{key}"
+    folder = folder_of(made)
     if not (folder / "record.json").exists():
         _pretrain(made, folder, progress)
     return folder
+
+
+def folder_of(made: dict) -> Path:
+    """Where the backbone of a full recipe (`recipe`) is kept: under a hash of the recipe, the digits file and the
+    code that makes it."""
+    key = hashlib.sha256(json.dumps({**made, "data": _file_sha(mnist_5k_file()), "code": code_fingerprint(
+        __name__, packages=CODE_PACKAGES)}, sort_keys=True).encode()).hexdigest()[:12]
+    return cache_dir() / "backbones" / f"{NAME}-{key}"
+
+
+def cached(overrides: dict | None = None) -> bool:
+    """Whether the backbone of the recipe's overrides is in the cache already (nothing is made)."""
+    return (folder_of(recipe(**(overrides or {}))) / "record.json").exists()
 
 
 def record(folder: str | Path) -> dict:

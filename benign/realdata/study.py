@@ -21,7 +21,7 @@ import pandas as pd
 
 from ..checks import ParameterError
 from ..device import cpu_threads
-from . import runs
+from . import image_backbone, runs
 from .image_backbone import NAME as IMAGE_BACKBONE
 from .report import REACH_TESTS_CLAIM, summarize
 
@@ -39,6 +39,12 @@ def recipe_of(parameters: dict, layers: int) -> dict:
     return runs._recipe({**parameters, "vit_layers": layers})
 
 
+def _make(p: dict, layers: int) -> None:
+    """One backbone of the family made (or found) in the cache, nothing run."""
+    with cpu_threads(p["cpu_threads"]):
+        image_backbone.make(recipe_of(p, layers), p["progress"])
+
+
 def _depth_grid(p: dict, layers: int) -> pd.DataFrame:
     """One backbone of the family: made (or read back), then its runs (computed where the cache lacks them)."""
     with cpu_threads(p["cpu_threads"]):
@@ -47,6 +53,17 @@ def _depth_grid(p: dict, layers: int) -> pd.DataFrame:
         grid = runs.run_grid(task, runs.protocol_from(p), p["seeds"], p["noise_ratios"], p["sample_sizes"],
                              p["progress"])
     return grid.assign(layers=layers, backbone_label=backbone_label(layers), kind="image")
+
+
+def jobs(p: dict, depths) -> list[tuple]:
+    """The worker processes' jobs (function, depth) in the order they take them. A backbone's runs (phase 2 for
+    2000 epochs where the noise is not fitted) take about twice as long as making the deepest one, so: the
+    shallowest missing backbone (made quickest) made and run first, so that its runs start early; meanwhile the other
+    missing backbones made, deepest first; then the other depths' runs, deepest first (cached ones only read)."""
+    missing = sorted(d for d in depths if not image_backbone.cached(recipe_of(p, d)))
+    first = missing[:1]
+    return ([(_depth_grid, d) for d in first] + [(_make, d) for d in sorted(missing[1:], reverse=True)] +
+            [(_depth_grid, d) for d in sorted(set(depths) - set(first), reverse=True)])
 
 
 def cached_runs(task: runs.Task, protocol: runs.Protocol, seeds, noise_ratios, sample_sizes) -> pd.DataFrame:
@@ -59,7 +76,7 @@ def cached_runs(task: runs.Task, protocol: runs.Protocol, seeds, noise_ratios, s
 
 def study_runs(parameters: dict) -> pd.DataFrame:
     """Every run of the study, one per row: the image backbones of `vit_depths` on `dataset` (computed side by
-    side in `processes` worker processes where the cache lacks them, deepest first), and the text rows of
+    side in `processes` worker processes where the cache lacks them, in the order of `jobs`), and the text rows of
     `datasets_beside` that the cache holds. Columns: `runs.run_grid`'s, with layers, backbone_label and kind."""
     p = parameters
     runs.protocol_from(p)  # bad protocol values fail here, before any backbone is made
@@ -70,7 +87,9 @@ def study_runs(parameters: dict) -> pd.DataFrame:
         pool = ProcessPoolExecutor(min(p["processes"], len(depths)),
                                    mp_context=multiprocessing.get_context("spawn"))
         try:
-            parts = list(pool.map(_depth_grid, [p] * len(depths), depths))
+            futures = {(f, d): pool.submit(f, p, d) for f, d in jobs(p, depths)}
+            done = {job: future.result() for job, future in futures.items()}  # a job's error, raised here
+            parts = [done[_depth_grid, d] for d in depths]
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
     else:
