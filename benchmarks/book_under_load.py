@@ -23,7 +23,9 @@ FINISHED = re.compile(r"^\[\d+/\d+\] (\S+)\s+([\d.]+) s$")  # benign book's line
 def build(clone: Path, busy: bool) -> tuple[dict[str, float], float]:
     """Wall time of each notebook and of the whole `benign book` in a fresh clone (beside a busy loop if `busy`)."""
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
-    subprocess.run(["make", "-C", str(clone), "venv"], check=True, stdout=subprocess.DEVNULL)
+    made = subprocess.run(["make", "-C", str(clone), "venv"], capture_output=True, text=True)
+    if made.returncode:
+        sys.exit(f"make venv failed in {clone}: {made.stderr.strip().splitlines()[-1:]}")
     other = subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None
     started = time.perf_counter()
     try:
