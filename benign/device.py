@@ -93,6 +93,16 @@ def give_cores(cores: int) -> None:
     _GIVEN["cores"] = max(1, cores)
 
 
+def worker_processes(workers: int):
+    """A pool of `workers` Python processes on this machine, each told its share of the cores given (`give_cores`),
+    spawned, not forked: a process that holds torch's threads must not be forked."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=give_cores,
+                               initargs=(given_cores() // workers,))
+
+
 def given_cores() -> int:
     """The cores this block of work was given: a pool worker's share (`give_cores`), inside a dask task its
     worker's threads shared among the tasks it is running, in a SLURM task its CPUs, else this process's CPU

@@ -26,7 +26,7 @@ import pandas as pd
 
 from . import __version__
 from .checks import GRID_RULE, ParameterError, check, unknown_parameter
-from .device import count_block, cpu_threads, give_cores, given_cores
+from .device import count_block, cpu_threads, given_cores, worker_processes
 from .progress import bar
 from .records import code_fingerprint, write_atomic
 
@@ -182,13 +182,10 @@ _POOL: dict = {}  # the one kept pool: its key and the pool
 
 
 def local_processes(workers: int, code: str):
-    """A pool of `workers` Python processes on this machine (spawned, not forked: a process holding torch's threads
-    must not be forked), kept for later sweeps while the kernel's code (`code`, its fingerprint) and `sys.path` stay
-    the same. A worker imports a module once, so another code gets fresh workers: a cached chunk is always computed
-    by the code its key names."""
-    import multiprocessing
+    """`device.worker_processes(workers)`, kept for later sweeps while the kernel's code (`code`, its fingerprint)
+    and `sys.path` stay the same. A worker imports a module once, so another code gets fresh workers: a cached chunk
+    is always computed by the code its key names."""
     import sys
-    from concurrent.futures import ProcessPoolExecutor
 
     key = (workers, code, tuple(sys.path))
     if _POOL.get("key") != key or _POOL["pool"]._broken:
@@ -196,9 +193,7 @@ def local_processes(workers: int, code: str):
             _POOL["pool"].shutdown(wait=False, cancel_futures=True)
         else:
             atexit.register(lambda: _POOL["pool"].shutdown(wait=True))  # before the interpreter tears modules down
-        _POOL.update(key=key, pool=ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                                                       initializer=give_cores,
-                                                       initargs=(given_cores() // workers,)))
+        _POOL.update(key=key, pool=worker_processes(workers))
     return _POOL["pool"]
 
 

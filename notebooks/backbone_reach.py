@@ -45,7 +45,6 @@ import time
 
 import pandas as pd
 
-
 from benign import notebooks, plots
 from benign.realdata import image_backbone, study
 

@@ -86,8 +86,6 @@ out_dir = ""  # empty means results/table2_finetune/book
 # %%
 import time
 
-
-
 from benign import expected, notebooks, plots
 from benign.realdata import report, runs
 

@@ -20,7 +20,7 @@ import pandas as pd
 import torch
 
 from ..checks import ParameterError, check_all
-from ..device import cpu_threads, resolve_device
+from ..device import cpu_threads, resolve_device, worker_processes
 from ..paths import cache_dir
 from ..records import code_fingerprint, environment, write_atomic
 from .backbones import BACKBONE_LABELS, Backbone, backbone_folder
@@ -284,15 +284,11 @@ def _grid_of(parameters: dict, dataset: str) -> None:
 def _compute_in_workers(parameters: dict, data: dict, protocol: Protocol, device: str) -> None:
     """The rows whose runs are not all cached, computed side by side in `processes` worker processes (left in the
     cache), text rows first (they take longest), while this process makes the image backbone if it is missing."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     p = parameters
     backbones = {name: p["text_backbone"] if d.kind == "text" else p["image_backbone"] for name, d in data.items()}
     for backbone in set(backbones.values()) - {IMAGE_BACKBONE}:
         backbone_folder(backbone)  # a bad name or folder fails here, before any row starts
-    # spawn, not fork: a process that holds torch's threads must not be forked
-    pool = ProcessPoolExecutor(p["processes"], mp_context=multiprocessing.get_context("spawn"))
+    pool = worker_processes(p["processes"])
     try:
         futures = []
         for name in sorted(data, key=lambda name: data[name].kind != "text"):

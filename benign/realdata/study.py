@@ -13,14 +13,11 @@ accuracy, *harmful* if it falls further — the three regions of the paper's Fig
 
 from __future__ import annotations
 
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
-
 import numpy as np
 import pandas as pd
 
 from ..checks import ParameterError
-from ..device import cpu_threads
+from ..device import cpu_threads, worker_processes
 from . import image_backbone, runs
 from .image_backbone import NAME as IMAGE_BACKBONE
 from .report import REACH_TESTS_CLAIM, summarize
@@ -84,8 +81,7 @@ def study_runs(parameters: dict) -> pd.DataFrame:
         raise ParameterError(f"dataset {p['dataset']!r} holds text: the backbone study needs an image data set")
     depths = sorted(set(p["vit_depths"]), reverse=True)
     if p["processes"] > 1 and len(depths) > 1:
-        pool = ProcessPoolExecutor(min(p["processes"], len(depths)),
-                                   mp_context=multiprocessing.get_context("spawn"))
+        pool = worker_processes(min(p["processes"], len(depths)))
         try:
             futures = {(f, d): pool.submit(f, p, d) for f, d in jobs(p, depths)}
             done = {job: future.result() for job, future in futures.items()}  # a job's error, raised here
