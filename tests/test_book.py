@@ -56,7 +56,7 @@ def test_a_failing_notebook_keeps_its_report_and_stops_the_build(tmp_path, monke
 
     monkeypatch.setattr(book, "results_dir", lambda name, profile: tmp_path / name)
     monkeypatch.setattr(book, "run_in_process", second_fails)
-    with pytest.raises(RuntimeError, match=f"{book.toc_notebooks()[1]}: boom"):
+    with pytest.raises(RuntimeError, match=f"{book.start_order()[1]}: boom"):
         book.run_all("smoke", tmp_path / "reports", jobs=1)
     assert len(started) == 2  # nothing started after the failure
 
@@ -135,6 +135,7 @@ def test_the_build_prints_one_line_per_notebook_and_reuses_runs_only_once_made(t
     finished = [re.fullmatch(rf"\[{k}/{len(names)}\] (\w+)  \d+\.\d s", line).group(1)
                 for k, line in enumerate(lines, 1)]
     assert sorted(finished) == sorted(names)
+    assert [name for kind, name in events if kind == "start"][:2] == list(book.FIRST)  # the longest chains first
     for later, first in book.AFTER.items():
         assert events.index(("end", first)) < events.index(("start", later)), later
     assert max(sum(1 for kind, _ in events[:k] if kind == "start") - sum(1 for kind, _ in events[:k] if kind == "end")

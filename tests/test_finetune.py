@@ -735,3 +735,65 @@ def test_reach_rejects_bad_parameters_in_one_line(setting, bad, message):
     with pytest.raises(ParameterError, match=re.escape(message)) as err:
         reach.reach(**{**args, **bad})
     assert "\n" not in str(err.value)
+
+
+def test_grids_that_differ_only_in_phase_two_share_phase_one_and_give_each_grid_s_runs(tiny_bert, sst2_folder,
+                                                                                      cache, monkeypatch, tmp_path):
+    """The backbone study's control (clean runs trained every epoch) beside the protocol's grid: one encoding and one
+    phase 1 serve both, and each grid gets the runs it would get alone."""
+    task = runs.prepare(str(sst2_folder), str(tiny_bert), "unused", device="cpu")
+    protocol = runs.Protocol(pretrain_num_epochs=2, num_epochs=4, stop_when_fitted=True, pretrain_size=60, max_test=20)
+    whole = study.whole_schedule(protocol)
+    calls = []
+    real = runs._phase1_heads
+    monkeypatch.setattr(runs, "_phase1_heads", lambda *a, **k: (calls.append(1), real(*a, **k))[1])
+    grid, control = runs.run_grids(task, [(protocol, [42, 314], [0.0, 0.2], [20]), (whole, [42, 314], [0.0], [20])])
+    assert len(calls) == 1 and len(grid) == 4 and len(control) == 2
+    assert (control.epochs_run == 4).all() and not any(p["stop_when_fitted"] for p in control.protocol)
+    assert all(p["stop_when_fitted"] for p in grid.protocol)
+    monkeypatch.setenv("BENIGN_CACHE", str(tmp_path / "alone"))
+    alone = runs.run_grid(task, whole, [42, 314], [0.0], [20])
+    assert len(calls) == 2
+    for column in ("base_acc", "test_acc", "train_loss"):
+        np.testing.assert_allclose(control[column], alone[column], rtol=0, atol=1e-6)
+    again, = runs.run_grids(task, [(whole, [42, 314], [0.0], [20]), (whole, [42, 314], [0.0], [20])])[:1]
+    assert len(calls) == 2 and len(again) == 2  # served from the cache, a run asked for twice computed at most once
+
+
+def _study_cells(backbone, base, clean, noisy, whole, flipped_fitted, epochs):
+    """Two seeds of one backbone at n = 20: clean, noisy (4 of 20 labels flipped, every clean one fitted) and the
+    control's run, with the given test accuracies."""
+    rows = []
+    for seed in (1, 2):
+        common = dict(backbone_label=backbone, kind="image", layers=1, seed=seed, n=20, base_acc=base, n_flipped=4)
+        rows += [dict(common, noise_ratio=0.0, control=False, test_acc=clean, train_acc=1.0, fitted_noisy=np.nan,
+                      epochs_run=epochs),
+                 dict(common, noise_ratio=0.2, control=False, test_acc=noisy, train_acc=(16 + 4 * flipped_fitted) / 20,
+                      fitted_noisy=flipped_fitted, epochs_run=2000, reach_free=flipped_fitted,
+                      reach_token=0.0),
+                 dict(common, noise_ratio=0.0, control=True, test_acc=whole, train_acc=1.0, fitted_noisy=np.nan,
+                      epochs_run=2000)]
+    return rows
+
+
+def test_the_study_splits_the_drop_into_phase_two_s_cost_and_the_noise_s():
+    cells = pd.DataFrame(_study_cells("A", base=0.9, clean=0.8, noisy=0.7, whole=0.79, flipped_fitted=0.25,
+                                      epochs=100) +
+                         _study_cells("B", base=0.9, clean=0.85, noisy=0.6, whole=0.65, flipped_fitted=1.0, epochs=50))
+    costs = study.noise_costs(cells).set_index("backbone_label")
+    np.testing.assert_allclose(costs.loc["A", ["clean", "noise", "clean_fitted", "flipped_fitted", "stopped",
+                                               "stopped_epochs", "whole", "noisy"]].astype(float),
+                               [-10, -10, 1.0, 0.25, -10, 100, -11, -20], atol=1e-9)
+    found = study.regimes(study.placed(cells))
+    assert dict(zip(found.backbone_label, found.regime)) == {"A": study.NOT_OVERFITTING, "B": study.HARMFUL}
+    words = study.cost_words(costs.reset_index(), found)
+    assert words["unfitted_cost"] == ("the backbones that do not overfit (A) fit only 25 % of the flipped labels and "
+                                      "100 % of the clean ones beside them, yet the noise moves their test accuracy "
+                                      "by −10.0 points against clean runs")
+    # the control: A's clean run trained as long loses 1 of the noise's 10 points, B's 20 of 25: a mean of 45 %
+    assert words["control_reading"].startswith("trained every epoch on clean labels, a run loses 45 % of what the "
+                                               "noise costs at n = 20 (mean over the 2 backbones")
+    assert words["control_reading"].endswith("the longer training and the noise share it")
+    assert words["harmful_split"] == ("on the backbones that overfit harmfully (B), phase 2 on clean labels makes 17 % "
+                                      "of the drop below the base accuracy, the flipped labels the rest")
+    assert words["benign_split"] == "no row overfits benignly"

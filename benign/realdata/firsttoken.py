@@ -78,17 +78,18 @@ class Tokens:
     x0: torch.Tensor  # (N, D)
     h0: torch.Tensor  # (N, D)
     groups: list[tuple[torch.Tensor, torch.Tensor]]
-    order: torch.Tensor  # (N,) the samples in the order of the groups
-    inverse: torch.Tensor  # (N,) where each sample is in that order
+    order: torch.Tensor | None  # (N,) the samples in the order of the groups; None: one group in sample order
+    inverse: torch.Tensor | None  # (N,) where each sample is in that order
 
     @classmethod
     def whole(cls, x0: torch.Tensor, h0: torch.Tensor, x: torch.Tensor, keep: torch.Tensor) -> "Tokens":
-        """All N samples as one group, in their own order."""
-        same = torch.arange(len(x), device=x.device)
-        return cls(x0, h0, [(x, keep)], same, same)
+        """All N samples as one group, in their own order (no order: nothing to gather or put back)."""
+        return cls(x0, h0, [(x, keep)], None, None)
 
     def per_group(self, fn, values: torch.Tensor) -> torch.Tensor:
         """fn(values of a group's samples, x, keep) for every group, put back in sample order (N, ...)."""
+        if self.order is None:
+            return fn(values, *self.groups[0])
         parts, start = [], 0
         for x, keep in self.groups:
             parts.append(fn(values[self.order[start:start + len(x)]], x, keep))

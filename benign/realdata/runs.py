@@ -63,6 +63,7 @@ class Protocol:
 
 
 PROTOCOL_PARAMETERS = tuple(f.name for f in fields(Protocol))
+PHASE2_ONLY = ("num_epochs", "stop_when_fitted", "max_epochs", "max_epochs_from_n")  # the rest decides phase 1 too
 
 
 def protocol_from(parameters: dict) -> Protocol:
@@ -149,19 +150,33 @@ def run_grid(task: Task, protocol: Protocol, seeds, noise_ratios, sample_sizes, 
     and reach_token (shares of flipped labels free scores can fit, and some single token gives: `reach`), epochs_run,
     loss and max_attention (per epoch), and how the run was made (protocol, versions, device, threads, code).
     """
-    seeds = list(seeds)
-    keys, pretrain, code = _plan(task.data, task.bb.fingerprint, task.bb.device.type, protocol, seeds, noise_ratios,
-                                 sample_sizes)
-    done = {k: _read(v) for k, v in keys.items()}
-    missing = [k for k, v in done.items() if v is None]
-    if missing:
-        def save(k, row):
-            row["code"] = code
-            write_atomic(_runs_dir() / f"{keys[k]}.json", json.dumps(row) + "\n")
-            done[k] = row
+    return run_grids(task, [(protocol, seeds, noise_ratios, sample_sizes)], progress)[0]
 
-        _compute(task, protocol, pretrain, seeds, missing, save, progress)
-    return pd.DataFrame(list(done.values()))
+
+def run_grids(task: Task, grids: list[tuple], progress: bool = False) -> list[pd.DataFrame]:
+    """`run_grid` for several grids (protocol, seeds, noise_ratios, sample_sizes) of one task, one table each. Grids
+    whose protocols differ only in phase 2's length or stopping (`PHASE2_ONLY`) share the frozen layers and phase 1:
+    the runs either lacks are computed together, each group of equal n and protocol under its own phase 2."""
+    plans, missing = [], {}
+    for protocol, seeds, noise_ratios, sample_sizes in grids:
+        keys, pretrain, code = _plan(task.data, task.bb.fingerprint, task.bb.device.type, protocol, list(seeds),
+                                     noise_ratios, sample_sizes)
+        done = {k: _read(v) for k, v in keys.items()}
+        plans.append(done)
+        shared = (pretrain, *(v for k, v in asdict(protocol).items() if k not in PHASE2_ONLY))
+        for k, row in done.items():
+            if row is None:
+                missing.setdefault(shared, {}).setdefault((protocol, *k), []).append((done, keys[k]))
+    for (pretrain, *_), wanted in missing.items():
+        def save(cell, row, wanted=wanted):
+            row["code"] = code
+            for done, key in wanted[cell]:  # a run two grids ask for is computed once
+                write_atomic(_runs_dir() / f"{key}.json", json.dumps(row) + "\n")
+                done[cell[1:]] = row
+
+        seeds = list(dict.fromkeys(s for _, s, _, _ in wanted))
+        _compute(task, pretrain, seeds, list(wanted), save, progress)
+    return [pd.DataFrame(list(done.values())) for done in plans]
 
 
 # ------------------------------------------------------------------------------------------ computing runs
@@ -245,28 +260,27 @@ def _reach_of(task: Task, cache: Encoded, rows: torch.Tensor, labels: torch.Tens
                  head, task.bb.tail)
 
 
-def _compute(task: Task, protocol: Protocol, pretrain: int, seeds: list[int], wanted: list[tuple], save,
-             progress: bool) -> None:
-    """The wanted runs: frozen layers once, phase 1 once per seed, phase 2 by groups of equal n, each group saved
-    (save(key, row)) as soon as it is done."""
-    data = task.data
-    need_seeds = sorted({s for s, _, _ in wanted}, key=seeds.index)
-    splits = {s: split_indices(len(data.train_labels), pretrain, max(n for _, _, n in wanted), s) for s in need_seeds}
+def _compute(task: Task, pretrain: int, seeds: list[int], wanted: list[tuple], save, progress: bool) -> None:
+    """The wanted runs (protocol, seed, η, n), their protocols alike but for phase 2: frozen layers once, phase 1
+    once per seed, phase 2 by groups of equal protocol and n, each group saved (save(cell, row)) as soon as it is
+    done."""
+    data, protocol = task.data, wanted[0][0]  # phase 1 is the same under every protocol wanted
+    need_seeds = sorted({s for _, s, _, _ in wanted}, key=seeds.index)
+    splits = {s: split_indices(len(data.train_labels), pretrain, max(n for *_, n in wanted), s) for s in need_seeds}
     test_rows = np.arange(len(data.test_labels))[:protocol.max_test or None]
     test_y = torch.as_tensor(data.test_labels[test_rows], device=task.bb.device)
     prep = _encode_all(task, protocol, splits, test_rows)
     heads, base, p1 = _phase1_heads(task, protocol, splits, need_seeds, prep, test_y)
-    made = dict(protocol=asdict(protocol), pretrain_size=pretrain, n_test=len(test_rows),
-                encode_s=round(prep.encode_s, 2), phase1_s=round(p1.wall_s, 2), threads=torch.get_num_threads(),
-                **environment(task.bb.device))
-    for n in sorted({n for _, _, n in wanted}):
-        group = [k for k in wanted if k[2] == n]
-        for (s, eta, _), result in zip(group, _phase2_group(task, protocol, splits, group, prep, heads, test_y,
+    made = dict(pretrain_size=pretrain, n_test=len(test_rows), encode_s=round(prep.encode_s, 2),
+                phase1_s=round(p1.wall_s, 2), threads=torch.get_num_threads(), **environment(task.bb.device))
+    for group_protocol, n in dict.fromkeys((c[0], c[3]) for c in sorted(wanted, key=lambda c: c[3])):
+        group = [c[1:] for c in wanted if c[0] == group_protocol and c[3] == n]
+        for (s, eta, _), result in zip(group, _phase2_group(task, group_protocol, splits, group, prep, heads, test_y,
                                                               progress)):
             i = need_seeds.index(s)
-            save((s, eta, n), dict(dataset=task.dataset, backbone=task.backbone, seed=s, noise_ratio=eta, n=n,
-                                   base_acc=float(base[i]), phase1_loss=float(p1.epoch_loss[i][-1]), **result,
-                                   **made))
+            save((group_protocol, s, eta, n), dict(
+                dataset=task.dataset, backbone=task.backbone, seed=s, noise_ratio=eta, n=n, base_acc=float(base[i]),
+                phase1_loss=float(p1.epoch_loss[i][-1]), **result, protocol=asdict(group_protocol), **made))
 
 
 def _recipe(p: dict) -> dict:

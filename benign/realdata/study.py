@@ -6,12 +6,19 @@ it; its runs are Table 2's runs (`runs.run_grid`, the same cache), so the backbo
 run twice. Text rows are plotted beside them from Table 2's runs where this machine has them cached (`cached_runs`),
 never computed here: they are Table 2's to compute.
 
+The y axis mixes two costs, which `noise_costs` splits: phase 2 on clean labels (it learns the last layer's query and
+key again from n samples) and the flipped labels on top. Runs with noise that never fit train every epoch where
+clean ones stop once fitted, so a control (`whole_schedule`) trains the clean runs at the smallest n for every epoch
+too; it shares the frozen layers and phase 1 with the backbone's grid (`runs.run_grids`).
+
 A backbone's regime over its cells with noise (means over cells and seeds): *not overfitting* if phase 2 fits fewer
 than half of the flipped labels; else *benign* if the test accuracy stays within `HARMFUL_DROP` points of the base
 accuracy, *harmful* if it falls further — the three regions of the paper's Figure 5, read on real backbones.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -42,13 +49,22 @@ def _make(p: dict, layers: int) -> None:
         image_backbone.make(recipe_of(p, layers), p["progress"])
 
 
+def whole_schedule(protocol: runs.Protocol) -> runs.Protocol:
+    """The control's protocol: phase 2 never stopped once fitted, every epoch of its schedule run."""
+    return replace(protocol, stop_when_fitted=False)
+
+
 def _depth_grid(p: dict, layers: int) -> pd.DataFrame:
-    """One backbone of the family: made (or read back), then its runs (computed where the cache lacks them)."""
+    """One backbone of the family: made (or read back), then its runs and the control's (clean runs at the smallest
+    n trained the whole schedule), computed where the cache lacks them."""
+    protocol = runs.protocol_from(p)
     with cpu_threads(p["cpu_threads"]):
         task = runs.prepare(p["dataset"], p["text_backbone"], IMAGE_BACKBONE, recipe_of(p, layers), p["progress"],
                             p["device"])
-        grid = runs.run_grid(task, runs.protocol_from(p), p["seeds"], p["noise_ratios"], p["sample_sizes"],
-                             p["progress"])
+        grid, control = runs.run_grids(task, [(protocol, p["seeds"], p["noise_ratios"], p["sample_sizes"]),
+                                              (whole_schedule(protocol), p["seeds"], [0.0], [min(p["sample_sizes"])])],
+                                       p["progress"])
+    grid = pd.concat([grid.assign(control=False), control.assign(control=True)], ignore_index=True)
     return grid.assign(layers=layers, backbone_label=backbone_label(layers), kind="image")
 
 
@@ -96,7 +112,7 @@ def study_runs(parameters: dict) -> pd.DataFrame:
             task = runs.prepare(name, p["text_backbone"], IMAGE_BACKBONE, None, p["progress"], p["device"])
             found = cached_runs(task, protocol, p["seeds"], p["noise_ratios"], p["sample_sizes"])
             if len(found):
-                parts.append(found.assign(layers=task.bb.model.config.num_hidden_layers,
+                parts.append(found.assign(control=False, layers=task.bb.model.config.num_hidden_layers,
                                           backbone_label=f"{name} (text, Table 2's runs)", kind="text"))
     return pd.concat(parts, ignore_index=True)
 
@@ -105,12 +121,42 @@ def placed(study: pd.DataFrame) -> pd.DataFrame:
     """Per backbone (and text row) and n, with noise: the paper's axes — shares of the flipped labels within reach
     (free attention) and fitted by phase 2, and test accuracy minus base accuracy (points) — means over seeds, with
     the base accuracy."""
-    noisy = study[study.noise_ratio > 0]
+    noisy = study[(study.noise_ratio > 0) & ~study.control]
     g = noisy.groupby(["backbone_label", "kind", "layers", "n"], sort=False)
     out = g.agg(reach=("reach_free", "mean"), token=("reach_token", "mean"), fitted=("fitted_noisy", "mean"),
                 test_acc=("test_acc", "mean"), base_acc=("base_acc", "mean"), seeds=("seed", "count")).reset_index()
     out["test_minus_base"] = 100 * (out.test_acc - out.base_acc)
     return out
+
+
+def noise_costs(study: pd.DataFrame) -> pd.DataFrame:
+    """Per backbone (and text row), what phase 2 costs in test accuracy and to what, in points, means over seeds and
+    n: on clean labels (`clean`: test − base at η = 0, runs stopped once fitted); then the flipped labels on top
+    (`noise`: test at η > 0 minus test at η = 0, same seed and n), with the share of the clean training labels still
+    fitted beside the noise (`clean_fitted`) and of the flipped ones (`flipped_fitted`); and at the control's n,
+    the clean runs stopped (`stopped`, after `stopped_epochs` on average) against the same trained every epoch of
+    the schedule (`whole`, NaN where the control was not run) and the noisy ones (`noisy`)."""
+    main = study[~study.control]
+    cell = ["backbone_label", "seed", "n"]
+    clean = main[main.noise_ratio == 0].set_index(cell)
+    noisy = main[main.noise_ratio > 0].set_index(cell)
+    n = noisy.index.get_level_values("n").to_numpy()
+    per_run = pd.DataFrame({
+        "clean": 100 * (clean.test_acc - clean.base_acc),
+        "noise": 100 * (noisy.test_acc - clean.test_acc.reindex(noisy.index)),
+        "clean_fitted": (noisy.train_acc * n - noisy.fitted_noisy * noisy.n_flipped) / (n - noisy.n_flipped),
+        "flipped_fitted": noisy.fitted_noisy})
+    out = per_run.groupby(level="backbone_label", sort=False).mean()
+    at = study.n.min()  # the control's n
+    small = study[study.n == at]
+    gain = lambda rows: (100 * (rows.test_acc - rows.base_acc)).groupby(rows.backbone_label, sort=False).mean()
+    stopped = small[(small.noise_ratio == 0) & ~small.control]
+    out["stopped"] = gain(stopped)
+    out["stopped_epochs"] = stopped.groupby("backbone_label", sort=False).epochs_run.mean()
+    out["whole"] = gain(small[small.control])
+    out["noisy"] = gain(small[(small.noise_ratio > 0) & ~small.control])
+    out["control_n"] = at
+    return out.reset_index()
 
 
 def regimes(points: pd.DataFrame) -> pd.DataFrame:
@@ -158,18 +204,68 @@ def study_metrics(found: pd.DataFrame, chosen: pd.Series) -> dict:
     return {k: float(v) for k, v in out.items() if v == v}
 
 
+def listing(names) -> str:
+    """Names for a sentence: "A", "A and B", "A; B and C" (a backbone's name holds a comma)."""
+    names = list(names)
+    return " and ".join(names) if len(names) < 3 else "; ".join(names[:-1]) + " and " + names[-1]
+
+
 def regime_words(found: pd.DataFrame) -> dict[str, str]:
     """Glued words: per regime, which backbones (or "none"), and one sentence per backbone."""
     words = {}
     for name in (BENIGN, HARMFUL, NOT_OVERFITTING):
         names = found[found.regime == name].backbone_label.tolist()
-        words[f"regime_{name.replace(' ', '_')}"] = ", ".join(names) if names else "none"
+        words[f"regime_{name.replace(' ', '_')}"] = listing(names) if names else "none"
     lines = []
     for _, r in found.iterrows():
         lines.append(f"{r.backbone_label}: within reach {100 * r.reach:.0f} %, fitted {100 * r.fitted:.0f} %, test "
                      f"minus base {r.test_minus_base:+.1f} points ({r.regime})")
     words["backbone_lines"] = "; ".join(lines)
     return words
+
+
+def cost_words(costs: pd.DataFrame, found: pd.DataFrame) -> dict[str, str]:
+    """Glued words on `noise_costs`: what the flipped labels cost the backbones that do not overfit
+    (`unfitted_cost`); how much of the noise's cost at the control's n a clean run trained as long loses too
+    (`control_reading`); and how the drop splits between phase 2 on clean labels and the noise on the backbones
+    that overfit harmfully (`harmful_split`) and benignly (`benign_split`)."""
+    quiet = costs[costs.backbone_label.isin(found.backbone_label[found.regime == NOT_OVERFITTING])]
+
+    def span(values, fmt, to="–"):
+        low, high = fmt(values.min()), fmt(values.max())
+        return low if low == high else f"{low}{to}{high}"
+
+    share = lambda v: f"{100 * v:.0f}"
+    signed = lambda v: f"{v:+.1f}".replace("-", "−")
+    unfitted = ("no backbone leaves most of the flipped labels unfitted" if quiet.empty else
+                f"the backbones that do not overfit ({listing(quiet.backbone_label)}) fit only "
+                f"{span(quiet.flipped_fitted, share)} % of the flipped labels and {span(quiet.clean_fitted, share)} % "
+                f"of the clean ones beside them, yet the noise moves their test accuracy by "
+                f"{span(quiet.noise, signed, ' to ')} points against clean runs")
+    harmful = costs[costs.backbone_label.isin(found.backbone_label[found.regime == HARMFUL])]
+    part = harmful.clean / (harmful.clean + harmful.noise)
+    harmful_split = ("no backbone overfits harmfully" if harmful.empty else
+                     f"on the backbones that overfit harmfully ({listing(harmful.backbone_label)}), phase 2 on clean "
+                     f"labels makes {span(part, share)} % of the drop below the base accuracy, the flipped labels the "
+                     f"rest")
+    benign = costs[costs.backbone_label.isin(found.backbone_label[found.regime == BENIGN])]
+    benign_split = ("no row overfits benignly" if benign.empty else
+                    f"on the rows that overfit benignly ({listing(benign.backbone_label)}), phase 2 on clean labels "
+                    f"moves the test accuracy by {span(benign.clean, signed, ' to ')} points and the flipped labels by "
+                    f"{span(benign.noise, signed, ' to ')} points more")
+    ran = costs[(costs.whole == costs.whole) & (costs.noisy < costs.stopped)]
+    if ran.empty:
+        reading = ("no backbone ran the control" if costs.whole.isna().all() else
+                   "no backbone that ran the control lost test accuracy to the noise at its n: nothing to split")
+    else:
+        part = float(((ran.stopped - ran.whole) / (ran.stopped - ran.noisy)).mean())
+        reading = (f"trained every epoch on clean labels, a run loses {100 * part:.0f} % of what the noise costs at "
+                   f"n = {ran.control_n.iloc[0]:.0f} (mean over the {len(ran)} backbones that ran the control): " +
+                   ("most of the loss is the noise's, not the longer training's" if part < 1 / 3 else
+                    "most of the loss is the longer training's, not the noise's" if part > 2 / 3 else
+                    "the longer training and the noise share it"))
+    return {"unfitted_cost": unfitted, "control_reading": reading, "harmful_split": harmful_split,
+            "benign_split": benign_split}
 
 
 def axis_limits(points: pd.DataFrame) -> tuple[float, float]:
