@@ -71,12 +71,12 @@ def write_atomic(path: Path, data: bytes | str) -> None:
 
 
 def save_metrics(out: Path, notebook: str, headline: dict, parameters: dict, device=None, extra: dict | None = None):
-    """metrics.json: headline numbers as flat keys, then the parameters, versions and device."""
+    """metrics.json: headline numbers as flat keys, then the parameters, versions and device (NaN as null, anywhere)."""
     record = {**{k: _plain(v) for k, v in headline.items()},
               "notebook": notebook,
               "parameters": {k: _plain(v) for k, v in parameters.items()},
               "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-              **environment(device), **(extra or {})}
+              **environment(device), **{k: _plain(v) for k, v in (extra or {}).items()}}
     write_atomic(Path(out) / "metrics.json", json.dumps(record, indent=2, allow_nan=False) + "\n")
     return record
 

@@ -196,3 +196,13 @@ def test_a_saved_figure_records_its_smallest_text_and_dpi(tmp_path):
 
     Image.new("RGB", (4, 4)).save(tmp_path / "plain.png")
     assert records.figure_description(tmp_path / "plain.png") is None
+
+
+def test_metrics_json_is_strict_json_with_nan_as_null_in_extra_records_too(tmp_path):
+    """A table with a missing value (the backbone study's text rows have no control) is written, NaN as null."""
+    import math
+
+    records.save_metrics(tmp_path, "nb", {"a": math.nan}, {"p": 1},
+                         extra={"rows": [{"whole": math.nan, "n": 20}], "inf": math.inf})
+    saved = json.loads((tmp_path / "metrics.json").read_text())
+    assert saved["a"] is None and saved["rows"] == [{"whole": None, "n": 20}] and saved["inf"] is None
