@@ -782,18 +782,29 @@ def test_the_study_splits_the_drop_into_phase_two_s_cost_and_the_noise_s():
                          _study_cells("B", base=0.9, clean=0.85, noisy=0.6, whole=0.65, flipped_fitted=1.0, epochs=50))
     costs = study.noise_costs(cells).set_index("backbone_label")
     np.testing.assert_allclose(costs.loc["A", ["clean", "noise", "clean_fitted", "flipped_fitted", "stopped",
-                                               "stopped_epochs", "whole", "noisy"]].astype(float),
-                               [-10, -10, 1.0, 0.25, -10, 100, -11, -20], atol=1e-9)
+                                               "stopped_epochs", "whole", "whole_epochs", "noisy"]].astype(float),
+                               [-10, -10, 1.0, 0.25, -10, 100, -11, 2000, -20], atol=1e-9)
     found = study.regimes(study.placed(cells))
     assert dict(zip(found.backbone_label, found.regime)) == {"A": study.NOT_OVERFITTING, "B": study.HARMFUL}
     words = study.cost_words(costs.reset_index(), found)
-    assert words["unfitted_cost"] == ("the backbones that do not overfit (A) fit only 25 % of the flipped labels and "
-                                      "100 % of the clean ones beside them, yet the noise moves their test accuracy "
-                                      "by −10.0 points against clean runs")
-    # the control: A's clean run trained as long loses 1 of the noise's 10 points, B's 20 of 25: a mean of 45 %
-    assert words["control_reading"].startswith("trained every epoch on clean labels, a run loses 45 % of what the "
-                                               "noise costs at n = 20 (mean over the 2 backbones")
-    assert words["control_reading"].endswith("the longer training and the noise share it")
-    assert words["harmful_split"] == ("on the backbones that overfit harmfully (B), phase 2 on clean labels makes 17 % "
-                                      "of the drop below the base accuracy, the flipped labels the rest")
-    assert words["benign_split"] == "no row overfits benignly"
+    assert words["unfitted_cost"] == ("the backbones that do not overfit (A) fit 25 % of the flipped labels and 100 % "
+                                      "of the clean ones beside them, and the noise moves their test accuracy by "
+                                      "−10.0 points against clean runs")
+    # the control, on the backbones that do not overfit: A's clean run trained as long loses 1 of the noise's 10 points
+    assert words["control_reading"] == ("on A, where the control trained longer and the noise cost accuracy at n = 20, "
+                                        "clean runs trained every epoch lose 10 % of what the noise costs: most of "
+                                        "the loss is the noise's, not the longer training's")
+    # over several backbones, the summed differences: 1 of 10 points and 20 of 25, 21 of 35 in all
+    assert study.control_reading(costs.reset_index()).endswith("lose 60 % of what the noise costs: the longer "
+                                                               "training and the noise share it")
+    assert words["harmful_split"] == ("where the noise is overfitted harmfully (B), phase 2 on clean labels moves the "
+                                      "test accuracy by −5.0 points against the base accuracy and the flipped labels "
+                                      "by −25.0 points more")
+    assert words["benign_split"] == "no backbone overfits benignly"
+    # a protocol that never stops a run: the control trains no longer than the clean runs, and says so
+    unstopped = study.noise_costs(pd.DataFrame(_study_cells("A", 0.9, 0.8, 0.7, 0.8, 0.25, epochs=2000)))
+    assert study.control_reading(unstopped).startswith("the clean runs trained every epoch already")
+    # two noise ratios: each noisy run against the clean run of its seed and n
+    both = pd.DataFrame(_study_cells("A", 0.9, 0.8, 0.7, 0.79, 0.25, 100)).assign()
+    extra = both[both.noise_ratio > 0].assign(noise_ratio=0.1, test_acc=0.75)
+    assert study.noise_costs(pd.concat([both, extra])).noise.iloc[0] == pytest.approx(-7.5)

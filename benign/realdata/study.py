@@ -132,31 +132,35 @@ def placed(study: pd.DataFrame) -> pd.DataFrame:
 def noise_costs(study: pd.DataFrame) -> pd.DataFrame:
     """Per backbone (and text row), what phase 2 costs in test accuracy and to what, in points, means over seeds and
     n: on clean labels (`clean`: test − base at η = 0, runs stopped once fitted); then the flipped labels on top
-    (`noise`: test at η > 0 minus test at η = 0, same seed and n), with the share of the clean training labels still
-    fitted beside the noise (`clean_fitted`) and of the flipped ones (`flipped_fitted`); and at the control's n,
-    the clean runs stopped (`stopped`, after `stopped_epochs` on average) against the same trained every epoch of
-    the schedule (`whole`, NaN where the control was not run) and the noisy ones (`noisy`)."""
+    (`noise`: test at η > 0 minus test at η = 0 of the same seed and n), with the share of the clean training labels
+    still fitted beside the noise (`clean_fitted`) and of the flipped ones (`flipped_fitted`); and at the control's
+    n, test − base of the clean runs stopped once fitted (`stopped`, after `stopped_epochs` on average), of the same
+    trained every epoch (`whole`, after `whole_epochs`; NaN where the control was not run) and of the runs with noise
+    (`noisy`, after `noisy_epochs`)."""
     main = study[~study.control]
     cell = ["backbone_label", "seed", "n"]
-    clean = main[main.noise_ratio == 0].set_index(cell)
-    noisy = main[main.noise_ratio > 0].set_index(cell)
-    n = noisy.index.get_level_values("n").to_numpy()
-    per_run = pd.DataFrame({
-        "clean": 100 * (clean.test_acc - clean.base_acc),
-        "noise": 100 * (noisy.test_acc - clean.test_acc.reindex(noisy.index)),
-        "clean_fitted": (noisy.train_acc * n - noisy.fitted_noisy * noisy.n_flipped) / (n - noisy.n_flipped),
+    clean = main[main.noise_ratio == 0]
+    noisy = main[main.noise_ratio > 0]
+    clean_test = clean.set_index(cell).test_acc
+    kept = noisy.train_acc * noisy.n - noisy.fitted_noisy.fillna(0) * noisy.n_flipped
+    per_noisy = pd.DataFrame({
+        "backbone_label": noisy.backbone_label,
+        "noise": 100 * (noisy.test_acc.to_numpy()
+                        - clean_test.reindex(pd.MultiIndex.from_frame(noisy[cell])).to_numpy()),
+        "clean_fitted": kept / (noisy.n - noisy.n_flipped),
         "flipped_fitted": noisy.fitted_noisy})
-    out = per_run.groupby(level="backbone_label", sort=False).mean()
+    by = lambda frame: frame.groupby("backbone_label", sort=False)
+    out = pd.DataFrame({"clean": by(clean.assign(gain=100 * (clean.test_acc - clean.base_acc))).gain.mean()})
+    out = out.join(by(per_noisy).mean(), how="outer")
     at = study.n.min()  # the control's n
     small = study[study.n == at]
-    gain = lambda rows: (100 * (rows.test_acc - rows.base_acc)).groupby(rows.backbone_label, sort=False).mean()
-    stopped = small[(small.noise_ratio == 0) & ~small.control]
-    out["stopped"] = gain(stopped)
-    out["stopped_epochs"] = stopped.groupby("backbone_label", sort=False).epochs_run.mean()
-    out["whole"] = gain(small[small.control])
-    out["noisy"] = gain(small[(small.noise_ratio > 0) & ~small.control])
+    for name, rows in (("stopped", small[(small.noise_ratio == 0) & ~small.control]),
+                       ("whole", small[small.control]), ("noisy", small[(small.noise_ratio > 0) & ~small.control])):
+        out[name] = by(rows.assign(gain=100 * (rows.test_acc - rows.base_acc))).gain.mean()
+        out[f"{name}_epochs"] = by(rows).epochs_run.mean()
     out["control_n"] = at
-    return out.reset_index()
+    order = list(dict.fromkeys(study.backbone_label))
+    return out.reindex([b for b in order if b in out.index]).rename_axis("backbone_label").reset_index()
 
 
 def regimes(points: pd.DataFrame) -> pd.DataFrame:
@@ -225,47 +229,64 @@ def regime_words(found: pd.DataFrame) -> dict[str, str]:
 
 
 def cost_words(costs: pd.DataFrame, found: pd.DataFrame) -> dict[str, str]:
-    """Glued words on `noise_costs`: what the flipped labels cost the backbones that do not overfit
-    (`unfitted_cost`); how much of the noise's cost at the control's n a clean run trained as long loses too
-    (`control_reading`); and how the drop splits between phase 2 on clean labels and the noise on the backbones
-    that overfit harmfully (`harmful_split`) and benignly (`benign_split`)."""
-    quiet = costs[costs.backbone_label.isin(found.backbone_label[found.regime == NOT_OVERFITTING])]
+    """Glued words on `noise_costs`, true of any results: what the flipped labels do to the backbones that do not
+    overfit (`unfitted_cost`); how much of the noise's cost at the control's n a clean run trained as long loses too
+    (`control_reading`); and how the drop below the base accuracy splits between phase 2 on clean labels and the
+    noise for the backbones that overfit harmfully (`harmful_split`) and benignly (`benign_split`)."""
+    regime_of = dict(zip(found.backbone_label, found.regime))
+    of = lambda name: costs[costs.backbone_label.map(regime_of) == name]
 
     def span(values, fmt, to="–"):
+        values = values.dropna()
+        if values.empty:
+            return "n/a"
         low, high = fmt(values.min()), fmt(values.max())
         return low if low == high else f"{low}{to}{high}"
 
     share = lambda v: f"{100 * v:.0f}"
     signed = lambda v: f"{v:+.1f}".replace("-", "−")
+    quiet = of(NOT_OVERFITTING)
     unfitted = ("no backbone leaves most of the flipped labels unfitted" if quiet.empty else
-                f"the backbones that do not overfit ({listing(quiet.backbone_label)}) fit only "
+                f"the backbones that do not overfit ({listing(quiet.backbone_label)}) fit "
                 f"{span(quiet.flipped_fitted, share)} % of the flipped labels and {span(quiet.clean_fitted, share)} % "
-                f"of the clean ones beside them, yet the noise moves their test accuracy by "
+                f"of the clean ones beside them, and the noise moves their test accuracy by "
                 f"{span(quiet.noise, signed, ' to ')} points against clean runs")
-    harmful = costs[costs.backbone_label.isin(found.backbone_label[found.regime == HARMFUL])]
-    part = harmful.clean / (harmful.clean + harmful.noise)
-    harmful_split = ("no backbone overfits harmfully" if harmful.empty else
-                     f"on the backbones that overfit harmfully ({listing(harmful.backbone_label)}), phase 2 on clean "
-                     f"labels makes {span(part, share)} % of the drop below the base accuracy, the flipped labels the "
-                     f"rest")
-    benign = costs[costs.backbone_label.isin(found.backbone_label[found.regime == BENIGN])]
-    benign_split = ("no row overfits benignly" if benign.empty else
-                    f"on the rows that overfit benignly ({listing(benign.backbone_label)}), phase 2 on clean labels "
-                    f"moves the test accuracy by {span(benign.clean, signed, ' to ')} points and the flipped labels by "
-                    f"{span(benign.noise, signed, ' to ')} points more")
-    ran = costs[(costs.whole == costs.whole) & (costs.noisy < costs.stopped)]
+
+    def split(rows, how):
+        return (f"no backbone overfits {how}" if rows.empty else
+                f"where the noise is overfitted {how} ({listing(rows.backbone_label)}), phase 2 on clean labels moves "
+                f"the test accuracy by {span(rows.clean, signed, ' to ')} points against the base accuracy and the "
+                f"flipped labels by {span(rows.noise, signed, ' to ')} points more")
+
+    return {"unfitted_cost": unfitted, "control_reading": control_reading(quiet),
+            "harmful_split": split(of(HARMFUL), "harmfully"), "benign_split": split(of(BENIGN), "benignly")}
+
+
+def control_reading(costs: pd.DataFrame) -> str:
+    """What the control shows for the backbones of `costs` (the page gives those that do not overfit, whose runs
+    with noise train longer than their clean ones): of the test accuracy the noise costs at the control's n
+    (stopped clean runs against noisy ones), the part that clean runs trained every epoch lose too."""
+    ran = costs[costs.whole.notna()]
+    longer = ran[ran.whole_epochs > ran.stopped_epochs]  # the control trained longer than the stopped clean runs
     if ran.empty:
-        reading = ("no backbone ran the control" if costs.whole.isna().all() else
-                   "no backbone that ran the control lost test accuracy to the noise at its n: nothing to split")
-    else:
-        part = float(((ran.stopped - ran.whole) / (ran.stopped - ran.noisy)).mean())
-        reading = (f"trained every epoch on clean labels, a run loses {100 * part:.0f} % of what the noise costs at "
-                   f"n = {ran.control_n.iloc[0]:.0f} (mean over the {len(ran)} backbones that ran the control): " +
+        return "no backbone that leaves the noise unfitted ran the control"
+    if longer.empty:
+        return ("the clean runs trained every epoch already (this protocol does not stop them earlier), so the "
+                "control has no longer training to separate")
+    costly = longer[longer.noisy < longer.stopped]
+    if costly.empty:
+        return (f"at n = {ran.control_n.iloc[0]:.0f} the noise costs no test accuracy on the backbones the control "
+                f"can test, so there is nothing to split")
+    part = float((costly.stopped - costly.whole).sum() / (costly.stopped - costly.noisy).sum())
+    said = (f"on {listing(costly.backbone_label)}, where the control trained longer and the noise cost accuracy at "
+            f"n = {costly.control_n.iloc[0]:.0f}, clean runs trained every epoch ")
+    if part <= 0:
+        return said + ("lose nothing against those stopped once fitted: the loss is the noise's, not the longer "
+                       "training's")
+    return said + (f"lose {100 * part:.0f} % of what the noise costs: " +
                    ("most of the loss is the noise's, not the longer training's" if part < 1 / 3 else
                     "most of the loss is the longer training's, not the noise's" if part > 2 / 3 else
                     "the longer training and the noise share it"))
-    return {"unfitted_cost": unfitted, "control_reading": reading, "harmful_split": harmful_split,
-            "benign_split": benign_split}
 
 
 def axis_limits(points: pd.DataFrame) -> tuple[float, float]:
