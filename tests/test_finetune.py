@@ -801,6 +801,11 @@ def test_the_study_splits_the_drop_into_phase_two_s_cost_and_the_noise_s():
                                       "test accuracy by −5.0 points against the base accuracy and the flipped labels "
                                       "by −25.0 points more")
     assert words["benign_split"] == "no backbone overfits benignly"
+    split, control = study.cost_tables(costs.reset_index())
+    assert list(split.iloc[0]) == ["A", "−10.0", "−10.0", "100 %", "25 %"]
+    assert list(control.iloc[0]) == ["A", "−10.0 (epoch 100)", "−11.0 (epoch 2000)", "−20.0 (epoch 2000)"]
+    assert list(study.regime_table(found).iloc[0][["fitted by phase 2", "test − base (points)", "base accuracy"]]) == [
+        "25 %", "−20.0", "90.0 %"]
     # a protocol that never stops a run: the control trains no longer than the clean runs, and says so
     unstopped = study.noise_costs(pd.DataFrame(_study_cells("A", 0.9, 0.8, 0.7, 0.8, 0.25, epochs=2000)))
     assert study.control_reading(unstopped).startswith("the clean runs trained every epoch already")

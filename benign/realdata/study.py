@@ -289,6 +289,51 @@ def control_reading(costs: pd.DataFrame) -> str:
                     "the longer training and the noise share it"))
 
 
+def _percent(v, digits: int = 0) -> str:
+    return "—" if v != v else f"{100 * v:.{digits}f} %"
+
+
+def _points(v) -> str:
+    return "—" if v != v else f"{v:+.1f}".replace("-", "−")
+
+
+def regime_table(found: pd.DataFrame) -> pd.DataFrame:
+    """`regimes` as the page shows it: shares in %, test − base in signed points."""
+    return pd.DataFrame({
+        "backbone": found.backbone_label, "layers": found.layers,
+        "flipped labels within reach": found.reach.map(_percent), "given by one token": found.token.map(_percent),
+        "fitted by phase 2": found.fitted.map(_percent), "test − base (points)": found.test_minus_base.map(_points),
+        "worst cell": found.worst.map(_points), "base accuracy": found.base_acc.map(lambda v: _percent(v, 1)),
+        "regime": found.regime, "can test the claim": found.tests_claim})
+
+
+def points_table(points: pd.DataFrame) -> pd.DataFrame:
+    """`placed` as the page shows it: one row per backbone and n."""
+    return pd.DataFrame({
+        "backbone": points.backbone_label, "n": points.n, "flipped labels within reach": points.reach.map(_percent),
+        "given by one token": points.token.map(_percent), "fitted by phase 2": points.fitted.map(_percent),
+        "test accuracy": points.test_acc.map(lambda v: _percent(v, 1)),
+        "base accuracy": points.base_acc.map(lambda v: _percent(v, 1)),
+        "test − base (points)": points.test_minus_base.map(_points), "seeds": points.seeds})
+
+
+def cost_tables(costs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """`noise_costs` as the page shows it: the split of the drop, and the control at its n (test − base, after
+    how many epochs on average)."""
+    split = pd.DataFrame({
+        "backbone": costs.backbone_label, "phase 2 on clean labels: test − base": costs.clean.map(_points),
+        "the noise on top: test, η > 0 − η = 0": costs.noise.map(_points),
+        "clean labels fitted beside the noise": costs.clean_fitted.map(_percent),
+        "flipped labels fitted": costs.flipped_fitted.map(_percent)})
+    at = lambda value, epochs: "—" if value != value else f"{_points(value)} (epoch {epochs:.0f})"
+    control = pd.DataFrame({
+        "backbone": costs.backbone_label,
+        "clean, stopped once fitted": [at(v, e) for v, e in zip(costs.stopped, costs.stopped_epochs)],
+        "clean, every epoch (the control)": [at(v, e) for v, e in zip(costs.whole, costs.whole_epochs)],
+        "with noise": [at(v, e) for v, e in zip(costs.noisy, costs.noisy_epochs)]})
+    return split, control
+
+
 def axis_limits(points: pd.DataFrame) -> tuple[float, float]:
     """The y-axis span of the picture, with room around the points (points of test accuracy minus base)."""
     y = points.test_minus_base.to_numpy()
