@@ -102,6 +102,8 @@ RULES = {
     "vit_layers": ((lambda x: _is_int(x) and 1 <= x <= 12), "an integer in [1, 12] (the image backbone's depth)"),
     "vit_depths": ((lambda x: isinstance(x, list) and len(x) > 0 and all(_is_int(v) and 1 <= v <= 12 for v in x)),
                    "a non-empty list of integers in [1, 12] (image backbones' depths)"),
+    "vit_widths": ((lambda x: isinstance(x, list) and all(_is_int(v) and 8 <= v <= 512 and v % 4 == 0 for v in x)),
+                   "a list of multiples of 4 (the heads) in [8, 512] (widths of further image backbones)"),
     "vit_pretrain_samples": ((lambda x: _is_int(x) and 10 <= x <= 2000), "an integer in [10, 2000] (the MNIST "
                              "digits kept for pre-training the image backbone)"),
 }

@@ -20,7 +20,8 @@
 # then fitting the noise may cost test accuracy or not.
 #
 # **How.** A family of small ViTs made here on the same 2000 MNIST digits (`benign.realdata.image_backbone`, the
-# recipe of Table 2's backbone with another depth, each cached under the code that makes it) goes through Table 2's
+# recipe of Table 2's backbone with another depth, and the deepest with another width, each cached under the code
+# that makes it) goes through Table 2's
 # phase 2 unchanged — same data, subsets, seeds, noise and schedule, read from Table 2's profile
 # ({doc}`table2_finetune`). For every run the
 # reach diagnostic (`benign.realdata.reach`) measures the share of the flipped labels that *free* attention scores
@@ -31,7 +32,8 @@
 
 # %% tags=["parameters"]
 dataset = "mnist_5k"  # the image data set every backbone of the family fine-tunes on (Table 2's digits row)
-vit_depths = [1, 2, 3, 4]  # depths of the small ViTs made here (Table 2's default is one of them)
+vit_depths = [1, 2, 3, 4]  # depths of the small ViTs made here, width 128 (Table 2's default is one of them)
+vit_widths = [64]  # widths of further ViTs at the deepest depth (another axis of reach; empty: none)
 datasets_beside = ["rotten_tomatoes", "rotten_tomatoes_3class"]  # text rows read from Table 2's cached runs
 sample_sizes = [20, 200]  # n, size of the noisy finetune subset
 table2_profile = "book"  # the Table-2 profile whose protocol, seeds, noise and pre-training every backbone runs
@@ -58,7 +60,8 @@ nb = notebooks.start("backbone_reach", globals())
 
 # %%
 table2 = notebooks.resolve("table2_finetune", table2_profile)  # Table 2's phase 2, unchanged
-parameters = {**table2, "dataset": dataset, "vit_depths": vit_depths, "datasets_beside": datasets_beside,
+parameters = {**table2, "dataset": dataset, "vit_depths": vit_depths, "vit_widths": vit_widths,
+              "datasets_beside": datasets_beside,
               "sample_sizes": sample_sizes, "device": device, "processes": processes, "progress": progress}
 started = time.perf_counter()
 every = study.study_runs(parameters)
@@ -66,10 +69,11 @@ wall_s = time.perf_counter() - started
 points = study.placed(every)
 found = study.regimes(points)
 costs = study.noise_costs(every)
-made = {d: image_backbone.record(image_backbone.make(study.recipe_of(parameters, d))) for d in vit_depths}
+made = {shape: image_backbone.record(image_backbone.make(study.recipe_of(parameters, *shape)))
+        for shape in study.shapes(parameters)}
 display(study.regime_table(found))  # means over n and seeds of the cells with noise
-pd.DataFrame({"backbone": [f"ViT, {d} layer{'s' if d > 1 else ''}" for d in made],
-              "how it was made": [made[d]["summary"] for d in made]})
+pd.DataFrame({"backbone": [study.backbone_label(*shape) for shape in made],
+              "how it was made": [record["summary"] for record in made.values()]})
 
 # %% [markdown]
 # ## On the paper's axes
@@ -115,9 +119,10 @@ metrics = study.study_metrics(found, chosen)
 metrics["default_layers"] = float(default_layers)
 metrics["study_wall_s"] = round(wall_s, 1)
 words = {**study.regime_words(found), **study.cost_words(costs, found)}
-words["choice_words"] = (f"this evidence picks the {int(chosen.layers)}-layer ViT" +
-                         (", which is Table 2's default" if int(chosen.layers) == default_layers else
-                          f", not Table 2's default of {default_layers} layers"))
+words["choice_words"] = (f"this evidence picks the {chosen.backbone_label}" +
+                         (", which is Table 2's default"
+                          if (chosen.layers, chosen.width) == (default_layers, study.WIDTH) else
+                          f", not Table 2's default of {default_layers} layers at width {study.WIDTH}"))
 nb.save_metrics({**metrics, **words}, extra={"backbone_runs": found.to_dict(orient="records"),
                                          "noise_costs": costs.to_dict(orient="records")})
 study.points_table(points)
@@ -128,12 +133,12 @@ study.points_table(points)
 # Per backbone, over its cells with noise: {glue:md}`backbone_lines`.
 #
 # Benign overfitting: {glue:md}`regime_benign`. Harmful: {glue:md}`regime_harmful`. No overfitting:
-# {glue:md}`regime_not_overfitting`. Deep ViTs trained with labels on digits collapse the last layer's tokens of a
-# digit onto its class: most flipped labels are out of reach of any attention, so phase 2 fits few of them — the
-# paper's *not overfitting*, caused here by the backbone, not by the optimizer or the schedule. Shallower ones keep
-# tokens that argue for other classes, so the noise comes within reach, and whether fitting it is benign or
+# {glue:md}`regime_not_overfitting`. A ViT trained with labels on digits can collapse the last layer's tokens of a
+# digit onto its class: then most flipped labels are out of reach of any attention, and phase 2 fits few of them —
+# the paper's *not overfitting*, caused here by the backbone, not by the optimizer or the schedule. A backbone that
+# keeps tokens that argue for other classes brings the noise within reach, and whether fitting it is benign or
 # harmful is the balance the paper's theory names: the signal the clean tokens carry against how freely attention
-# can memorise.
+# can memorise. Depth is one axis of this (the table above); width is another: {glue:md}`width_words`.
 #
 # What the noise does where it is not fitted (the table of costs above): {glue:md}`unfitted_cost`. The paper's
 # *not overfitting* region keeps its test accuracy because the signal outweighs the noise in what the model learns.

@@ -90,6 +90,7 @@ BAD = [
     (["run", "table2_finetune", "-p", "datasets", "['mnist_5k', 'mnist_5k']"], "a non-empty list of distinct data set"),
     (["run", "table2_finetune", "-p", "vit_layers", "13"], "vit_layers = 13 is not allowed: vit_layers must be an int"),
     (["run", "backbone_reach", "-p", "vit_depths", "[0, 2]"], "vit_depths must be a non-empty list of integers"),
+    (["run", "backbone_reach", "-p", "vit_widths", "[66]"], "vit_widths must be a list of multiples of 4 (the heads)"),
     (["run", "backbone_reach", "-p", "table2_profile", "huge"], "unknown profile 'huge': use one of smoke, book"),
     (["run", "fig5_heatmap", "--profile", "smoke", "-p", "snapshot_steps", "[50, 5000]"],
      "snapshot_steps = [50, 5000] is not allowed: [5000] lie after the run's last step (300)"),

@@ -599,14 +599,19 @@ def test_the_backbone_family_changes_only_its_shape_and_rejects_bad_shapes_in_on
         assert "\n" not in str(err.value)
 
 
-def test_the_study_runs_the_shallowest_missing_backbone_first_and_makes_the_others_meanwhile(monkeypatch):
-    p = dict(vit_pretrain_epochs=30, vit_pretrain_samples=2000)
+def test_the_study_runs_the_cheapest_missing_backbone_first_and_makes_the_others_meanwhile(monkeypatch):
+    p = dict(vit_pretrain_epochs=30, vit_pretrain_samples=2000, vit_depths=[4, 3, 2, 1], vit_widths=[64, 128])
+    family = study.shapes(p)
+    assert family == [(4, 128), (3, 128), (2, 128), (1, 128), (4, 64)]  # the deepest at each other width
+    assert study.recipe_of(p, 4, 64)["width"] == 64 and "width" not in study.recipe_of(p, 4)  # the default unchanged
+    assert study.backbone_label(4, 64) == "ViT, 4 layers, width 64" and study.backbone_label(1) == "ViT, 1 layer"
     monkeypatch.setattr(image_backbone, "cached", lambda overrides: overrides["layers"] == 2)
-    assert [(f.__name__, d) for f, d in study.jobs(p, [4, 3, 2, 1])] == [
-        ("_depth_grid", 1), ("_make", 4), ("_make", 3), ("_depth_grid", 4), ("_depth_grid", 3), ("_depth_grid", 2)]
+    assert [(f.__name__, s) for f, s in study.jobs(p, family)] == [
+        ("_shape_grid", (1, 128)), ("_make", (4, 128)), ("_make", (3, 128)), ("_make", (4, 64)),
+        ("_shape_grid", (4, 128)), ("_shape_grid", (3, 128)), ("_shape_grid", (2, 128)), ("_shape_grid", (4, 64))]
     monkeypatch.setattr(image_backbone, "cached", lambda overrides: True)
-    assert [(f.__name__, d) for f, d in study.jobs(p, [1, 3, 2])] == [
-        ("_depth_grid", 3), ("_depth_grid", 2), ("_depth_grid", 1)]
+    assert [(f.__name__, s) for f, s in study.jobs(p, [(1, 128), (3, 128), (2, 128)])] == [
+        ("_shape_grid", (3, 128)), ("_shape_grid", (2, 128)), ("_shape_grid", (1, 128))]
 
 
 def test_the_backbones_digits_never_reach_the_protocol():
@@ -765,7 +770,8 @@ def _study_cells(backbone, base, clean, noisy, whole, flipped_fitted, epochs):
     control's run, with the given test accuracies."""
     rows = []
     for seed in (1, 2):
-        common = dict(backbone_label=backbone, kind="image", layers=1, seed=seed, n=20, base_acc=base, n_flipped=4)
+        common = dict(backbone_label=backbone, kind="image", layers=1, width=128, seed=seed, n=20, base_acc=base,
+                      n_flipped=4)
         rows += [dict(common, noise_ratio=0.0, control=False, test_acc=clean, train_acc=1.0, fitted_noisy=np.nan,
                       epochs_run=epochs),
                  dict(common, noise_ratio=0.2, control=False, test_acc=noisy, train_acc=(16 + 4 * flipped_fitted) / 20,
@@ -813,3 +819,15 @@ def test_the_study_splits_the_drop_into_phase_two_s_cost_and_the_noise_s():
     both = pd.DataFrame(_study_cells("A", 0.9, 0.8, 0.7, 0.79, 0.25, 100)).assign()
     extra = both[both.noise_ratio > 0].assign(noise_ratio=0.1, test_acc=0.75)
     assert study.noise_costs(pd.concat([both, extra])).noise.iloc[0] == pytest.approx(-7.5)
+
+
+def test_a_backbone_of_another_width_is_read_against_its_depth_at_the_family_s_width():
+    found = pd.DataFrame([
+        dict(backbone_label="ViT, 4 layers", kind="image", layers=4, width=128, reach=0.3, fitted=0.25,
+             test_minus_base=-12.0, regime=study.NOT_OVERFITTING),
+        dict(backbone_label="ViT, 4 layers, width 64", kind="image", layers=4, width=64, reach=0.9, fitted=0.85,
+             test_minus_base=-20.0, regime=study.HARMFUL)])
+    assert study.width_words(found) == (
+        "at 4 layers and width 64, 90 % of the flipped labels are within reach and phase 2 fits 85 % (harmful, "
+        "test − base −20.0 points), against 30 % and 25 % at width 128 (not overfitting, −12.0 points)")
+    assert study.width_words(found.iloc[:1]) == "every backbone made here has width 128"

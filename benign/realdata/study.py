@@ -1,10 +1,11 @@
-"""The backbone study: image backbones made here that differ in depth, each through Table 2's phase 2, placed on the
-paper's axes — how much of the label noise attention can reach (and fits) against what fitting it costs.
+"""The backbone study: image backbones made here that differ in depth (and width), each through Table 2's phase 2,
+placed on the paper's axes — how much of the label noise attention can reach (and fits) against what fitting it
+costs.
 
-Each backbone of the family (`image_backbone.recipe(layers=…)`) is made once and cached under the code that makes
-it; its runs are Table 2's runs (`runs.run_grid`, the same cache), so the backbone Table 2 uses is read back, not
-run twice. Text rows are plotted beside them from Table 2's runs where this machine has them cached (`cached_runs`),
-never computed here: they are Table 2's to compute.
+Each backbone of the family (`shapes`: `image_backbone.recipe(layers=…, width=…)`) is made once and cached under the
+code that makes it; its runs are Table 2's runs (`runs.run_grid`, the same cache), so the backbone Table 2 uses is
+read back, not run twice. Text rows are plotted beside them from Table 2's runs where this machine has them cached
+(`cached_runs`), never computed here: they are Table 2's to compute.
 
 The y axis mixes two costs, which `noise_costs` splits: phase 2 on clean labels (it learns the last layer's query and
 key again from n samples) and the flipped labels on top. Runs with noise that never fit train every epoch where
@@ -34,19 +35,29 @@ HARMFUL_DROP = 5.0  # points of test accuracy below the base accuracy beyond whi
 BENIGN, HARMFUL, NOT_OVERFITTING = "benign", "harmful", "not overfitting"
 
 
-def backbone_label(layers: int) -> str:
-    return f"ViT, {layers} layer{'s' if layers != 1 else ''}"
+WIDTH = image_backbone.ARCHITECTURE["hidden_size"]  # the family's width, unless vit_widths names others
 
 
-def recipe_of(parameters: dict, layers: int) -> dict:
-    """The image backbone's recipe overrides for a notebook's parameters at another depth."""
-    return runs._recipe({**parameters, "vit_layers": layers})
+def shapes(p: dict) -> list[tuple[int, int]]:
+    """The family's backbones as (layers, width): every depth of `vit_depths` at the default width, deepest first,
+    then the deepest of them at each other width of `vit_widths`."""
+    depths = sorted(set(p["vit_depths"]), reverse=True)
+    return [(d, WIDTH) for d in depths] + [(depths[0], w) for w in sorted(set(p["vit_widths"]) - {WIDTH})]
 
 
-def _make(p: dict, layers: int) -> None:
+def backbone_label(layers: int, width: int = WIDTH) -> str:
+    return f"ViT, {layers} layer{'s' if layers != 1 else ''}" + (f", width {width}" if width != WIDTH else "")
+
+
+def recipe_of(parameters: dict, layers: int, width: int = WIDTH) -> dict:
+    """The image backbone's recipe overrides for a notebook's parameters at another depth (and width)."""
+    return {**runs._recipe({**parameters, "vit_layers": layers}), **({"width": width} if width != WIDTH else {})}
+
+
+def _make(p: dict, shape: tuple[int, int]) -> None:
     """One backbone of the family made (or found) in the cache, nothing run."""
     with cpu_threads(p["cpu_threads"]):
-        image_backbone.make(recipe_of(p, layers), p["progress"])
+        image_backbone.make(recipe_of(p, *shape), p["progress"])
 
 
 def whole_schedule(protocol: runs.Protocol) -> runs.Protocol:
@@ -54,29 +65,35 @@ def whole_schedule(protocol: runs.Protocol) -> runs.Protocol:
     return replace(protocol, stop_when_fitted=False)
 
 
-def _depth_grid(p: dict, layers: int) -> pd.DataFrame:
+def _shape_grid(p: dict, shape: tuple[int, int]) -> pd.DataFrame:
     """One backbone of the family: made (or read back), then its runs and the control's (clean runs at the smallest
     n trained the whole schedule), computed where the cache lacks them."""
     protocol = runs.protocol_from(p)
     with cpu_threads(p["cpu_threads"]):
-        task = runs.prepare(p["dataset"], p["text_backbone"], IMAGE_BACKBONE, recipe_of(p, layers), p["progress"],
+        task = runs.prepare(p["dataset"], p["text_backbone"], IMAGE_BACKBONE, recipe_of(p, *shape), p["progress"],
                             p["device"])
         grid, control = runs.run_grids(task, [(protocol, p["seeds"], p["noise_ratios"], p["sample_sizes"]),
                                               (whole_schedule(protocol), p["seeds"], [0.0], [min(p["sample_sizes"])])],
                                        p["progress"])
     grid = pd.concat([grid.assign(control=False), control.assign(control=True)], ignore_index=True)
-    return grid.assign(layers=layers, backbone_label=backbone_label(layers), kind="image")
+    layers, width = shape
+    return grid.assign(layers=layers, width=width, backbone_label=backbone_label(*shape), kind="image")
 
 
-def jobs(p: dict, depths) -> list[tuple]:
-    """The worker processes' jobs (function, depth) in the order they take them. A backbone's runs (phase 2 for
+def cost(shape: tuple[int, int]) -> int:
+    """What making a backbone of this shape costs, up to a factor: layers × width² (its products per token)."""
+    return shape[0] * shape[1] ** 2
+
+
+def jobs(p: dict, family) -> list[tuple]:
+    """The worker processes' jobs (function, shape) in the order they take them. A backbone's runs (phase 2 for
     2000 epochs where the noise is not fitted) take about twice as long as making the deepest one, so: the
-    shallowest missing backbone (made quickest) made and run first, so that its runs start early; meanwhile the other
-    missing backbones made, deepest first; then the other depths' runs, deepest first (cached ones only read)."""
-    missing = sorted(d for d in depths if not image_backbone.cached(recipe_of(p, d)))
+    cheapest missing backbone made and run first, so that its runs start early; meanwhile the other missing
+    backbones made, dearest first; then the other backbones' runs, dearest first (cached ones only read)."""
+    missing = sorted((s for s in family if not image_backbone.cached(recipe_of(p, *s))), key=cost)
     first = missing[:1]
-    return ([(_depth_grid, d) for d in first] + [(_make, d) for d in sorted(missing[1:], reverse=True)] +
-            [(_depth_grid, d) for d in sorted(set(depths) - set(first), reverse=True)])
+    return ([(_shape_grid, s) for s in first] + [(_make, s) for s in sorted(missing[1:], key=cost, reverse=True)] +
+            [(_shape_grid, s) for s in sorted(set(family) - set(first), key=cost, reverse=True)])
 
 
 def cached_runs(task: runs.Task, protocol: runs.Protocol, seeds, noise_ratios, sample_sizes) -> pd.DataFrame:
@@ -88,24 +105,27 @@ def cached_runs(task: runs.Task, protocol: runs.Protocol, seeds, noise_ratios, s
 
 
 def study_runs(parameters: dict) -> pd.DataFrame:
-    """Every run of the study, one per row: the image backbones of `vit_depths` on `dataset` (computed side by
-    side in `processes` worker processes where the cache lacks them, in the order of `jobs`), and the text rows of
-    `datasets_beside` that the cache holds. Columns: `runs.run_grid`'s, with layers, backbone_label and kind."""
+    """Every run of the study, one per row: the image backbones of `shapes` on `dataset` (computed side by side in
+    `processes` worker processes where the cache lacks them, in the order of `jobs`), and the text rows of
+    `datasets_beside` that the cache holds. Columns: `runs.run_grid`'s, with layers, width, backbone_label, kind and
+    control (the control's runs)."""
     p = parameters
     runs.protocol_from(p)  # bad protocol values fail here, before any backbone is made
     if runs.load(p["dataset"]).kind != "image":
         raise ParameterError(f"dataset {p['dataset']!r} holds text: the backbone study needs an image data set")
-    depths = sorted(set(p["vit_depths"]), reverse=True)
-    if p["processes"] > 1 and len(depths) > 1:
-        pool = worker_processes(min(p["processes"], len(depths)))
+    family = shapes(p)
+    for layers, width in family:
+        image_backbone.recipe(**recipe_of(p, layers, width))  # a bad shape fails here, in one line, before any job
+    if p["processes"] > 1 and len(family) > 1:
+        pool = worker_processes(min(p["processes"], len(family)))
         try:
-            futures = {(f, d): pool.submit(f, p, d) for f, d in jobs(p, depths)}
+            futures = {(f, s): pool.submit(f, p, s) for f, s in jobs(p, family)}
             done = {job: future.result() for job, future in futures.items()}  # a job's error, raised here
-            parts = [done[_depth_grid, d] for d in depths]
+            parts = [done[_shape_grid, s] for s in family]
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
     else:
-        parts = [_depth_grid(p, d) for d in depths]
+        parts = [_shape_grid(p, s) for s in family]
     protocol = runs.protocol_from(p)
     with cpu_threads(p["cpu_threads"]):
         for name in p["datasets_beside"]:
@@ -113,6 +133,7 @@ def study_runs(parameters: dict) -> pd.DataFrame:
             found = cached_runs(task, protocol, p["seeds"], p["noise_ratios"], p["sample_sizes"])
             if len(found):
                 parts.append(found.assign(control=False, layers=task.bb.model.config.num_hidden_layers,
+                                          width=task.bb.model.config.hidden_size,
                                           backbone_label=f"{name} (text, Table 2's runs)", kind="text"))
     return pd.concat(parts, ignore_index=True)
 
@@ -122,7 +143,7 @@ def placed(study: pd.DataFrame) -> pd.DataFrame:
     (free attention) and fitted by phase 2, and test accuracy minus base accuracy (points) — means over seeds, with
     the base accuracy."""
     noisy = study[(study.noise_ratio > 0) & ~study.control]
-    g = noisy.groupby(["backbone_label", "kind", "layers", "n"], sort=False)
+    g = noisy.groupby(["backbone_label", "kind", "layers", "width", "n"], sort=False)
     out = g.agg(reach=("reach_free", "mean"), token=("reach_token", "mean"), fitted=("fitted_noisy", "mean"),
                 test_acc=("test_acc", "mean"), base_acc=("base_acc", "mean"), seeds=("seed", "count")).reset_index()
     out["test_minus_base"] = 100 * (out.test_acc - out.base_acc)
@@ -166,7 +187,7 @@ def noise_costs(study: pd.DataFrame) -> pd.DataFrame:
 def regimes(points: pd.DataFrame) -> pd.DataFrame:
     """Per backbone: the means over its cells with noise, its regime, and whether it can test the paper's claim
     (most flipped labels within reach)."""
-    g = points.groupby(["backbone_label", "kind", "layers"], sort=False)
+    g = points.groupby(["backbone_label", "kind", "layers", "width"], sort=False)
     out = g.agg(reach=("reach", "mean"), token=("token", "mean"), fitted=("fitted", "mean"),
                 test_minus_base=("test_minus_base", "mean"), worst=("test_minus_base", "min"),
                 base_acc=("base_acc", "mean")).reset_index()
@@ -193,18 +214,19 @@ def choose(found: pd.DataFrame) -> pd.Series:
 
 
 def study_metrics(found: pd.DataFrame, chosen: pd.Series) -> dict:
-    """Flat metrics: per image backbone vit<L>_reach, _token, _fitted, _test_minus_base, _base_acc (shares in %),
-    the count of backbones in each regime, and the chosen depth."""
+    """Flat metrics: per image backbone vit<L>_reach, _token, _fitted, _test_minus_base, _base_acc (shares in %;
+    vit<L>w<W>_… at another width than the family's), the count of backbones in each regime, and the chosen
+    backbone's depth and width."""
     out = {}
     for _, r in found[found.kind == "image"].iterrows():
-        key = f"vit{r.layers}"
+        key = f"vit{r.layers}" + (f"w{r.width}" if r.width != WIDTH else "")
         out.update({f"{key}_reach": 100 * r.reach, f"{key}_token": 100 * r.token, f"{key}_fitted": 100 * r.fitted,
                     f"{key}_test_minus_base": r.test_minus_base, f"{key}_base_acc": 100 * r.base_acc})
     images = found[found.kind == "image"]
     for name in (BENIGN, HARMFUL, NOT_OVERFITTING):
         out[f"backbones_{name.replace(' ', '_')}"] = float((images.regime == name).sum())
     out["backbones"] = float(len(images))
-    out["chosen_layers"] = float(chosen.layers)
+    out["chosen_layers"], out["chosen_width"] = float(chosen.layers), float(chosen.width)
     return {k: float(v) for k, v in out.items() if v == v}
 
 
@@ -223,9 +245,27 @@ def regime_words(found: pd.DataFrame) -> dict[str, str]:
     lines = []
     for _, r in found.iterrows():
         lines.append(f"{r.backbone_label}: within reach {100 * r.reach:.0f} %, fitted {100 * r.fitted:.0f} %, test "
-                     f"minus base {r.test_minus_base:+.1f} points ({r.regime})")
+                     f"minus base {_points(r.test_minus_base)} points ({r.regime})")
     words["backbone_lines"] = "; ".join(lines)
+    words["width_words"] = width_words(found)
     return words
+
+
+def width_words(found: pd.DataFrame) -> str:
+    """Each backbone of another width than the family's against the family's backbone of its depth."""
+    images = found[found.kind == "image"]
+    default = images[images.width == WIDTH].set_index("layers")
+    said = []
+    for _, r in images[images.width != WIDTH].iterrows():
+        line = (f"at {r.layers} layers and width {r.width}, {100 * r.reach:.0f} % of the flipped labels are within "
+                f"reach and phase 2 fits {100 * r.fitted:.0f} % ({r.regime}, test − base {_points(r.test_minus_base)} "
+                f"points)")
+        if r.layers in default.index:
+            d = default.loc[r.layers]
+            line += (f", against {100 * d.reach:.0f} % and {100 * d.fitted:.0f} % at width {WIDTH} ({d.regime}, "
+                     f"{_points(d.test_minus_base)} points)")
+        said.append(line)
+    return "; ".join(said) if said else f"every backbone made here has width {WIDTH}"
 
 
 def cost_words(costs: pd.DataFrame, found: pd.DataFrame) -> dict[str, str]:
@@ -300,7 +340,7 @@ def _points(v) -> str:
 def regime_table(found: pd.DataFrame) -> pd.DataFrame:
     """`regimes` as the page shows it: shares in %, test − base in signed points."""
     return pd.DataFrame({
-        "backbone": found.backbone_label, "layers": found.layers,
+        "backbone": found.backbone_label, "layers": found.layers, "width": found.width,
         "flipped labels within reach": found.reach.map(_percent), "given by one token": found.token.map(_percent),
         "fitted by phase 2": found.fitted.map(_percent), "test − base (points)": found.test_minus_base.map(_points),
         "worst cell": found.worst.map(_points), "base accuracy": found.base_acc.map(lambda v: _percent(v, 1)),
