@@ -33,7 +33,7 @@
 # %% tags=["parameters"]
 dataset = "mnist_5k"  # the image data set every backbone of the family fine-tunes on (Table 2's digits row)
 vit_depths = [1, 2, 3, 4]  # depths of the small ViTs made here, width 128 (Table 2's default is one of them)
-vit_widths = [64]  # widths of further ViTs at the deepest depth (another axis of reach; empty: none)
+vit_widths = []  # widths of further ViTs at the deepest depth (another axis of reach; the paper profile adds 64)
 datasets_beside = ["rotten_tomatoes", "rotten_tomatoes_3class"]  # text rows read from Table 2's cached runs
 sample_sizes = [20, 200]  # n, size of the noisy finetune subset
 table2_profile = "book"  # the Table-2 profile whose protocol, seeds, noise and pre-training every backbone runs
