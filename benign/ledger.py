@@ -373,8 +373,7 @@ CLAIMS = [
           "a small ViT made here on MNIST digits and Fashion-MNIST; seeds {p[seeds]}", realdata_rule("image")),
     Claim(S, "Figure 5, on real backbones", "On pretrained backbones, too, fine-tuning attention overfits label "
           "noise benignly, harmfully or not at all, as what its attention can reach allows.", "backbone_reach",
-          "small ViTs of depths {p[vit_depths]} (and the deepest at widths {p[vit_widths]}) made here on MNIST digits, "
-          "n in {p[sample_sizes]}, seeds and protocol "
+          "small ViTs of depths {p[vit_depths]} made here on MNIST digits, n in {p[sample_sizes]}, seeds and protocol "
           "of Table 2's {p[table2_profile]} profile", backbone_regimes_rule),
     Claim(S, "Figures 8, 9", "During fine-tuning the last layer's attention sharpens onto fewer tokens.",
           "fig8_finetune_attention", "the Table-2 runs", attention_rises_rule),
