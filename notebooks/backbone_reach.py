@@ -138,7 +138,7 @@ study.points_table(points)
 # the paper's *not overfitting*, caused here by the backbone, not by the optimizer or the schedule. A backbone that
 # keeps tokens that argue for other classes brings the noise within reach, and whether fitting it is benign or
 # harmful is the balance the paper's theory names: the signal the clean tokens carry against how freely attention
-# can memorise. Depth is one axis of this (the table above); width is another: {glue:md}`width_words`.
+# can memorise. Depth is one axis of this (the table above); {glue:md}`width_words`.
 #
 # What the noise does where it is not fitted (the table of costs above): {glue:md}`unfitted_cost`. The paper's
 # *not overfitting* region keeps its test accuracy because the signal outweighs the noise in what the model learns.

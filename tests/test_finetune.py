@@ -828,6 +828,6 @@ def test_a_backbone_of_another_width_is_read_against_its_depth_at_the_family_s_w
         dict(backbone_label="ViT, 4 layers, width 64", kind="image", layers=4, width=64, reach=0.9, fitted=0.85,
              test_minus_base=-20.0, regime=study.HARMFUL)])
     assert study.width_words(found) == (
-        "at 4 layers and width 64, 90 % of the flipped labels are within reach and phase 2 fits 85 % (harmful, "
+        "width is another: at 4 layers and width 64, 90 % of the flipped labels are within reach and phase 2 fits 85 % (harmful, "
         "test − base −20.0 points), against 30 % and 25 % at width 128 (not overfitting, −12.0 points)")
-    assert study.width_words(found.iloc[:1]).startswith("every backbone made here has width 128 (`vit_widths` adds")
+    assert study.width_words(found.iloc[:1]).startswith("this build made every backbone at width 128 (`vit_widths` adds")

@@ -265,8 +265,10 @@ def width_words(found: pd.DataFrame) -> str:
             line += (f", against {100 * d.reach:.0f} % and {100 * d.fitted:.0f} % at width {WIDTH} ({d.regime}, "
                      f"{_points(d.test_minus_base)} points)")
         said.append(line)
-    return "; ".join(said) if said else (f"every backbone made here has width {WIDTH} (`vit_widths` adds the deepest "
-                                         f"at other widths, as the paper profile does at 64)")
+    if not said:
+        return (f"this build made every backbone at width {WIDTH} (`vit_widths` adds the deepest at other widths, as "
+                f"the paper profile does at 64)")
+    return "width is another: " + "; ".join(said)
 
 
 def cost_words(costs: pd.DataFrame, found: pd.DataFrame) -> dict[str, str]:
