@@ -142,6 +142,19 @@ def _plan(data: RawData, backbone: str, device: str, protocol: Protocol, seeds, 
     return keys, pretrain, code
 
 
+def _planned(task: Task, protocol: Protocol, seeds, noise_ratios, sample_sizes):
+    """`_plan` for a task, and each run as the cache holds it (None where it does not)."""
+    keys, pretrain, code = _plan(task.data, task.bb.fingerprint, task.bb.device.type, protocol, list(seeds),
+                                 noise_ratios, sample_sizes)
+    return keys, pretrain, code, {k: _read(v) for k, v in keys.items()}
+
+
+def cached_grid(task: Task, protocol: Protocol, seeds, noise_ratios, sample_sizes) -> pd.DataFrame:
+    """The runs of a grid that the cache holds, none computed (an empty table when it holds none)."""
+    return pd.DataFrame([row for row in _planned(task, protocol, seeds, noise_ratios, sample_sizes)[3].values()
+                         if row is not None])
+
+
 def run_grid(task: Task, protocol: Protocol, seeds, noise_ratios, sample_sizes, progress: bool = False) -> pd.DataFrame:
     """Every (seed, η, n) run of one task, from the disk cache where possible; one row per run.
 
@@ -159,9 +172,7 @@ def run_grids(task: Task, grids: list[tuple], progress: bool = False) -> list[pd
     the runs either lacks are computed together, each group of equal n and protocol under its own phase 2."""
     plans, missing = [], {}
     for protocol, seeds, noise_ratios, sample_sizes in grids:
-        keys, pretrain, code = _plan(task.data, task.bb.fingerprint, task.bb.device.type, protocol, list(seeds),
-                                     noise_ratios, sample_sizes)
-        done = {k: _read(v) for k, v in keys.items()}
+        keys, pretrain, code, done = _planned(task, protocol, seeds, noise_ratios, sample_sizes)
         plans.append(done)
         shared = (pretrain, *(v for k, v in asdict(protocol).items() if k not in PHASE2_ONLY))
         for k, row in done.items():
@@ -283,7 +294,8 @@ def _compute(task: Task, pretrain: int, seeds: list[int], wanted: list[tuple], s
                 phase1_loss=float(p1.epoch_loss[i][-1]), **result, protocol=asdict(group_protocol), **made))
 
 
-def _recipe(p: dict) -> dict:
+def recipe_from(p: dict) -> dict:
+    """The image backbone's recipe overrides a notebook's parameters ask for."""
     return dict(epochs=p["vit_pretrain_epochs"], samples=p["vit_pretrain_samples"], layers=p["vit_layers"])
 
 
@@ -291,7 +303,7 @@ def _grid_of(parameters: dict, dataset: str) -> None:
     """One row's runs, computed (in a worker process) and left in the cache."""
     p = parameters
     with cpu_threads(p["cpu_threads"]):
-        task = prepare(dataset, p["text_backbone"], p["image_backbone"], _recipe(p), p["progress"], p["device"])
+        task = prepare(dataset, p["text_backbone"], p["image_backbone"], recipe_from(p), p["progress"], p["device"])
         run_grid(task, protocol_from(p), p["seeds"], p["noise_ratios"], p["sample_sizes"], p["progress"])
 
 
@@ -306,7 +318,7 @@ def _compute_in_workers(parameters: dict, data: dict, protocol: Protocol, device
     try:
         futures = []
         for name in sorted(data, key=lambda name: data[name].kind != "text"):
-            fingerprint = backbone_folder(backbones[name], _recipe(p), p["progress"])[1]  # makes the image backbone
+            fingerprint = backbone_folder(backbones[name], recipe_from(p), p["progress"])[1]  # makes the image backbone
             keys = _plan(data[name], fingerprint, device, protocol, p["seeds"], p["noise_ratios"], p["sample_sizes"])[0]
             if any(_read(k) is None for k in keys.values()):
                 futures.append(pool.submit(_grid_of, p, name))
@@ -340,8 +352,8 @@ def runs_from(parameters: dict) -> tuple[Protocol, list[Task], pd.DataFrame]:
         _compute_in_workers(p, data, protocol, device)
     # every task is prepared (a bad backbone fails) before any row computes; run_grid computes what the cache lacks
     with cpu_threads(p["cpu_threads"]):
-        tasks = [prepare(data[name], p["text_backbone"], p["image_backbone"], _recipe(p), p["progress"], p["device"])
-                 for name in p["datasets"]]
+        tasks = [prepare(data[name], p["text_backbone"], p["image_backbone"], recipe_from(p), p["progress"],
+                         p["device"]) for name in p["datasets"]]
         runs = pd.concat([run_grid(task, protocol, p["seeds"], p["noise_ratios"], p["sample_sizes"], p["progress"])
                           for task in tasks], ignore_index=True)
     return protocol, tasks, runs

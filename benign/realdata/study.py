@@ -5,7 +5,7 @@ costs.
 Each backbone of the family (`shapes`: `image_backbone.recipe(layers=…, width=…)`) is made once and cached under the
 code that makes it; its runs are Table 2's runs (`runs.run_grid`, the same cache), so the backbone Table 2 uses is
 read back, not run twice. Text rows are plotted beside them from Table 2's runs where this machine has them cached
-(`cached_runs`), never computed here: they are Table 2's to compute.
+(`runs.cached_grid`), never computed here: they are Table 2's to compute.
 
 The y axis mixes two costs, which `noise_costs` splits: phase 2 on clean labels (it learns the last layer's query and
 key again from n samples) and the flipped labels on top. Runs with noise that never fit train every epoch where
@@ -51,7 +51,7 @@ def backbone_label(layers: int, width: int = WIDTH) -> str:
 
 def recipe_of(parameters: dict, layers: int, width: int = WIDTH) -> dict:
     """The image backbone's recipe overrides for a notebook's parameters at another depth (and width)."""
-    return {**runs._recipe({**parameters, "vit_layers": layers}), **({"width": width} if width != WIDTH else {})}
+    return {**runs.recipe_from({**parameters, "vit_layers": layers}), **({"width": width} if width != WIDTH else {})}
 
 
 def _make(p: dict, shape: tuple[int, int]) -> None:
@@ -96,21 +96,13 @@ def jobs(p: dict, family) -> list[tuple]:
             [(_shape_grid, s) for s in sorted(set(family) - set(first), key=cost, reverse=True)])
 
 
-def cached_runs(task: runs.Task, protocol: runs.Protocol, seeds, noise_ratios, sample_sizes) -> pd.DataFrame:
-    """The runs of a task that the cache holds, none computed (an empty table when it holds none)."""
-    keys = runs._plan(task.data, task.bb.fingerprint, task.bb.device.type, protocol, list(seeds), noise_ratios,
-                      sample_sizes)[0]
-    found = [row for row in (runs._read(k) for k in keys.values()) if row is not None]
-    return pd.DataFrame(found)
-
-
 def study_runs(parameters: dict) -> pd.DataFrame:
     """Every run of the study, one per row: the image backbones of `shapes` on `dataset` (computed side by side in
     `processes` worker processes where the cache lacks them, in the order of `jobs`), and the text rows of
     `datasets_beside` that the cache holds. Columns: `runs.run_grid`'s, with layers, width, backbone_label, kind and
     control (the control's runs)."""
     p = parameters
-    runs.protocol_from(p)  # bad protocol values fail here, before any backbone is made
+    protocol = runs.protocol_from(p)  # bad protocol values fail here, before any backbone is made
     if runs.load(p["dataset"]).kind != "image":
         raise ParameterError(f"dataset {p['dataset']!r} holds text: the backbone study needs an image data set")
     family = shapes(p)
@@ -126,11 +118,10 @@ def study_runs(parameters: dict) -> pd.DataFrame:
             pool.shutdown(wait=True, cancel_futures=True)
     else:
         parts = [_shape_grid(p, s) for s in family]
-    protocol = runs.protocol_from(p)
     with cpu_threads(p["cpu_threads"]):
         for name in p["datasets_beside"]:
             task = runs.prepare(name, p["text_backbone"], IMAGE_BACKBONE, None, p["progress"], p["device"])
-            found = cached_runs(task, protocol, p["seeds"], p["noise_ratios"], p["sample_sizes"])
+            found = runs.cached_grid(task, protocol, p["seeds"], p["noise_ratios"], p["sample_sizes"])
             if len(found):
                 parts.append(found.assign(control=False, layers=task.bb.model.config.num_hidden_layers,
                                           width=task.bb.model.config.hidden_size,
@@ -257,12 +248,12 @@ def width_words(found: pd.DataFrame) -> str:
     default = images[images.width == WIDTH].set_index("layers")
     said = []
     for _, r in images[images.width != WIDTH].iterrows():
-        line = (f"at {r.layers} layers and width {r.width}, {100 * r.reach:.0f} % of the flipped labels are within "
-                f"reach and phase 2 fits {100 * r.fitted:.0f} % ({r.regime}, test − base {_points(r.test_minus_base)} "
+        line = (f"at {r.layers} layers and width {r.width}, {_percent(r.reach)} of the flipped labels are within "
+                f"reach and phase 2 fits {_percent(r.fitted)} ({r.regime}, test − base {_points(r.test_minus_base)} "
                 f"points)")
         if r.layers in default.index:
             d = default.loc[r.layers]
-            line += (f", against {100 * d.reach:.0f} % and {100 * d.fitted:.0f} % at width {WIDTH} ({d.regime}, "
+            line += (f", against {_percent(d.reach)} and {_percent(d.fitted)} at width {WIDTH} ({d.regime}, "
                      f"{_points(d.test_minus_base)} points)")
         said.append(line)
     if not said:
@@ -287,19 +278,18 @@ def cost_words(costs: pd.DataFrame, found: pd.DataFrame) -> dict[str, str]:
         return low if low == high else f"{low}{to}{high}"
 
     share = lambda v: f"{100 * v:.0f}"
-    signed = lambda v: f"{v:+.1f}".replace("-", "−")
     quiet = of(NOT_OVERFITTING)
     unfitted = ("no backbone leaves most of the flipped labels unfitted" if quiet.empty else
                 f"the backbones that do not overfit ({listing(quiet.backbone_label)}) fit "
                 f"{span(quiet.flipped_fitted, share)} % of the flipped labels and {span(quiet.clean_fitted, share)} % "
                 f"of the clean ones beside them, and the noise moves their test accuracy by "
-                f"{span(quiet.noise, signed, ' to ')} points against clean runs")
+                f"{span(quiet.noise, _points, ' to ')} points against clean runs")
 
     def split(rows, how):
         return (f"no backbone overfits {how}" if rows.empty else
                 f"where the noise is overfitted {how} ({listing(rows.backbone_label)}), phase 2 on clean labels moves "
-                f"the test accuracy by {span(rows.clean, signed, ' to ')} points against the base accuracy and the "
-                f"flipped labels by {span(rows.noise, signed, ' to ')} points more")
+                f"the test accuracy by {span(rows.clean, _points, ' to ')} points against the base accuracy and the "
+                f"flipped labels by {span(rows.noise, _points, ' to ')} points more")
 
     return {"unfitted_cost": unfitted, "control_reading": control_reading(quiet),
             "harmful_split": split(of(HARMFUL), "harmfully"), "benign_split": split(of(BENIGN), "benignly")}
