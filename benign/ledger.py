@@ -9,8 +9,11 @@ links to glues every number it quotes. A claim whose keys a profile does not com
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Callable
+
+from . import thresholds
 
 HOLDS, PART, NOT_SEEN, CONTRADICTED, OFFLINE = (
     "holds", "holds in part", "not seen at these sizes", "contradicted", "not testable offline")
@@ -32,6 +35,19 @@ class Record(dict):
             self.read.append(key)
         return value
 
+    @property
+    def parameters(self) -> dict:
+        """The run's parameters (settings, not measurements: not counted among the keys read)."""
+        return dict.get(self, "parameters", {})
+
+    def maybe(self, key: str) -> float:
+        """`key` as a float, NaN where the record lacks it or holds null (a fit with too few points): for rules whose
+        verdict on missing evidence is 'not seen', not leaving the claim out."""
+        try:
+            return float(self[key])
+        except KeyError:
+            return float("nan")
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -42,7 +58,7 @@ class Finding:
 
 @dataclass(frozen=True)
 class Claim:
-    paper: str  # "Sakamoto & Sato" or "Magen et al."
+    paper: str  # whose claim: SOURCES (paper 1, paper 2, or the book's own hypothesis)
     where: str  # where the paper makes it
     claim: str  # one sentence
     page: str  # the notebook whose record holds the evidence
@@ -59,9 +75,13 @@ class Entry:
 
 def spread(m: Record, key: str, fmt: str = ".3f") -> str:
     """`key` of the plotted run, with the range over the seeds where the record holds it (`key_min`, `key_max`)."""
-    value = format(m[key], fmt)
+    def show(x):
+        return format(x, fmt).replace("-", "−")
+
+    value = show(m[key])
     if f"{key}_min" in m and f"{key}_max" in m:
-        return f"{value} (seeds: {m[f'{key}_min']:{fmt}}–{m[f'{key}_max']:{fmt}})"
+        low, high = m[f"{key}_min"], m[f"{key}_max"]
+        return f"{value} (seeds: {show(low)} to {show(high)})" if low != high else f"{value} (every seed)"
     return value
 
 
@@ -69,39 +89,67 @@ def fitted(m: Record, prefix: str) -> str:
     """'k of K' noisy labels fitted, with the range over seeds."""
     k, total = m[f"{prefix}_noisy_fitted"], m[f"{prefix}_noisy_count"]
     low, high = m[f"{prefix}_noisy_fitted_min"], m[f"{prefix}_noisy_fitted_max"]
-    return f"{k:.0f} of {total:.0f} (seeds: {low:.0f}–{high:.0f})"
+    return f"{k:.0f} of {total:.0f} " + (f"(seeds: {low:.0f} to {high:.0f})" if low != high else "(every seed)")
 
 
-def regime_rule(prefix: str, named: str, n_test_tolerance: float = 0.05) -> Callable[[Record], Finding]:
-    """A named setting is in its named regime on every seed: `benign` fits every label and tests near 1,
-    `harmful` fits every label and tests clearly below the balanced setting, `not_overfitting` leaves noisy labels
-    unfitted."""
+def seeds_fit_every_label(m: Record, prefix: str) -> tuple[bool, bool]:
+    """(every seed fits every training label, no seed does)."""
+    every = (m[f"{prefix}_noisy_fitted_min"] == m[f"{prefix}_noisy_count"]
+             and m[f"{prefix}_clean_fitted_min"] == m[f"{prefix}_clean_count"])
+    return every, m[f"{prefix}_noisy_fitted_max"] < m[f"{prefix}_noisy_count"]
+
+
+def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
+    """A named setting of Figure 3 is in its regime on every seed, judged by what training adds
+    (`synthetic.controls`): `benign` fits every label, loses no more than `HARM` against its own step 0 and makes
+    fresh inputs select their relevant token (`SELECTED`); `harmful` fits every label and loses more than `HARM`
+    both against its own step 0 and against the same run on clean labels; `not_overfitting` fits none of the noisy
+    labels. Contradicted where every seed shows the opposite; in part where seeds or parts disagree."""
+    harm, selected = thresholds.HARM.value, thresholds.SELECTED.value
+
     def rule(m: Record) -> Finding:
-        low, high = m[f"{prefix}_noisy_fitted_min"], m[f"{prefix}_noisy_fitted_max"]
         total = m[f"{prefix}_noisy_count"]
-        clean_all = m[f"{prefix}_clean_fitted_min"] == m[f"{prefix}_clean_count"]
-        test = m[f"{prefix}_test_acc_min"]
-        evidence = (f"noisy labels fitted {fitted(m, prefix)}; clean ones all fitted: {'yes' if clean_all else 'no'}; "
-                    f"test accuracy {spread(m, f'{prefix}_test_acc')}")
+        evidence = f"noisy labels fitted {fitted(m, prefix)}"
         if named == "not_overfitting":
+            low, high = m[f"{prefix}_noisy_fitted_min"], m[f"{prefix}_noisy_fitted_max"]
             if high == 0:
                 return Finding(HOLDS, evidence)
-            if low < total:
-                return Finding(PART, evidence, "some noisy labels are fitted on some seeds")
-            return Finding(CONTRADICTED, evidence, "every noisy label is fitted")
-        every = low == total and clean_all
+            if low == total:
+                return Finding(CONTRADICTED, evidence, "every noisy label is fitted on every seed")
+            return Finding(PART, evidence, "some noisy labels are fitted on some seeds")
+        every, none = seeds_fit_every_label(m, prefix)
+        gain_low, gain_high = m[f"{prefix}_test_gain_min"], m[f"{prefix}_test_gain_max"]
+        evidence += (f"; test accuracy {m[f'{prefix}_test_acc_at_step_0']:.3f} at step 0 (head alone), "
+                     f"{spread(m, f'{prefix}_test_acc')} at the end, so training adds "
+                     f"{spread(m, f'{prefix}_test_gain', '+.3f')}")
         if named == "benign":
-            good = test >= 1 - n_test_tolerance
-            if every and good:
+            attention_low = m[f"{prefix}_test_attention_relevant_min"]
+            attention_high = m[f"{prefix}_test_attention_relevant_max"]
+            evidence += (f"; fresh inputs' attention on their relevant token "
+                         f"{spread(m, f'{prefix}_test_attention_relevant', '.2f')} (1/T at step 0)")
+            if every and gain_low >= -harm and attention_low >= selected:
                 return Finding(HOLDS, evidence)
-            return Finding(PART if (every or good) else CONTRADICTED, evidence,
-                           "not every label is fitted" if not every else "the test accuracy drops")
-        worse = m[f"{prefix}_test_acc_max"] < m["balanced_test_acc_min"] - n_test_tolerance
-        evidence += f"; balanced setting {spread(m, 'balanced_test_acc')}"
-        if every and worse:
+            if none or gain_high < -harm or attention_high < selected:
+                return Finding(CONTRADICTED, evidence, "no seed fits every label" if none else
+                               "training costs test accuracy on every seed" if gain_high < -harm else
+                               "fresh inputs do not select their relevant token on any seed")
+            return Finding(PART, evidence, "not every seed fits every label" if not every else
+                           "training costs test accuracy on some seed" if gain_low < -harm else
+                           "fresh inputs do not select their relevant token on every seed")
+        cost_low, cost_high = m[f"{prefix}_noise_cost_min"], m[f"{prefix}_noise_cost_max"]
+        evidence += (f"; the same runs on clean labels end {spread(m, f'{prefix}_noise_cost', '+.3f')} higher; "
+                     f"balanced setting {spread(m, 'balanced_test_acc')}")
+        if every and gain_high < -harm and cost_low > harm:
             return Finding(HOLDS, evidence)
-        return Finding(PART if (every or worse) else CONTRADICTED, evidence,
-                       "not every label is fitted" if not every else "the test accuracy is not below the balanced one")
+        if none or gain_low >= -harm or cost_high <= harm:
+            return Finding(CONTRADICTED, evidence, "no seed fits every label" if none else
+                           "no seed loses test accuracy against its own step 0: its distance from the balanced "
+                           "setting is the head's accuracy, there before training" if gain_low >= -harm else
+                           "the flipped labels cost no seed test accuracy against the same run on clean labels")
+        return Finding(PART, evidence, "not every seed fits every label" if not every else
+                       "training costs test accuracy against step 0 on some seeds only" if gain_high >= -harm else
+                       "training costs test accuracy against step 0, but on some seeds the same run on clean labels "
+                       "loses as much: the cost is training's, not the flipped labels'")
     return rule
 
 
@@ -111,13 +159,14 @@ def fig1_rule(column: str) -> Callable[[Record], Finding]:
     def rule(m: Record) -> Finding:
         train, test = m[f"{column}_train_acc_min"], m[f"{column}_test_acc_min"]
         evidence = f"train accuracy {spread(m, f'{column}_train_acc', '.2f')}, test {spread(m, f'{column}_test_acc', '.2f')}"
+        harm, good = thresholds.HARM.value, thresholds.TEST_GOOD.value
         if column == "harmful":
-            ok_train, ok_test = train >= 0.99, m["harmful_test_acc_max"] < m["benign_test_acc_min"] - 0.1
+            ok_train, ok_test = train == 1, m["harmful_test_acc_max"] < m["benign_test_acc_min"] - harm
         elif column == "benign":
-            ok_train, ok_test = train >= 0.99, test >= 0.95
+            ok_train, ok_test = train == 1, test >= good
         else:
             ok_train = m["not_overfitting_train_acc_max"] <= 1 - m["noisy_share"] + 1e-9
-            ok_test = test >= 0.95
+            ok_test = test >= good
         if ok_train and ok_test:
             return Finding(HOLDS, evidence)
         return Finding(PART if ok_train or ok_test else CONTRADICTED, evidence,
@@ -131,55 +180,76 @@ def selection_rule(m: Record) -> Finding:
     clean, noisy = m["balanced_score_clean_relevant"], m["balanced_score_noisy_weak_opposite"]
     evidence = (f"mean final attention: clean samples on the relevant token {clean:.2f}, noisy samples on the weak "
                 f"token of their flipped label {noisy:.2f}")
-    if clean > 0.5 and noisy > 0.5:
+    level = thresholds.SELECTED.value
+    if clean > level and noisy > level:
         return Finding(HOLDS, evidence)
-    return Finding(PART if clean > 0.5 or noisy > 0.5 else CONTRADICTED, evidence,
+    return Finding(PART if clean > level or noisy > level else CONTRADICTED, evidence,
                    "one kind of sample does not put most of its attention where the claim says")
 
 
 def regions_rule(m: Record) -> Finding:
-    shares = {k: m[f"share_{k}"] for k in ("benign", "harmful", "not_overfitting")}
-    evidence = ("share of the grid's cells at the last step: " +
-                ", ".join(f"{k.replace('_', ' ')} {v:.2f}" for k, v in shares.items()))
-    present = sum(v > 0 for v in shares.values())
-    return Finding(HOLDS if present == 3 else PART if present == 2 else CONTRADICTED, evidence,
-                   "" if present == 3 else "not every regime appears on the grid")
+    """Three regions on the step-1000 map judged by what training adds (`theory.trained_regime`: harmful = every
+    label fitted and more than `HARM` lost against the cell's own step 0): a regime is a region when it holds at
+    least `REGION` of the cells."""
+    shares = {k: m[f"share_{k}_trained"] for k in ("benign", "harmful", "not_overfitting")}
+    evidence = ("share of the grid's cells at the last step, by what training adds: " +
+                ", ".join(f"{k.replace('_', ' ')} {v:.1%}" for k, v in shares.items()) +
+                f" (by the paper's rule, test accuracy ≥ {thresholds.TEST_GOOD.value:g}: harmful "
+                f"{m['share_harmful']:.1%}, of which {m['harmful_head_below_share']:.0%} are cells whose head alone "
+                f"already scores below it)")
+    present = [k for k, v in shares.items() if v >= thresholds.REGION.value]
+    missing = ", ".join(k.replace("_", " ") for k in shares if k not in present)
+    if len(present) == 3:
+        return Finding(HOLDS, evidence)
+    return Finding(PART if len(present) == 2 else CONTRADICTED, evidence,
+                   f"no region of {missing}: fewer than {thresholds.REGION.value:.0%} of the cells")
 
 
-def boundary_rule(key: str, theory: float, what: str) -> Callable[[Record], Finding]:
+def boundary_rule(key: str, theory: float, alternative: float, what: str,
+                  against: str) -> Callable[[Record], Finding]:
     """A boundary's measured slope (`key`: its fit on the step-1000 map, `key_at_T` at the long runs' last step T)
-    against the theory's, within two standard errors."""
+    against the theory's, within `SLOPE_SE` standard errors. The fit has power when `POWER` times the distance
+    between the theory's slope and its `alternative` (the slope `against` would give) exceeds two standard errors;
+    without power at either time the verdict is 'not seen'; with power and no match at either, 'contradicted'."""
+    k, power = thresholds.SLOPE_SE.value, thresholds.POWER.value * abs(theory - alternative)
+
     def rule(m: Record) -> Finding:
         last = int(m["num_steps_long"])
-        now, se = m[f"{key}_map"], m[f"{key}_se_map"]
-        later, later_se = m[f"{key}_at_{last}"], m[f"{key}_se_at_{last}"]
-        evidence = (f"{what}: slope {now:.2f} ± {se:.2f} at step {m['num_steps']:.0f}, {later:.2f} ± {later_se:.2f} "
-                    f"at step {last} (theory: {theory:g})")
-        if abs(now - theory) <= 2 * se:
+        fits = [(m.maybe(f"{key}_map"), m.maybe(f"{key}_se_map"), f"step {m['num_steps']:.0f}"),
+                (m.maybe(f"{key}_at_{last}"), m.maybe(f"{key}_se_at_{last}"), f"step {last}")]
+        evidence = f"{what}: " + ", ".join(
+            (f"{slope:.2f} ± {se:.2f} at {when}" if se == se else f"no fit at {when}")
+            for slope, se, when in fits) + f" (theory: {theory:g}; {against}: {alternative:g})"
+        powered = [(slope, se) for slope, se, _ in fits if se == se and k * se < power]
+        if not powered:
+            return Finding(NOT_SEEN, evidence, f"the spread cannot tell the theory's slope from {against}'s")
+        if fits[0][1] == fits[0][1] and k * fits[0][1] < power and abs(fits[0][0] - theory) <= k * fits[0][1]:
             return Finding(HOLDS, evidence)
-        if abs(later - theory) <= 2 * later_se:
+        if any(abs(slope - theory) <= k * se for slope, se in powered):
             return Finding(PART, evidence, "the theory's slope appears only later in training, not at the paper's "
                            "snapshot")
-        return Finding(NOT_SEEN, evidence, "the boundary does not have the theory's slope at these sizes and times "
-                       "(the theory fixes orders, not finite-size constants)")
+        return Finding(CONTRADICTED, evidence, "the boundary's slope is measured well enough and is not the theory's")
     return rule
 
 
 def not_overfitting_stage_rule(m: Record) -> Finding:
     last = int(m["num_steps_long"])
-    now, above, later = m["share_not_overfitting"], m["unfitted_share_above_1"], m[f"share_not_overfitting_at_{last}"]
-    evidence = (f"share of cells not overfitting at step {m['num_steps']:.0f}: {now:.2f} ({above:.0%} of them above "
-                f"n·SNR² = 1); at step {last}: {later:.2f}")
-    if now > 0 and above >= 0.5:
+    now, above, later = m["share_not_overfitting"], m.maybe("unfitted_share_above_1"), m[f"share_not_overfitting_at_{last}"]
+    evidence = f"share of cells not overfitting at step {m['num_steps']:.0f}: {now:.2f}"
+    if now == 0:
+        return Finding(NOT_SEEN, evidence + f"; at step {last}: {later:.2f}", "no cell leaves a noisy label unfitted")
+    evidence += f" ({above:.0%} of them above n·SNR² = 1); at step {last}: {later:.2f}"
+    if above > thresholds.MAJORITY.value:
         return Finding(HOLDS, evidence)
-    return Finding(PART if now > 0 else NOT_SEEN, evidence, "the unfitted cells do not lie where n·SNR² is large")
+    return Finding(CONTRADICTED, evidence, "most unfitted cells lie where n·SNR² is small, not large")
 
 
 def eq9_rule(m: Record) -> Finding:
     share = m["eq9_share_holds"]
     evidence = f"Eq. 9 holds in a share {share:.2f} of the grid's cells (smallest ratio {m['eq9_min_ratio']:.2f})"
-    return Finding(HOLDS, evidence) if share == 1 else Finding(PART if share > 0.5 else CONTRADICTED, evidence,
-                                                               "it fails in some cells")
+    if share == 1:
+        return Finding(HOLDS, evidence)
+    return Finding(PART if share > thresholds.MAJORITY.value else CONTRADICTED, evidence, "it fails in some cells")
 
 
 def eq10_rule(m: Record) -> Finding:
@@ -187,7 +257,7 @@ def eq10_rule(m: Record) -> Finding:
     evidence = f"the class ratio spans {low:.2f}–{high:.2f} over the grid; a share {share:.2f} of the cells lies in 0.5–2.5"
     if share == 1:
         return Finding(HOLDS, evidence)
-    if share >= 0.5:
+    if share > thresholds.MAJORITY.value:
         return Finding(PART, evidence, "most cells are balanced, some leave the paper's band")
     return Finding(CONTRADICTED, evidence, "most cells leave the paper's band")
 
@@ -225,10 +295,19 @@ def attention_rises_rule(m: Record) -> Finding:
 
 
 def alpha_rule(m: Record) -> Finding:
-    ratio = m["alpha_ratio_noisy"]
-    evidence = f"τ·α at the small step size over τ·α at the large one: {ratio:.2f} (median over cells)"
-    return Finding(HOLDS if abs(ratio - 1) <= 0.1 else PART, evidence,
-                   "" if abs(ratio - 1) <= 0.1 else "τ·α changes with α by more than 10 %")
+    """τ ∝ 1/α: τ·α at two step sizes in ratio 1. The alternative, a τ that ignores α, gives the step sizes' ratio
+    α_large/α_small; the verdict goes to whichever the measured ratio is nearer in log."""
+    p = m.parameters
+    ratio, alphas = m["alpha_ratio_noisy"], sorted(p["learning_rate_factors"] + p["learning_rate_factors_small"])
+    alternative = alphas[-1] / alphas[0]
+    evidence = (f"τ·α at the small step size over τ·α at the large one: {ratio:.2f} (median over cells; 1 if "
+                f"τ ∝ 1/α, {alternative:g} if τ ignores α)")
+    near_theory, near_alternative = abs(math.log(ratio)), abs(math.log(ratio / alternative))
+    if near_theory <= math.log(1.1):
+        return Finding(HOLDS, evidence)
+    if near_theory < near_alternative:
+        return Finding(PART, evidence, "τ·α changes with α by more than 10 %, but less than a τ that ignores α")
+    return Finding(CONTRADICTED, evidence, "τ·α follows a time that ignores α more closely than the theorem's")
 
 
 def clock_rule(m: Record) -> Finding:
@@ -246,8 +325,12 @@ def clock_rule(m: Record) -> Finding:
 
 def realdata_rule(kind: str) -> Callable[[Record], Finding]:
     """Over the rows of a kind that can test the claim (`realdata.report.row_checks`: clean labels fitted, most
-    flipped labels within reach of free attention); with none, the claim is not testable on these backbones, and
-    the measured reach is the cause."""
+    flipped labels within reach of free attention), against the right control: the same backbone, data and n on
+    clean labels. Holds when the flipped labels are fitted (`REAL_FITTED`) and no cell loses `REAL_COST` points to
+    its clean cell; contradicted when they are fitted and the cells lose that much on average (harmful); with no
+    row able to test it, the claim is not testable on these backbones, and the measured reach is the cause."""
+    fitted_level, cost = 100 * thresholds.REAL_FITTED.value, thresholds.REAL_COST.value
+
     def rule(m: Record) -> Finding:
         if m[f"{kind}_rows_testing"] == 0:
             reach, fitted = m[f"{kind}_reach_free_mean"] / 100, m[f"{kind}_flipped_fitted_mean"] / 100
@@ -255,19 +338,38 @@ def realdata_rule(kind: str) -> Callable[[Record], Finding]:
                         f"{reach:.0%} of them, phase 2 fitted {fitted:.0%} (means over cells and seeds)")
             return Finding(OFFLINE, evidence, "the backbones made here cannot test it: most flipped labels are out of "
                            "reach of any attention over their last layer's tokens, or the clean labels are not fitted")
-        share, drop = m[f"{kind}_testing_flipped_fitted_mean"] / 100, m[f"{kind}_testing_test_vs_base_mean"]
-        evidence = (f"{kind} rows, cells with flipped labels: {share:.0%} of them fitted; test accuracy minus base "
-                    f"accuracy {drop:+.1f} points (means over cells and seeds)")
-        if share >= 0.99 and drop > -5:
-            return Finding(HOLDS, evidence)
-        if share < 0.5:
+        share = m[f"{kind}_testing_flipped_fitted_mean"]
+        mean, worst = m[f"{kind}_testing_test_vs_clean_mean"], m[f"{kind}_testing_test_vs_clean_worst"]
+        evidence = (f"{kind} rows, cells with flipped labels: {share / 100:.0%} of them fitted; test accuracy minus the "
+                    f"clean cell's {mean:+.1f} points on average, {worst:+.1f} at worst; minus the base accuracy "
+                    f"{m[f'{kind}_testing_test_vs_base_mean']:+.1f} (means over cells and seeds)")
+        if share < 100 * thresholds.MAJORITY.value:
             return Finding(NOT_SEEN, evidence, "within reach of attention, but phase 2 does not fit most flipped "
                            "labels in its schedule")
-        if drop <= -5:
-            return Finding(PART, evidence, "fitting the flipped labels costs test accuracy: harmful, not benign, "
-                           "overfitting on this backbone")
-        return Finding(PART, evidence, "the flipped labels are fitted only in part")
+        if share >= fitted_level and worst > -cost:
+            return Finding(HOLDS, evidence)
+        if share >= fitted_level and mean <= -cost:
+            return Finding(CONTRADICTED, evidence, "fitting the flipped labels costs test accuracy against clean "
+                           "labels: harmful, not benign, overfitting on this backbone")
+        return Finding(PART, evidence, "the flipped labels are fitted only in part" if share < fitted_level else
+                       "some cells lose more than the threshold to their clean cell")
     return rule
+
+
+def noise_cost_grows_rule(m: Record) -> Finding:
+    """Table 2: the flipped labels cost more test accuracy (against the clean cell) as n grows: the slope of the
+    cost against log n over the text rows' cells, judged within `SLOPE_SE` standard errors of zero."""
+    slope, se = m.maybe("text_cost_slope_log_n"), m.maybe("text_cost_slope_log_n_se")
+    evidence = (f"test accuracy minus the clean cell's, against log n over the text rows' cells: slope {slope:+.2f} ± "
+                f"{se:.2f} points per unit of log n")
+    k = thresholds.SLOPE_SE.value
+    if se != se:
+        return Finding(NOT_SEEN, evidence, "too few cells to fit a slope")
+    if slope < -k * se:
+        return Finding(HOLDS, evidence)
+    if slope > k * se:
+        return Finding(CONTRADICTED, evidence, "the cost shrinks as n grows")
+    return Finding(NOT_SEEN, evidence, "the spread cannot tell the slope from zero")
 
 
 def backbone_regimes_rule(m: Record) -> Finding:
@@ -279,24 +381,33 @@ def backbone_regimes_rule(m: Record) -> Finding:
     if present == 3:
         return Finding(HOLDS, evidence)
     missing = ", ".join(label for k, label in names.items() if counts[k] == 0)
-    return Finding(PART if present == 2 else NOT_SEEN, evidence, f"not every regime appears among these backbones: "
-                   f"{missing}")
+    if m["backbones"] < 3:
+        return Finding(NOT_SEEN, evidence, "fewer backbones than regimes: the build cannot show all three")
+    return Finding(PART if present == 2 else CONTRADICTED, evidence, f"not every regime appears among these "
+                   f"backbones: {missing}")
 
 
 def paper2_benign_rule(m: Record) -> Finding:
     evidence = (f"train accuracy {m['benign_steps_train_acc']:.3f}, test {m['benign_steps_test_acc']:.3f}; weight on "
                 f"the signal: clean inputs {m['benign_steps_clean_signal_attention']:.2f}, noisy inputs "
                 f"{m['benign_steps_noisy_signal_attention']:.2f}")
-    ok = (m["benign_steps_train_acc"] == 1 and m["benign_steps_test_acc"] >= 0.95
-          and m["benign_steps_clean_signal_attention"] > 0.5 > m["benign_steps_noisy_signal_attention"])
-    return Finding(HOLDS, evidence) if ok else Finding(PART, evidence, "one of the four properties fails")
+    level = thresholds.SELECTED.value
+    interpolates, generalizes = m["benign_steps_train_acc"] == 1, m["benign_steps_test_acc"] >= thresholds.TEST_GOOD.value
+    routes = m["benign_steps_clean_signal_attention"] > level > m["benign_steps_noisy_signal_attention"]
+    if interpolates and generalizes and routes:
+        return Finding(HOLDS, evidence)
+    if not interpolates and not generalizes:
+        return Finding(CONTRADICTED, evidence, "two steps neither fit every label nor generalize")
+    return Finding(PART, evidence, "one of the four properties fails")
 
 
 def paper2_harmful_rule(m: Record) -> Finding:
     train, test = m["harmful_steps_train_acc"], m["harmful_steps_test_acc"]
     evidence = f"train accuracy {train:.3f}, test {test:.3f}"
-    if train == 1 and test < 0.6:
+    if train == 1 and test < thresholds.PAPER2_HARMFUL.value:
         return Finding(HOLDS, evidence)
+    if test >= thresholds.TEST_GOOD.value:
+        return Finding(CONTRADICTED, evidence, "the large first step generalizes")
     return Finding(PART, evidence, "it does not both fit every label and test near chance")
 
 
@@ -314,10 +425,26 @@ def paper2_boundary_rule(m: Record) -> Finding:
 def paper2_below_rule(m: Record) -> Finding:
     test = m["below_boundary_test_acc"]
     evidence = f"mean test accuracy of the cells with SNR < 1/√n: {test:.3f}"
-    return Finding(HOLDS if test < 0.75 else PART, evidence, "" if test < 0.75 else "well above chance there")
+    if test < thresholds.PAPER2_HARMFUL.value:
+        return Finding(HOLDS, evidence)
+    if test >= thresholds.TEST_GOOD.value:
+        return Finding(CONTRADICTED, evidence, "the cells below the boundary generalize")
+    return Finding(PART, evidence, "well above chance there")
 
 
-S, M = "Sakamoto & Sato", "Magen et al."
+def noisy_relevant_vanishes_rule(m: Record) -> Finding:
+    """The poster: for noisy samples the relevant token's score goes to zero (from 1/T at step 0)."""
+    score, uniform = m["balanced_score_noisy_relevant"], 1 / m.parameters["T"]
+    evidence = f"mean final attention of noisy training samples on their relevant token: {score:.3f} (1/T = {uniform:.3f} at step 0)"
+    if score < thresholds.VANISHED.value * uniform:
+        return Finding(HOLDS, evidence)
+    if score >= uniform:
+        return Finding(CONTRADICTED, evidence, "it does not fall below its step-0 value")
+    return Finding(PART, evidence, "it falls, but stays above a tenth of its step-0 value")
+
+
+S, M, BOOK = "Sakamoto & Sato", "Magen et al.", "this book"  # whose claim it is
+SOURCES = (S, M, BOOK)
 # A test's description is formatted with the record's parameters (`{p[name]}`): it says what this build ran.
 SEEDS = "{p[replicates]} seeds from {p[seed]} (the first plotted)"
 FIG1 = "hand-built p, c = {p[c_%s]}; d = {p[d]}, n = {p[n]}, " + SEEDS.replace("seeds", "data draws")
@@ -339,15 +466,21 @@ CLAIMS = [
           "fig3_dynamics", FIG3 % ("large_noise", "large_noise"), regime_rule("large_noise", "harmful")),
     Claim(S, "Figure 3(c)", "With a large signal it does not fit the noisy labels (not overfitting).",
           "fig3_dynamics", FIG3 % ("large_signal", "large_signal"), regime_rule("large_signal", "not_overfitting")),
+    Claim(S, "Poster", "For noisy samples the relevant token's score goes to zero.", "fig3_dynamics",
+          "(d, ‖μ‖) = ({p[d_balanced]}, {p[signal_norm_balanced]}), seed {p[seed]}", noisy_relevant_vanishes_rule),
     Claim(S, "Figure 5", "On the (d, ‖μ‖) grid the balance of dimension and signal strength decides the regime: "
           "benign, harmful and not-overfitting regions.", "fig5_heatmap", GRID + ", one seed per cell", regions_rule),
     Claim(S, "Figure 5, Theorem 4.2", "The benign / not-overfitting boundary follows n·SNR² = const: along it, log d "
           "grows as twice log ‖μ‖.", "fig5_heatmap", GRID + "; long runs of {p[num_steps_long]} steps on "
           "d = {p[d_values_long]}, ‖μ‖ = {p[signal_norm_values_long]}",
-          boundary_rule("overfit_slope_d", 2.0, "log d* against log ‖μ‖ along the boundary")),
-    Claim(S, "Figure 5, Theorem 4.2", "The harmful / benign boundary follows SNR ≍ d^(−1/4): along it, log ‖μ‖ grows "
-          "as a quarter of log d.", "fig5_heatmap", GRID + "; long runs of {p[num_steps_long]} steps",
-          boundary_rule("harmful_slope", 0.25, "log ‖μ*‖ against log d along the boundary")),
+          boundary_rule("overfit_slope_d", 2.0, 4.0, "log d* against log ‖μ‖ along the boundary",
+                        "SNR ≍ d^(−1/4)")),
+    Claim(S, "the authors' README, Figure 1", "The harmful / benign boundary follows SNR ≍ d^(−1/4): along it, "
+          "log ‖μ‖ grows "
+          "as a quarter of log d.", "fig5_heatmap", GRID + "; harmful read as training costing test accuracy "
+          "against the cell's own step 0",
+          boundary_rule("harmful_trained_slope", 0.25, 0.0, "log ‖μ*‖ against log d along the boundary",
+                        "a boundary at one ‖μ‖, as the head's own accuracy draws one")),
     Claim(S, "Theorem 4.2 (not-overfitting case)", "Where n·SNR² is large there is a time at which the clean labels are "
           "fitted, the noisy ones are not, and the test error is small.", "fig5_heatmap",
           GRID + "; long runs of {p[num_steps_long]} steps", not_overfitting_stage_rule),
@@ -369,9 +502,11 @@ CLAIMS = [
     Claim(S, "Table 2", "Fine-tuning the last attention layer of a pretrained text model fits flipped labels and keeps "
           "its test accuracy near the base accuracy.", "table2_finetune",
           "all-MiniLM-L6-v2 on Rotten Tomatoes; seeds {p[seeds]}", realdata_rule("text")),
+    Claim(S, "Table 2", "The flipped labels cost more test accuracy as n grows (text rows).", "table2_finetune",
+          "all-MiniLM-L6-v2 on Rotten Tomatoes, n in {p[sample_sizes]}; seeds {p[seeds]}", noise_cost_grows_rule),
     Claim(S, "Table 2", "The same holds for a pretrained image model.", "table2_finetune",
           "a small ViT made here on MNIST digits and Fashion-MNIST; seeds {p[seeds]}", realdata_rule("image")),
-    Claim(S, "Figure 5, on real backbones", "On pretrained backbones, too, fine-tuning attention overfits label "
+    Claim(BOOK, "after Figure 5, on real backbones", "On pretrained backbones, too, fine-tuning attention overfits label "
           "noise benignly, harmfully or not at all, as what its attention can reach allows.", "backbone_reach",
           "small ViTs of depths {p[vit_depths]} made here on MNIST digits, n in {p[sample_sizes]}, seeds and protocol "
           "of Table 2's {p[table2_profile]} profile", backbone_regimes_rule),
@@ -380,11 +515,12 @@ CLAIMS = [
     Claim(M, "Theorem (two steps)", "Two gradient steps of suitable sizes interpolate noisy data and generalize: clean "
           "inputs attend to the signal, noisy inputs to their noise.", "paper2_two_steps",
           "n = {p[n]}, d = {p[d]}, β = {p[step_sizes_benign]}", paper2_benign_rule),
-    Claim(M, "Theorem (two steps)", "A first step that is too large fits every label by its noise and generalizes "
+    Claim(BOOK, "after the two-step theorem", "A first step that is too large fits every label by its noise and generalizes "
           "at chance (harmful).", "paper2_two_steps", "β = {p[step_sizes_harmful]}", paper2_harmful_rule),
     Claim(M, "Theorems (SNR threshold)", "Benign overfitting needs SNR of order 1/√n: the boundary scales as "
           "n^(−1/2).", "paper2_snr_heatmap", "n in {p[n_values]}, {p[num_seeds]} seeds per cell", paper2_boundary_rule),
-    Claim(M, "Theorems (SNR threshold)", "Below that boundary overfitting is harmful.", "paper2_snr_heatmap",
+    Claim(BOOK, "after the SNR threshold (the paper's harmful result is for max-margin interpolators)",
+          "Below that boundary gradient descent's overfitting is harmful.", "paper2_snr_heatmap",
           "cells with SNR < 1/√n", paper2_below_rule),
 ]
 OFFLINE_CLAIMS = [  # claims whose test needs what this machine cannot reach

@@ -84,10 +84,14 @@ def score_dynamics(ax, scores, run: str, sample: int, types, title: str) -> None
     ax.set(title=title, xlabel="step", ylabel="softmax score", ylim=(-0.02, 1.02))
 
 
-def accuracy_curves(ax, history, run: str, title: str) -> None:
+def accuracy_curves(ax, history, run: str, title: str, head_alone: bool = False) -> None:
+    """Train and test accuracy over the logged steps; `head_alone`: the test accuracy at step 0 (p = 0, uniform
+    attention, the fixed head alone) as a dotted line, the level training is measured against."""
     logged = history[(history.run == run) & history.test_acc.notna()]
     ax.plot(logged.step, logged.train_acc, label="train", color="#444444")
     ax.plot(logged.step, logged.test_acc, label="test", color="#ff7f0e")
+    if head_alone:
+        ax.axhline(logged.test_acc.iloc[0], color="#ff7f0e", lw=1, ls=":", label="test at step 0 (head alone)")
     ax.set(title=title, xlabel="step", ylabel="accuracy", ylim=(0.45, 1.02))
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import clock, sweep
+from . import clock, sweep, thresholds
 from .checks import ParameterError, check_all
 
 COURSES = {  # the test error over a whole run, read off its switches
@@ -49,6 +49,16 @@ def points(d_values, signal_norm_values, snapshot_steps, *, num_steps: int, test
     n_test = fixed.get("n_test", clock.CLOCK_DEFAULTS["n_test"])
     return sweep.grid(d=list(d_values), signal_norm=[float(v) for v in signal_norm_values], num_steps=num_steps,
                       W_init="kaiming", train_W=True, delta=delta_of_threshold(test_threshold, n_test), **fixed)
+
+
+def trained_regime(train_acc, test_acc, test_acc_step0, harm: float = thresholds.HARM.value) -> np.ndarray:
+    """The regime by what training adds: *not overfitting* while some training label is unfitted, else *harmful*
+    if training lost more than `harm` of test accuracy against the run's own step 0 (the head alone, uniform
+    attention), else *benign*. Unlike Figure 5's rule (`theory.observed_regime`, a test accuracy threshold), a
+    cell whose head alone scores low is not harmful unless training makes it worse."""
+    fitted = np.asarray(train_acc) >= 1
+    lost = np.asarray(test_acc) - np.asarray(test_acc_step0) < -harm
+    return np.where(~fitted, "not_overfitting", np.where(lost, "harmful", "benign"))
 
 
 def condition(cells: pd.DataFrame, name: str, step: int) -> np.ndarray:

@@ -266,6 +266,30 @@ def attend(data: TokenData, q: torch.Tensor) -> dict:
             "coords": torch.stack([token @ data.mu_neg, token @ data.mu_pos], -1) / data.params["signal_norm"]}
 
 
+def controls(sim: Simulation, runs: list[Run], clean_sim: Simulation, clean_runs: list[Run]) -> dict:
+    """What training adds, per run (lists in the order of `runs`): its test accuracy at step 0 (p = 0, uniform
+    attention: the head ν alone), its gain over it by the end, the same run trained on clean labels (`clean_runs`,
+    aligned with `runs`: same inputs and W₀) and what the flipped labels cost against it, and the mean final
+    attention of fresh test inputs on their relevant token (1/T at step 0)."""
+    if [r.test.X.shape for r in runs] != [r.test.X.shape for r in clean_runs]:
+        raise ParameterError("runs and clean_runs must be aligned one to one (same settings, clean labels)")
+    history, final = sim.history.set_index(["run", "step"]), sim.final.set_index("run")
+    clean_final = clean_sim.final.set_index("run")
+    qs = dict(zip(sim.final.run, sim.q))
+    out = {key: [] for key in ("test_acc_at_step_0", "test_gain", "clean_labels_test_acc", "noise_cost",
+                               "test_attention_relevant")}
+    for run, clean in zip(runs, clean_runs):
+        start, end = float(history.loc[(run.label, 0), "test_acc"]), float(final.loc[run.label, "test_acc"])
+        clean_end = float(clean_final.loc[clean.label, "test_acc"])
+        s = attend(run.test, qs[run.label].double())["scores"]
+        out["test_acc_at_step_0"].append(start)
+        out["test_gain"].append(end - start)
+        out["clean_labels_test_acc"].append(clean_end)
+        out["noise_cost"].append(clean_end - end)
+        out["test_attention_relevant"].append(float(s[:, run.test.token_type == 0].sum(-1).mean()))
+    return out
+
+
 def fit_counts(data: TokenData, q: torch.Tensor) -> dict:
     """How many clean and how many noisy training samples a fixed q = W p fits (predicts their observed label)."""
     q = q.detach().cpu().double()
@@ -287,7 +311,8 @@ def grid_chunk(points: list[dict]) -> list[dict]:
     The runs share their noise draws (train and test) and W₀, exactly as `make_run` draws them for that seed; the
     signal adds ‖μ‖·P to two coordinates, so BBᵀ and BK₀Bᵀ are one shared product plus a rank-4 term per run
     (`grams.signal_gram`), and the d² work (W₀ᵀEᵀ) is done once per chunk. Each row: the point, final train/test
-    loss and accuracy, and the cumulative 𝔖 summed over clean (+1 / −1 observed class) and noisy training samples.
+    loss and accuracy, the test accuracy at step 0 (the head alone), and the cumulative 𝔖 summed over clean (+1 / −1
+    observed class) and noisy training samples.
     """
     points, shared = sweep.chunk_points(points, GRID_DEFAULTS, GRID_SHARED)
     dev = resolve_device(shared["device"])
@@ -328,7 +353,9 @@ def grid_chunk(points: list[dict]) -> list[dict]:
             Q[:2] += mu_d * (P.T @ a1)
         Et, Pt = tokens(shared["n_test"], clean_test_stream(seed, shared["authors_test_seed"]))
         logits = (Et @ Q + mu_d * (Pt @ Q[:2])).T.reshape(len(points), -1, T)
-        _, f_test = outputs(logits, grams.head_values(Et, Pt, mu_d).view(len(points), -1, T))
+        h_test = grams.head_values(Et, Pt, mu_d).view(len(points), -1, T)
+        _, f_test = outputs(logits, h_test)
+        f_head = h_test.mean(-1)  # step 0: p = 0, uniform attention, the head ν alone
     f = (s * h).sum(-1)
     y_test = balanced_labels(shared["n_test"]).to(dev, dt)
     metrics = {
@@ -336,6 +363,7 @@ def grid_chunk(points: list[dict]) -> list[dict]:
         "train_acc": (y * f > 0).double().mean(-1),
         "test_loss": torch.nn.functional.softplus(-y_test * f_test).mean(-1),
         "test_acc": (y_test * f_test > 0).double().mean(-1),
+        "test_acc_step0": (y_test * f_head > 0).double().mean(-1),
         "frak_clean": (frak * ~masks).sum(-1),
         "frak_noisy": (frak * masks).sum(-1),
         "frak_clean_pos": (frak * (~masks & (y > 0))).sum(-1),

@@ -67,7 +67,7 @@ import numpy as np
 
 import pandas as pd
 
-from benign import authors, clock, notebooks, paths, plots, regimes, sweep, synthetic, theory
+from benign import authors, clock, notebooks, paths, plots, regimes, sweep, synthetic, theory, thresholds
 
 nb = notebooks.start("fig5_heatmap", globals())
 points = sweep.grid_points(synthetic.GRID_DEFAULTS, nb.parameters, d=sweep.arange("d_grid", d_grid),
@@ -91,21 +91,28 @@ long_points = regimes.points(d_values_long, signal_norm_values_long, snapshot_st
 cells = sweep.run(synthetic.grid_chunk, points, cache=paths.SWEEP_CACHE if use_cache else None, progress=progress)
 cells["regime"] = theory.observed_regime(cells.train_acc, cells.test_acc, test_threshold)
 cells["regime_by_order"] = theory.regime(cells.signal_norm, cells.d, n)
+cells["test_gain"] = cells.test_acc - cells.test_acc_step0  # what training adds to the head's own accuracy
+cells["regime_trained"] = regimes.trained_regime(cells.train_acc, cells.test_acc, cells.test_acc_step0)
 print(sweep.describe(cells))
 
 # %%
 d_values, mu_values, maps = sweep.maps(cells, ("train_loss", "test_loss", "train_acc", "test_acc", "regime",
-                                                "regime_by_order"))
+                                                "regime_by_order", "test_acc_step0", "test_gain", "regime_trained"))
 figure3 = {"balanced": (2000, 20), "large noise": (4500, 5), "large signal": (1000, 80)}
 figure3 = {k: v for k, v in figure3.items() if min(d_values) <= v[0] <= max(d_values)
            and min(mu_values) <= v[1] <= max(mu_values)}
-fig, axes = plots.figure(3, 2, row_height=3.2)
+fig, axes = plots.figure(4, 2, row_height=3.2)
 panels = [("train_loss", "final train loss", "magma", None), ("test_loss", "final test loss", "magma", None),
           ("train_acc", "train accuracy", "viridis", (0.5, 1.0)), ("test_acc", "test accuracy", "viridis", (0.5, 1.0))]
 for ax, (key, title, cmap, lims) in zip(axes.flat[:4], panels):
     plots.heatmap(ax, d_values, mu_values, maps[key], title, cmap=cmap, vmin=lims and lims[0], vmax=lims and lims[1])
 plots.regime_map(axes[2, 0], d_values, mu_values, maps["regime"], f"observed (test ≥ {test_threshold:g}: benign)")
 plots.regime_map(axes[2, 1], d_values, mu_values, maps["regime_by_order"], "by order (constants = 1)")
+gain_limit = max(0.02, float(np.nanmax(np.abs(maps["test_gain"]))))
+plots.heatmap(axes[3, 0], d_values, mu_values, maps["test_gain"], "test accuracy gained by training",
+              cmap="RdBu", vmin=-gain_limit, vmax=gain_limit)
+plots.regime_map(axes[3, 1], d_values, mu_values, maps["regime_trained"],
+                 f"by what training adds (harmful: loses > {thresholds.HARM.value:g})")
 for ax in axes.flat:
     plots.theory_overlay(ax, d_values, n, settings=figure3)
 plots.legend_above(fig, axes[0, 0], ncols=2, **plots.OVERLAY_LEGEND)
@@ -174,7 +181,40 @@ BOUNDARIES = {"overfit": ("benign", "not_overfitting"), "harmful": ("harmful", "
 for key, (lower, upper) in BOUNDARIES.items():
     fit = regimes.boundary_slope(d_values, mu_values, maps["regime"], lower, upper)
     metrics.update({f"{key}_{k}_map": v for k, v in fit.items()})
-metrics.update(grid_rows=len(d_values), grid_columns=len(mu_values))
+metrics.update(grid_rows=len(d_values), grid_columns=len(mu_values), test_threshold_value=test_threshold)
+# what training adds (regimes.trained_regime): the map re-read against each cell's own step 0
+trained_shares = cells.regime_trained.value_counts(normalize=True).reindex(theory.REGIMES, fill_value=0.0)
+metrics.update({f"share_{name}_trained": float(share) for name, share in trained_shares.items()})
+head_low = cells.test_acc_step0 < test_threshold  # the head alone already below the paper's rule
+metrics.update(
+    harm_threshold=thresholds.HARM.value, harmful_cells=int((cells.regime == "harmful").sum()),
+    harmful_head_below_share=float(head_low[cells.regime == "harmful"].mean()) if len(harmful) else float("nan"),
+    harmful_trained_cells=int((cells.regime_trained == "harmful").sum()),
+    fitted_cells=int((cells.train_acc >= 1).sum()),
+    test_gain_min=float(cells.test_gain.min()), test_gain_max=float(cells.test_gain.max()),
+    test_acc_step0_min=float(cells.test_acc_step0.min()),
+    head_below_max_signal_norm=float(cells.signal_norm[head_low].max()) if head_low.any() else float("nan"))
+fit = regimes.boundary_slope(d_values, mu_values, maps["regime_trained"], "harmful", "benign")
+metrics.update({f"harmful_trained_{k}_map": v for k, v in fit.items()})
+
+# %% [markdown]
+# ## What training adds (bottom row)
+#
+# The map's rule calls a cell harmful when its test accuracy ends below {glue:text}`test_threshold_value:.2f`. But the
+# fixed head classifies before any training: at step 0, $p = 0$, the attention is uniform and $f(X) = \nu^\top\bar x$,
+# whose test accuracy is $\Phi(\|\mu\|/4)$ whatever $d$ is (lowest on this grid {glue:text}`test_acc_step0_min:.3f`;
+# below {glue:text}`test_threshold_value:.2f` for every $\|\mu\|$ up to {glue:text}`head_below_max_signal_norm:g`).
+# Of the {glue:text}`harmful_cells:,.0f` cells the map calls harmful, {glue:text}`harmful_head_below_share:.0%` are
+# cells whose head alone already scores below the threshold. Bottom left: what training changes, the final test
+# accuracy minus the same cell's step 0 (from {glue:text}`test_gain_min:+.3f` to {glue:text}`test_gain_max:+.3f` on
+# this grid). Bottom right: the regimes re-read by it (`benign.regimes.trained_regime`): harmful where every label is
+# fitted and training loses more than {glue:text}`harm_threshold:.2f` of test accuracy against step 0. Of the
+# {glue:text}`fitted_cells:,.0f` cells that fit every label, {glue:text}`harmful_trained_cells:,.0f` lose that much:
+# benign {glue:text}`share_benign_trained:.1%`, harmful {glue:text}`share_harmful_trained:.1%`, not overfitting
+# {glue:text}`share_not_overfitting_trained:.1%` of the cells. Along the harmful / benign boundary of that map,
+# $\log\|\mu^*\|$ against $\log d$ has slope {glue:text}`harmful_trained_slope_map:.2f` over
+# {glue:text}`harmful_trained_rows_map` rows of $d$ (theory: ¼); the claims ledger judges the boundary there, where
+# harm is what training does, not where the head alone falls short.
 
 # %% [markdown]
 # ## The same cells over training time

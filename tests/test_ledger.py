@@ -39,7 +39,10 @@ def test_a_miss_gets_its_cause_from_the_authors_number_or_a_static_cause():
     assert row_of("fig3_dynamics", key, metrics).cause == ""  # a match has no cause
     # the authors' number on the other side of a regime boundary from ours does not agree with us
     metrics = {"harmful_test_acc": 0.48, "authors_harmful_test_acc": 0.62}
-    assert row_of("fig1_token_selection", "harmful_test_acc", metrics).cause == expected.OURS_DIFFER
+    # Figure 1's "authors'" number is the book's construction on their data stream, not code of theirs
+    assert row_of("fig1_token_selection", "harmful_test_acc", metrics).cause == expected.CONSTRUCTION_DIFFERS
+    metrics = {"harmful_test_acc": 0.48, "authors_harmful_test_acc": 0.49}
+    assert row_of("fig1_token_selection", "harmful_test_acc", metrics).cause == expected.CONSTRUCTION_AGREES
     # their one draw within the range of ours over seeds agrees with us, though it is another count than our plotted run
     metrics = {"large_signal_train_acc": 0.9, "authors_large_signal_train_acc": 0.95,
                "large_signal_train_acc_min": 0.85, "large_signal_train_acc_max": 0.95}
@@ -80,9 +83,10 @@ def test_the_image_claim_is_not_testable_where_no_image_row_can_test_it():
     assert entry.finding.verdict == ledger.OFFLINE and "can fit 30% of them, phase 2 fitted 25%" in entry.finding.evidence
     assert "out of reach" in entry.finding.cause
     record.update({"image_rows_testing": 1.0, "image_testing_flipped_fitted_mean": 100.0,
-                   "image_testing_test_vs_base_mean": -28.0})
+                   "image_testing_test_vs_base_mean": -28.0, "image_testing_test_vs_clean_mean": -20.0,
+                   "image_testing_test_vs_clean_worst": -25.0})
     entry = next(e for e in ledger.evaluate({"table2_finetune": record}) if e.claim.claim.startswith("The same"))
-    assert entry.finding.verdict == ledger.PART  # fitted, but harmful
+    assert entry.finding.verdict == ledger.CONTRADICTED  # fitted, but harmful against the clean cells
 
 
 def test_every_tolerance_has_its_reason_and_every_row_a_known_kind():
@@ -99,6 +103,7 @@ def fig3_record(large_signal_noisy: tuple[int, int]) -> dict:
                              "d_large_signal": 1000, "signal_norm_large_signal": 80.0}}
     for name, test, noisy in (("balanced", 0.99, (4, 4)), ("large_noise", 0.85, (4, 4)),
                               ("large_signal", 1.0, large_signal_noisy)):
+        record.update(setting(name, noisy=noisy))
         record.update({f"{name}_test_acc": test, f"{name}_test_acc_min": test - 0.01,
                        f"{name}_test_acc_max": test + 0.005, f"{name}_noisy_fitted": noisy[0],
                        f"{name}_noisy_fitted_min": noisy[0], f"{name}_noisy_fitted_max": noisy[1],
@@ -113,11 +118,10 @@ def test_the_ledger_judges_by_rules_over_the_records():
 
     assert verdict(fig3_record((0, 0)), "Figure 3(c)").finding.verdict == ledger.HOLDS
     found = verdict(fig3_record((2, 3)), "Figure 3(c)")
-    assert found.finding.verdict == ledger.PART and "2 of 4 (seeds: 2–3)" in found.finding.evidence
+    assert found.finding.verdict == ledger.PART and "2 of 4 (seeds: 2 to 3)" in found.finding.evidence
     assert verdict(fig3_record((4, 4)), "Figure 3(c)").finding.verdict == ledger.CONTRADICTED
-    assert verdict(fig3_record((0, 0)), "Figure 3(b)").finding.verdict == ledger.HOLDS  # 0.86 < 0.98 − 0.05
     entry = verdict(fig3_record((0, 0)), "Figure 3(a)")
-    assert entry.finding.verdict == ledger.HOLDS and "balanced_noisy_fitted_min" in entry.keys
+    assert "balanced_noisy_fitted_min" in entry.keys and "balanced_test_gain_min" in entry.keys
     assert entry.claim.test.startswith("(d, ‖μ‖) = (2000, 20.0); 3 seeds from 42")  # what this build ran
     # a claim whose numbers the profile did not compute is left out, not judged
     assert not [e for e in ledger.evaluate({"fig3_dynamics": {}}) if e.claim.page == "fig3_dynamics"]
@@ -240,3 +244,144 @@ def test_every_claims_test_names_parameters_its_notebook_has(profile):
         parameters = notebooks.resolve(claim.page, profile)
         text = claim.test.format(p=parameters)
         assert "{" not in text and text.strip(), claim.claim
+
+
+# Every rule must be able to say both "holds" and "contradicted": hand-built records for each claim.
+def fig1_record(train: float, test: float, harmful_test: float = 0.6) -> dict:
+    record = {"noisy_share": 0.2}
+    for column, (tr, te) in {"benign": (train, test), "harmful": (train, harmful_test),
+                             "not_overfitting": (0.8 if train == 1 else 1.0, test)}.items():
+        for suffix in ("", "_min", "_max"):
+            record.update({f"{column}_train_acc{suffix}": tr, f"{column}_test_acc{suffix}": te})
+    return record
+
+
+def setting(prefix: str, noisy=(4, 4), gain=(0.0, 0.0), cost=(0.0, 0.0), attention=(0.8, 0.8), step0=1.0) -> dict:
+    record = {f"{prefix}_noisy_fitted": noisy[0], f"{prefix}_noisy_fitted_min": noisy[0],
+              f"{prefix}_noisy_fitted_max": noisy[1], f"{prefix}_noisy_count": 4, f"{prefix}_clean_fitted_min": 16,
+              f"{prefix}_clean_count": 16, f"{prefix}_test_acc_at_step_0": step0}
+    for key, (low, high) in {"test_gain": gain, "noise_cost": cost, "test_attention_relevant": attention,
+                             "test_acc": (step0 + gain[0], step0 + gain[1])}.items():
+        record.update({f"{prefix}_{key}": low, f"{prefix}_{key}_min": low, f"{prefix}_{key}_max": high})
+    return {**record, "balanced_test_acc": 1.0, "balanced_test_acc_min": 1.0, "balanced_test_acc_max": 1.0}
+
+
+def boundary_record(key: str, slope: float, se: float) -> dict:
+    return {"num_steps": 1000, "num_steps_long": 100000, f"{key}_map": slope, f"{key}_se_map": se,
+            f"{key}_at_100000": slope, f"{key}_se_at_100000": se}
+
+
+def realdata_record(kind: str, fitted: float, mean: float, worst: float) -> dict:
+    return {f"{kind}_rows_testing": 1.0, f"{kind}_testing_flipped_fitted_mean": fitted,
+            f"{kind}_testing_test_vs_clean_mean": mean, f"{kind}_testing_test_vs_clean_worst": worst,
+            f"{kind}_testing_test_vs_base_mean": mean}
+
+
+def encoder_record(share: float) -> dict:
+    record = {}
+    for k in ("balanced", "harmful", "not_overfitting"):
+        record.update({f"{k}_as_named_share": share, f"{k}_test_acc": 0.9, f"{k}_test_acc_min": 0.9,
+                       f"{k}_test_acc_max": 0.9})
+    return record
+
+
+def paper2_steps(train: float, test: float, clean: float = 0.9, noisy: float = 0.1) -> dict:
+    return {"benign_steps_train_acc": train, "benign_steps_test_acc": test,
+            "benign_steps_clean_signal_attention": clean, "benign_steps_noisy_signal_attention": noisy,
+            "harmful_steps_train_acc": train, "harmful_steps_test_acc": 1.5 - test}
+
+
+CASES = {  # claim → (a record on which it holds, one on which it is contradicted)
+    "A query that memorises noise moderately": (fig1_record(1.0, 0.99), fig1_record(0.9, 0.7)),
+    "Memorising too much noise": (fig1_record(1.0, 0.99, 0.6), fig1_record(0.9, 0.99, 0.99)),
+    "Memorising too little": (fig1_record(1.0, 0.99), fig1_record(0.9, 0.7)),
+    "At a balanced SNR": (setting("balanced"), setting("balanced", gain=(-0.05, -0.03))),
+    "Attention selects the relevant token": (
+        {"balanced_score_clean_relevant": 0.9, "balanced_score_noisy_weak_opposite": 0.7},
+        {"balanced_score_clean_relevant": 0.3, "balanced_score_noisy_weak_opposite": 0.2}),
+    "With a large noise dimension": (
+        setting("large_noise", gain=(-0.05, -0.03), cost=(0.02, 0.04), step0=0.9),
+        setting("large_noise", gain=(-0.005, 0.0), cost=(0.02, 0.04), step0=0.9)),
+    "With a large signal": (setting("large_signal", noisy=(0, 0)), setting("large_signal", noisy=(4, 4))),
+    "For noisy samples the relevant token's score": (
+        {"balanced_score_noisy_relevant": 0.005, "parameters": {"T": 8}},
+        {"balanced_score_noisy_relevant": 0.2, "parameters": {"T": 8}}),
+    "On the (d, ‖μ‖) grid": (
+        {"share_benign_trained": 0.6, "share_harmful_trained": 0.1, "share_not_overfitting_trained": 0.3,
+         "share_harmful": 0.2, "harmful_head_below_share": 0.5},
+        {"share_benign_trained": 0.995, "share_harmful_trained": 0.005, "share_not_overfitting_trained": 0.0,
+         "share_harmful": 0.2, "harmful_head_below_share": 1.0}),
+    "The benign / not-overfitting boundary": (boundary_record("overfit_slope_d", 2.1, 0.2),
+                                              boundary_record("overfit_slope_d", 0.3, 0.1)),
+    "The harmful / benign boundary": (boundary_record("harmful_trained_slope", 0.26, 0.03),
+                                      boundary_record("harmful_trained_slope", 0.6, 0.03)),
+    "Where n·SNR² is large there is a time": (
+        {"num_steps": 1000, "num_steps_long": 100000, "share_not_overfitting": 0.3, "unfitted_share_above_1": 0.9,
+         "share_not_overfitting_at_100000": 0.1},
+        {"num_steps": 1000, "num_steps_long": 100000, "share_not_overfitting": 0.3, "unfitted_share_above_1": 0.1,
+         "share_not_overfitting_at_100000": 0.1}),
+    "Clean samples' cumulative 𝔖 dominates": ({"eq9_share_holds": 1.0, "eq9_min_ratio": 1.2},
+                                               {"eq9_share_holds": 0.3, "eq9_min_ratio": 0.5}),
+    "The classes' cumulative 𝔖 stay balanced": (
+        {"eq10_min_ratio": 0.8, "eq10_max_ratio": 1.4, "eq10_share_within_0.5_2.5": 1.0},
+        {"eq10_min_ratio": 0.1, "eq10_max_ratio": 9.0, "eq10_share_within_0.5_2.5": 0.2}),
+    "The time scale is inversely proportional": (
+        {"alpha_ratio_noisy": 1.05, "parameters": {"learning_rate_factors": [5.0], "learning_rate_factors_small": [0.5]}},
+        {"alpha_ratio_noisy": 9.0, "parameters": {"learning_rate_factors": [5.0], "learning_rate_factors_small": [0.5]}}),
+    "A one-layer Transformer encoder": (encoder_record(1.0), encoder_record(0.0)),
+    "Fine-tuning the last attention layer": (realdata_record("text", 100.0, -1.0, -3.0),
+                                             realdata_record("text", 100.0, -8.0, -12.0)),
+    "The flipped labels cost more test accuracy as n grows": (
+        {"text_cost_slope_log_n": -2.0, "text_cost_slope_log_n_se": 0.5},
+        {"text_cost_slope_log_n": 2.0, "text_cost_slope_log_n_se": 0.5}),
+    "The same holds for a pretrained image model": (realdata_record("image", 100.0, -1.0, -3.0),
+                                                    realdata_record("image", 100.0, -8.0, -12.0)),
+    "On pretrained backbones, too": (
+        {"backbones": 4.0, "backbones_benign": 1.0, "backbones_harmful": 2.0, "backbones_not_overfitting": 1.0},
+        {"backbones": 4.0, "backbones_benign": 0.0, "backbones_harmful": 4.0, "backbones_not_overfitting": 0.0}),
+    "During fine-tuning the last layer's attention sharpens": ({"max_attention_rises_share": 1.0},
+                                                               {"max_attention_rises_share": 0.2}),
+    "Two gradient steps of suitable sizes": (paper2_steps(1.0, 0.99), paper2_steps(0.9, 0.7)),
+    "A first step that is too large": (paper2_steps(1.0, 0.9), paper2_steps(1.0, 0.5)),
+    "Below that boundary": ({"below_boundary_test_acc": 0.55}, {"below_boundary_test_acc": 0.99}),
+}
+
+
+def case_of(claim: ledger.Claim):
+    found = [records for prefix, records in CASES.items() if claim.claim.startswith(prefix)]
+    assert len(found) == 1, f"no single hand-built case for the claim {claim.claim!r}: add one to CASES"
+    return found[0]
+
+
+@pytest.mark.parametrize("claim", ledger.CLAIMS, ids=lambda c: c.claim[:40])
+def test_every_rule_can_say_holds_and_contradicted(claim):
+    holds, contradicted = case_of(claim)
+    assert claim.rule(ledger.Record(holds)).verdict == ledger.HOLDS
+    finding = claim.rule(ledger.Record(contradicted))
+    assert finding.verdict == ledger.CONTRADICTED and finding.cause
+
+
+def test_every_claim_says_whose_it_is_and_the_books_own_are_apart():
+    assert {c.paper for c in ledger.CLAIMS} <= set(ledger.SOURCES)
+    own = [c.claim for c in ledger.CLAIMS if c.paper == ledger.BOOK]
+    assert any(c.startswith("On pretrained backbones") for c in own)
+    assert any(c.startswith("A first step that is too large") for c in own)
+
+
+def test_a_slope_without_power_is_not_seen_and_a_harm_the_clean_run_shares_is_not_the_noise():
+    rule = next(c.rule for c in ledger.CLAIMS if c.claim.startswith("The harmful / benign boundary"))
+    finding = rule(ledger.Record(boundary_record("harmful_trained_slope", 0.0, 0.5)))  # 2·0.5 > 0.5·0.25
+    assert finding.verdict == ledger.NOT_SEEN and "cannot tell" in finding.cause
+    finding = rule(ledger.Record({"num_steps": 1000, "num_steps_long": 100000}))  # no fit at all
+    assert finding.verdict == ledger.NOT_SEEN
+    rule = next(c.rule for c in ledger.CLAIMS if c.claim.startswith("With a large noise dimension"))
+    # every seed loses 2–3 points against step 0, but the clean-label run loses as much on one seed
+    finding = rule(ledger.Record(setting("large_noise", gain=(-0.03, -0.02), cost=(-0.01, 0.015), step0=0.89)))
+    assert finding.verdict == ledger.PART and "not the flipped labels'" in finding.cause
+
+
+def test_notebook_parameters_naming_a_threshold_default_to_it():
+    from benign import thresholds
+
+    assert notebooks.resolve("fig5_heatmap", "book")["attention_level"] == thresholds.SELECTED.value
+    assert notebooks.resolve("fig5_heatmap", "book")["test_threshold"] == thresholds.TEST_GOOD.value

@@ -106,3 +106,40 @@ def test_figure1_handbuilt_queries_give_the_three_regimes():
     assert acc[1.0][0] == 1.0 and acc[1.0][1] < 0.9  # harmful
     assert acc[0.06] == (1.0, 1.0)  # benign
     assert acc[0.001] == (0.8, 1.0)  # not overfitting: the 20 noisy samples stay unfitted
+
+
+def head_alone_accuracy(run) -> float:
+    """Step 0 by hand: p = 0, uniform attention, f(X) = ν·mean_t(x_t)."""
+    f = (run.test.X.mean(1) @ run.test.nu)
+    return float((run.test.y * f > 0).double().mean())
+
+
+def test_controls_measure_training_against_step_0_and_clean_labels():
+    settings = dict(seed=3, n=12, n_test=200, T=8, rho=0.1)
+    runs = [data.make_run(d, mu, noise_ratio=0.25, label=f"r{d}", **settings) for d, mu in ((60, 3.0), (80, 6.0))]
+    clean = [data.make_run(d, mu, noise_ratio=0.0, label=f"c{d}", **settings) for d, mu in ((60, 3.0), (80, 6.0))]
+    sim = synthetic.simulate(runs, learning_rate=0.5, num_steps=80, dtype="float64")
+    clean_sim = synthetic.simulate(clean, learning_rate=0.5, num_steps=80, dtype="float64")
+    out = synthetic.controls(sim, runs, clean_sim, clean)
+    final = sim.final.set_index("run").test_acc
+    clean_final = clean_sim.final.set_index("run").test_acc
+    for i, (run, c) in enumerate(zip(runs, clean)):
+        assert out["test_acc_at_step_0"][i] == pytest.approx(head_alone_accuracy(run), abs=1 / 200)
+        assert out["test_gain"][i] == pytest.approx(final[run.label] - out["test_acc_at_step_0"][i], abs=1e-12)
+        assert out["noise_cost"][i] == pytest.approx(clean_final[c.label] - final[run.label], abs=1e-12)
+        s = synthetic.attend(run.test, sim.q[i].double())["scores"][:, 0]
+        assert out["test_attention_relevant"][i] == pytest.approx(float(s.mean()), abs=1e-9)
+    # a run is its own control on clean labels: the flipped labels cost nothing
+    same = synthetic.controls(clean_sim, clean, clean_sim, clean)
+    assert same["noise_cost"] == [0.0, 0.0]
+    with pytest.raises(ParameterError, match="aligned one to one"):
+        synthetic.controls(sim, runs, clean_sim, clean[:1])
+
+
+def test_the_grid_records_the_head_alone_accuracy_of_every_cell():
+    point = dict(d=60, seed=5, n=10, n_test=300, T=8, noise_ratio=0.2, num_steps=20, learning_rate=0.5,
+                 dtype="float64", device="cpu")
+    rows = synthetic.grid_chunk([dict(point, signal_norm=mu) for mu in (2.0, 4.0)])
+    for row, mu in zip(rows, (2.0, 4.0)):
+        run = data.make_run(60, mu, seed=5, n=10, n_test=300, T=8, noise_ratio=0.2)
+        assert row["test_acc_step0"] == pytest.approx(head_alone_accuracy(run), abs=1 / 300)

@@ -291,7 +291,25 @@ def finding_metrics(found: pd.DataFrame) -> dict:
                         f"{prefix}_test_vs_base_mean": float(drop.mean()),
                         f"{prefix}_test_vs_base_worst": float(drop.min()),
                         f"{prefix}_test_vs_base_largest_n": float(largest["test − base (points)"].mean()),
-                        f"{prefix}_test_vs_clean_mean": float(part["test − clean cell (points)"].mean())})
+                        f"{prefix}_test_vs_clean_mean": float(part["test − clean cell (points)"].mean()),
+                        f"{prefix}_test_vs_clean_worst": float(part["test − clean cell (points)"].min()),
+                        **cost_trend(part, prefix)})
+    return out
+
+
+def cost_trend(part: pd.DataFrame, prefix: str) -> dict:
+    """How the flipped labels' cost (test − clean cell, points) moves with n: a least-squares slope against log n
+    over the cells, with its standard error (NaN below three cells or two values of n)."""
+    cost = part["test − clean cell (points)"].to_numpy(dtype=float)
+    x = np.log(part.n.to_numpy(dtype=float))
+    keep = np.isfinite(cost)
+    x, cost = x[keep], cost[keep]
+    out = {f"{prefix}_cost_slope_log_n": np.nan, f"{prefix}_cost_slope_log_n_se": np.nan}
+    if len(x) >= 3 and len(np.unique(x)) >= 2:
+        slope, intercept = np.polyfit(x, cost, 1)
+        residual = cost - (intercept + slope * x)
+        se = np.sqrt(residual @ residual / (len(x) - 2) / ((x - x.mean()) ** 2).sum())
+        out.update({f"{prefix}_cost_slope_log_n": float(slope), f"{prefix}_cost_slope_log_n_se": float(se)})
     return out
 
 

@@ -1,0 +1,42 @@
+"""Every threshold a verdict rests on, in one place, each with its reason, fixed before any run.
+
+The ledger's rules (`benign.ledger`) and the pages that draw a regime read these and nothing else, so one notion
+(a harmful cost, a selected token, a fitted set of labels, a slope that matches) has one value across the book.
+A notebook's parameter cell keeps plain literals (papermill needs them); where a parameter names the same notion
+as a threshold here (`attention_level`, `test_threshold`), `tests/test_ledger.py` checks that its default is this
+value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Threshold:
+    value: float
+    reason: str
+
+
+HARM = Threshold(0.01, "test accuracy lost against a control (the model's own step 0, or the same run on clean "
+                 "labels) that counts as a cost of training: 10 of 1000 clean test samples. Both sides are read on "
+                 "the same test set, so its sampling noise cancels; what is left is the run itself")
+SELECTED = Threshold(0.5, "mean attention of fresh inputs on their relevant token that counts as selecting it: more "
+                     "than all other tokens together (uniform attention puts 1/T = 0.125 there)")
+TEST_GOOD = Threshold(0.95, "the paper's Figure 5 rule for 'generalizes' (test accuracy); read beside the head's "
+                      "own accuracy at step 0, never alone")
+SLOPE_SE = Threshold(2.0, "a measured slope agrees with the theory's when it lies within this many standard errors")
+POWER = Threshold(0.5, "a measurement can tell the theory from its alternative when this many times their distance "
+                  "exceeds two standard errors; below that power the verdict is 'not seen', never 'holds'")
+MAJORITY = Threshold(0.5, "a share of runs, cells or seeds above which a property is said of 'most' of them")
+BAND_EQ10 = (0.5, 2.5)  # the appendix's Eq. 10 class-balance band, as the paper states it
+PAPER2_HARMFUL = Threshold(0.75, "test accuracy below which paper 2's overfitting counts as harmful: nearer chance "
+                           "(0.5, balanced labels) than perfect")
+REGION = Threshold(0.01, "share of a map's cells a regime must hold to count as a region (15 of Figure 5's 1521 "
+                   "cells): a handful of cells is a draw, not a region")
+VANISHED = Threshold(0.1, "a score 'goes to zero' when it ends below this fraction of its step-0 value 1/T")
+REAL_FITTED = Threshold(0.95, "share of flipped real-data training labels that counts as 'fitted' (the same notion "
+                        "as every label fitted on the synthetic pages, allowing one label in twenty)")
+REAL_COST = Threshold(5.0, "test-accuracy points lost against the clean-label cell of the same backbone and n that "
+                      "count as harmful on real data (the spread over seeds of the paper's own Table 2 cells is "
+                      "up to about 2 points, so 5 is a cost beyond it)")
