@@ -8,14 +8,18 @@
    correct gradients — a d × d covariance with `multivariate_normal` for the noise (12.8 GB at d = 40000), the
    p-gradient accumulated in a Python loop over samples (numpy, float64). The loop's v and p are checked against
    the fast path's on the same data.
-The last line is `ratio N` = loop time / fast time at --d-loop, data generation included.
-Usage: python benchmarks/paper2.py [--d-loop 2000] [--device cpu]
+Without --sweep the last line is `ratio N` = loop time / fast time at --d-loop, data generation included.
+3. With --sweep: one seed of the SNR map's book grid (n = 50 … 1600, ρ from 2 to 256 in steps of 2^(1/8), d = 40000,
+   500 test inputs), as `snr_sweep` runs it (one draw at the largest n, smaller n on its first inputs and Gram
+   blocks) against one `snr_sweep` per n (a draw and Gram matrices per n), and whether the two find the same edge.
+Usage: python benchmarks/paper2.py [--d-loop 2000] [--device cpu] [--sweep]
 """
 
 import argparse
 import time
 
 import numpy as np
+import pandas as pd
 import torch
 
 from benign import paper2
@@ -77,10 +81,26 @@ def fast(d, n_test, device, dtype):
     return time.perf_counter() - t0, sim
 
 
+def sweep(device):
+    """Part 3: the SNR map's sweep, one draw sliced per n against a draw per n."""
+    n_values, rho = [50, 100, 200, 400, 800, 1600], paper2.signal_norm_grid(2.0, 256.0, 8)
+    fixed = dict(d=40000, noise_ratio=ETA, step_size_factors=[2.0, 200.0], n_test=500, device=device)
+    t0 = time.perf_counter()
+    sliced = paper2.snr_sweep(n_values, rho, **fixed)
+    sliced_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    per_n = pd.concat([paper2.snr_sweep([n], rho, **fixed) for n in n_values], ignore_index=True)
+    per_n_s = time.perf_counter() - t0
+    same = paper2.benign_edge(sliced).signal_norm.tolist() == paper2.benign_edge(per_n).signal_norm.tolist()
+    print(f"SNR map, one seed, {len(n_values)} n x {len(rho)} rho, {device}: one draw sliced {sliced_s:.1f} s, a draw "
+          f"per n {per_n_s:.1f} s; same edge: {same}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--d-loop", type=int, default=2000)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--sweep", action="store_true", help="also time the SNR map's sweep (part 3)")
     args = parser.parse_args()
 
     fast(2000, 100, args.device, "float32")  # warm-up
@@ -115,6 +135,8 @@ def main():
           f"{data_s + train_s:.3f} s (d x d covariance data {data_s:.3f} s + loop training {train_s:.3f} s)")
     print(f"relative difference of v and p, loop vs fast on the same data: {agree:.1e}")
     print(f"ratio {(data_s + train_s) / fast_s:.0f}")
+    if args.sweep:
+        sweep(args.device)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@
 2. The sources are staged into _build/stage/<profile>/ with the executed notebooks in place of the .py files
    (papermill's injected-parameters cell hidden on the page, kept in the downloads), the package's source (the
    book shows its core recursion), and three pages generated from the runs' records: the paper-vs-here summary,
-   reproducibility (versions, seeds, device, wall times) and downloads (figures as PNG/PDF, notebooks as .ipynb).
+   reproducibility (versions, seeds, device, wall times) and downloads (figures as PNG/PDF, notebooks as .ipynb);
+   the landing page's verdict counts and matrix are substituted into it from the same records.
 3. Jupyter Book renders the staged tree strictly: any warning (a broken cross-reference, a missing file) fails.
    MathJax is served from the book itself (sphinx-mathjax-offline), so formulas typeset with no network.
 
@@ -28,7 +29,7 @@ from pathlib import Path
 import yaml
 
 from . import notebooks, paths
-from .pages import Judged, headline, summary_page
+from .pages import Judged, landing, numbers_said, summary_page, verdicts_said
 from .checks import ParameterError
 from .notebooks import NotebookFailed
 from .paths import BOOK_BUILD, RESULTS_ENV, ROOT, results_dir
@@ -134,8 +135,11 @@ def stage(profile_name: str, records: dict[str, dict]) -> Path:
     config["sphinx"]["config"]["benign_staged"] = True  # see `setup`
     url = (config.get("repository") or {}).get("url")
     judged = Judged.of(records)  # the ledger and the comparison rows, once for the landing and summary pages
+    titles = {name: notebooks.title(name) for name in records}
     config["parse"]["myst_substitutions"] = {
-        "ledger_headline": headline(judged),  # the landing page's
+        "ledger_verdicts": verdicts_said(judged.entries),  # the landing page's verdict counts,
+        "ledger_matrix": landing(judged, titles),  # its verdict matrix, before any figure,
+        "ledger_numbers": numbers_said(judged),  # and its compared numbers
         "project_source": f"<{url}>" if url else "the archive on the {doc}`downloads` page, built with it"}
     (target / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
     (target / "notebooks").mkdir()
@@ -145,7 +149,6 @@ def stage(profile_name: str, records: dict[str, dict]) -> Path:
         page = fold_code(link_figures(hide_injected_parameters(page)))
         (target / "notebooks" / f"{name}.ipynb").write_text(json.dumps(page))
         shutil.copytree(results, target / "downloads" / name, ignore=shutil.ignore_patterns(".*"))
-    titles = {name: notebooks.title(name) for name in records}
     source_archive(target / "downloads")
     pages = {"summary": summary_page(judged, titles), "reproducibility": reproducibility_page(records, profile_name),
              "downloads": downloads_page(records, profile_name)}

@@ -45,6 +45,7 @@ DTYPES = ("float32", "float64")
 RULES = {
     "n": _int_at_least(2),
     "n_test": _int_at_least(1),
+    "outcome_draws": _int_at_least(1),
     "n_relevant": _int_at_least(1),
     "n_weak": _int_at_least(0),
     "T": _int_at_least(3),
@@ -192,7 +193,10 @@ RENAMED = {"eta": "noise_ratio", "rho": "signal_norm", "rho_values": "signal_nor
 
 
 # Parameters the project dropped for a different mechanism: what to use instead.
-REPLACED = {"max_steps": "phase 2 is bounded in epochs now: use 'stop_when_fitted', 'max_epochs' and 'max_epochs_from_n'"}
+GEOMETRIC = ("the signal-norm grid of the SNR map is geometric now: use 'signal_norm_min', 'signal_norm_max' and "
+             "'signal_norm_steps_per_doubling'")
+REPLACED = {"max_steps": "phase 2 is bounded in epochs now: use 'stop_when_fitted', 'max_epochs' and 'max_epochs_from_n'",
+            "signal_norm_values": GEOMETRIC, "rho_values": GEOMETRIC}
 
 
 def unknown_parameter(name: str, known, where: str) -> ParameterError:

@@ -10,7 +10,7 @@ and `synthetic.simulate` keeps every step's scores. Here nothing grows with the 
   q = U a) are kept;
 - at the end of a block, vectorised over its steps, each event's condition gives every step at which it switched
   (turned true or false), so its value at any step, the first step it held and the step from which it held to the
-  end; the test error is decided at every step (below);
+  end; the test error and the test inputs' attention on their relevant token are decided at every step (below);
 - a log-spaced history (`history_points` steps) keeps train/test loss and accuracy and the attention per token type.
 
 The test error at a step needs the test logits C b (C = X_test U, n_test·T × 2m, built once by `grams`), as much
@@ -21,6 +21,12 @@ h_j times the largest of its logits' moves (its gradient in the logits is s_t (h
 the range of h_j). Test samples farther from the decision boundary than this keep their sign through the block; only
 the others are evaluated at every step — or, when they are many, the block is halved with an exact evaluation at
 its midpoint. The test error is thus exact at every step, at a cost that shrinks as training slows down.
+
+The same bound on the logits' moves decides when fresh inputs select their relevant token: the mean attention S of
+the test inputs on their relevant token(s) has, per sample, a logit-gradient s_R(1_R − s) of ℓ₁ norm 2 s_R(1 − s_R) ≤ ½,
+so within a block S stays within ½ mean_j max_t (move of z_jt) of its value at τ₀. A block whose S(τ₀) lies farther
+from the level than that keeps its side of the level; the others are halved, with an exact evaluation at the midpoint
+of the runs still undecided, down to single steps. The first step at which S ≥ `attention_level` is thus exact too.
 """
 
 from __future__ import annotations
@@ -43,8 +49,10 @@ EVENTS = {  # name: the condition whose switches (steps where it turns true or f
     "clean_fitted": "every clean training sample fitted (Y f > 0)",
     "noisy_fitted": "every noisy training sample fitted",
     "noisy_unfitted": "no noisy training sample fitted (its first switch: the first noisy label fitted)",
+    "all_fitted": "every training sample fitted, clean and noisy",
     "train_loss": "training loss < ε",
     "test_error": "test error < δ",
+    "test_selected": "fresh inputs select their relevant token: the test inputs' mean attention on it ≥ attention_level",
     "benign": "every training sample fitted and test error < δ (the theorem's τ, benign overfitting)",
     "not_overfitting": "every clean sample fitted, no noisy one, test error < δ (the theorem's τ, not overfitting)",
 }
@@ -52,9 +60,11 @@ HISTORY = ("train_loss", "train_acc", "noisy_acc", "test_loss", "test_acc", "sco
     f"score_{g}_{t}" for g in ("clean", "noisy") for t in TOKEN_TYPES)
 
 CLOCK_SHARED = ("n", "n_test", "T", "rho", "sigma", "n_relevant", "n_weak", "label_noise", "authors_test_seed",
-                "W_init", "train_W", "num_steps", "dtype", "device", "delta", "epsilon", "history_points", "block")
+                "W_init", "train_W", "num_steps", "dtype", "device", "delta", "epsilon", "attention_level",
+                "history_points", "block")
 CLOCK_DEFAULTS = dict(DATA_DEFAULTS, W_init="identity", train_W=False, learning_rate=5e-3, num_steps=100_000,
-                      dtype="float64", device="auto", delta=0.01, epsilon=0.5, history_points=120, block=1024)
+                      dtype="float64", device="auto", delta=0.01, epsilon=0.5, attention_level=0.5, history_points=120,
+                      block=1024)
 
 
 @dataclass
@@ -73,9 +83,19 @@ class Batch:
     y_test: torch.Tensor  # (n_test,) clean labels
     types: torch.Tensor  # (T,) token types
 
-    def test_logits(self, b: torch.Tensor) -> torch.Tensor:
-        """Logits of every test token, (R, n_test·T), at the kept coordinates b (R, M)."""
-        return sum(C.mv(b[:, None, part])[:, 0] for C, part in self.tests)
+    def test_logits(self, b: torch.Tensor, runs=None) -> torch.Tensor:
+        """Logits of every test token, (R, n_test·T), at the kept coordinates b (R, M); with `runs` (r,) only those
+        runs', (r, n_test·T), from b (r, M)."""
+        if runs is None:
+            return sum(C.mv(b[:, None, part])[:, 0] for C, part in self.tests)
+        return sum(gram_rows_times(C, runs, b[:, part]) for C, part in self.tests)
+
+    def test_attention(self, logits: torch.Tensor, runs=None) -> torch.Tensor:
+        """S: the mean attention of the test inputs on their relevant token(s), (r,), from their logits (r, n_test·T)
+        (of the runs `runs` if given)."""
+        h = self.h_test if runs is None else self.h_test[runs]
+        s, _ = outputs(logits.view(h.shape), h)
+        return (s * (self.types == RELEVANT)).sum(-1).mean(-1)
 
     def test_margins(self, logits: torch.Tensor, scores: bool = False, runs=None):
         """Y f of every test sample, (R, n_test), from its token logits (of the runs `runs` if given); with `scores`
@@ -83,6 +103,17 @@ class Batch:
         h = self.h_test if runs is None else self.h_test[runs]
         s, f = outputs(logits.view(h.shape), h)
         return (self.y_test * f, s) if scores else self.y_test * f
+
+
+def gram_rows_times(C: grams.GroupGram, runs: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """C_r x_r for the runs `runs` (r,) only, x (r, M) → (r, N): what `C.mv` gives for every run, at the cost of
+    these runs."""
+    g = runs // C.V  # each run's group
+    out = torch.bmm(x[:, None], C.baseT[g])[:, 0]
+    if C.left is not None:
+        t = torch.bmm(x[:, None], C.right_core[runs])  # (x F_R) Cᵀ, (r, 1, k)
+        out = out + torch.bmm(t, C.left[g].transpose(1, 2))[:, 0]
+    return out
 
 
 class _Events:
@@ -131,24 +162,49 @@ def _train_conditions(F, y, noisy, epsilon):
             "train_loss": torch.nn.functional.softplus(-margin).mean(-1) < epsilon}
 
 
+class _LogitMoves:
+    """Bounds, per test logit, on how far it moves within a block τ₀ … τ₁ (see the module's docstring).
+
+    b(τ) − b(τ₀) = λ(τ) (b(τ₁) − b(τ₀)) + r(τ), its part along the block's chord and the rest, so each test logit moves
+    by λ(τ) (z₁ − z₀)_jt + C_jt r(τ): at most λ_max |z₁ − z₀|_jt + ‖C_jt‖ r_max. Nearly straight blocks make the bound
+    nearly tight."""
+
+    def __init__(self, batch: Batch):
+        self.row_norms = torch.stack([C.row_norms() for C, _ in batch.tests]).norm(dim=0)  # ‖C_jt‖, (R, N)
+        self.scratch = None  # b(τ) − b(τ₀) over a block, kept between blocks (fresh memory costs page faults)
+
+    def __call__(self, B: torch.Tensor, lo: int, hi: int, runs: torch.Tensor, z_lo, z_hi) -> torch.Tensor:
+        """B (K+1, R, M): b over a block; the bound for steps lo … hi of the runs `runs` (r,), (r, N), from their
+        test logits z_lo, z_hi (r, N) at lo and hi."""
+        tiny = torch.finfo(B.dtype).tiny
+        Bk = B[lo:hi + 1] if len(runs) == B.shape[1] else B[lo:hi + 1, runs]  # (k + 2, r, M), a view for all runs
+        chord = Bk[-1] - Bk[0]  # (r, M)
+        length = chord.norm(dim=-1)
+        if self.scratch is None or self.scratch.numel() < Bk[1:-1].numel():
+            self.scratch = torch.empty(B.shape, dtype=B.dtype, device=B.device)
+        inner = torch.sub(Bk[1:-1], Bk[0], out=self.scratch.view(-1)[:Bk[1:-1].numel()].view(Bk[1:-1].shape))
+        lam = torch.bmm(inner.transpose(0, 1), (chord / length.clamp_min(tiny)[:, None])[..., None])[..., 0]
+        sq = torch.linalg.vector_norm(inner, dim=-1).T ** 2  # (r, k): ‖b(τ) − b(τ₀)‖²
+        lam_max = lam.abs().amax(-1) / length.clamp_min(tiny)  # along the chord, relative to its length
+        r_max = (sq - lam ** 2 + 4 * torch.finfo(B.dtype).eps * sq).clamp_min(0).amax(-1).sqrt()  # the rest
+        return lam_max[:, None] * (z_hi - z_lo).abs() + self.row_norms[runs] * r_max[:, None]
+
+
 class _TestError:
     """Decides exactly, at every step of a block, whether the test error is below δ (see the module's docstring).
 
-    A block runs from τ₀ to τ₁, where the test logits z₀, z₁ are computed exactly. Within it b(τ) − b(τ₀) =
-    λ(τ) (b(τ₁) − b(τ₀)) + r(τ) (its part along the block's chord and the rest), so each test logit moves by
-    λ(τ) (z₁ − z₀)_jt + C_jt r(τ): at most λ_max |z₁ − z₀|_jt + ‖C_jt‖ r_max. Nearly straight blocks make the
-    bound nearly tight; only test samples with a margin at τ₀ within ½ (max h − min h) × that bound may change sign.
+    A block runs from τ₀ to τ₁, where the test logits z₀, z₁ are computed exactly; `_LogitMoves` bounds how far each
+    test logit moves in between, and only test samples with a margin at τ₀ within ½ (max h − min h) × that bound may
+    change sign.
     """
 
-    def __init__(self, batch: Batch, delta: float):
-        self.batch = batch
+    def __init__(self, batch: Batch, delta: float, moves: _LogitMoves):
+        self.batch, self.moves = batch, moves
         R, n_test, T = batch.h_test.shape
         self.half_range = 0.5 * (batch.h_test.amax(-1) - batch.h_test.amin(-1))  # (R, n_test)
-        self.row_norms = torch.stack([C.row_norms() for C, _ in batch.tests]).norm(dim=0)  # ‖C_jt‖, (R, N)
         self.limit = delta * n_test  # the error count must stay below this
         self.n_test, self.T = n_test, T
         self.slack = 1e3 * torch.finfo(batch.h.dtype).eps  # rounding of the margins themselves
-        self.scratch = None  # b(τ) − b(τ₀) over a block, kept between blocks (fresh memory costs page faults)
 
     def below(self, B: torch.Tensor, z0: torch.Tensor, m0: torch.Tensor, z1: torch.Tensor):
         """B (K+1, R, M): b over a block τ₀ … τ₁; z0, z1 the test logits at both ends and m0 the test margins at τ₀
@@ -167,18 +223,7 @@ class _TestError:
         ok[hi, runs] = self.errors(m_hi) < self.limit
         if hi - lo == 1:
             return
-        tiny = torch.finfo(B.dtype).tiny
-        Bk = B[lo:hi + 1] if len(runs) == B.shape[1] else B[lo:hi + 1, runs]  # (k + 2, r, M), a view for all runs
-        chord = Bk[-1] - Bk[0]  # (r, M)
-        length = chord.norm(dim=-1)
-        if self.scratch is None or self.scratch.numel() < Bk[1:-1].numel():
-            self.scratch = torch.empty(B.shape, dtype=B.dtype, device=B.device)
-        inner = torch.sub(Bk[1:-1], Bk[0], out=self.scratch.view(-1)[:Bk[1:-1].numel()].view(Bk[1:-1].shape))
-        lam = torch.bmm(inner.transpose(0, 1), (chord / length.clamp_min(tiny)[:, None])[..., None])[..., 0]
-        sq = torch.linalg.vector_norm(inner, dim=-1).T ** 2  # (r, k): ‖b(τ) − b(τ₀)‖²
-        lam_max = lam.abs().amax(-1) / length.clamp_min(tiny)  # along the chord, relative to its length
-        r_max = (sq - lam ** 2 + 4 * torch.finfo(B.dtype).eps * sq).clamp_min(0).amax(-1).sqrt()  # the rest
-        moves = lam_max[:, None] * (z_hi - z_lo).abs() + self.row_norms[runs] * r_max[:, None]  # per logit
+        moves = self.moves(B, lo, hi, runs, z_lo, z_hi)  # per logit
         reach = self.half_range[runs] * moves.view(len(runs), self.n_test, self.T).amax(-1)
         cand = m_lo.abs() <= reach * (1 + 1e-6) + self.slack  # may change sign in the block
         fixed = ((m_lo <= 0) & ~cand).sum(-1)
@@ -191,7 +236,8 @@ class _TestError:
             return
         runs, cand, fixed = runs[rest], cand[rest], fixed[rest]
         if int(count[rest].max()) * 8 <= self.n_test:  # few: evaluate them at every step
-            ok[lo + 1:hi, runs] = fixed + self._candidate_errors(Bk[1:-1, rest], runs, cand) < self.limit
+            Bk = B[lo + 1:hi, runs]
+            ok[lo + 1:hi, runs] = fixed + self._candidate_errors(Bk, runs, cand) < self.limit
             return
         mid = (lo + hi) // 2  # many: halve the block, with an exact evaluation at its midpoint
         z_mid = self.batch.test_logits(B[mid])[runs]
@@ -214,13 +260,56 @@ class _TestError:
         return ((self.batch.y_test[idx] * f <= 0) & valid).sum(-1)
 
 
+class _TestSelection:
+    """Decides exactly, at every step of a block, whether fresh inputs select their relevant token: whether S, the
+    mean attention of the test inputs on their relevant token(s), is at least `level` (see the module's docstring).
+
+    Per test sample, the attention on the relevant tokens has a logit-gradient of ℓ₁ norm 2 s_R (1 − s_R) ≤ ½, so
+    within a block S stays within ½ mean_j max_t (the bound of `_LogitMoves` on z_jt) of S(τ₀). Blocks that this
+    does not settle are halved, with an exact evaluation of their undecided runs at the midpoint.
+    """
+
+    def __init__(self, batch: Batch, level: float, moves: _LogitMoves):
+        self.batch, self.level, self.moves = batch, level, moves
+        self.shape = batch.h_test.shape[1:]  # (n_test, T)
+        self.slack = 1e3 * torch.finfo(batch.h.dtype).eps  # rounding of S itself
+
+    def selected(self, B: torch.Tensor, z0: torch.Tensor, S0: torch.Tensor, z1: torch.Tensor):
+        """B (K+1, R, M): b over a block τ₀ … τ₁; z0, z1 the test logits at both ends and S0 the mean test attention
+        on the relevant token at τ₀ → (K, R) bool, S ≥ level at τ₀+1 … τ₁, and S at τ₁."""
+        ok = torch.empty(B.shape[0], B.shape[1], dtype=torch.bool, device=B.device)
+        S1 = self.batch.test_attention(z1)
+        self._fill(B, ok, 0, B.shape[0] - 1, torch.arange(B.shape[1], device=B.device), z0, S0, z1, S1)
+        return ok[1:], S1
+
+    def _fill(self, B, ok, lo, hi, runs, z_lo, S_lo, z_hi, S_hi):
+        """Decide steps lo+1 … hi for `runs`; z, S: the test logits and S of these runs at lo and hi."""
+        ok[hi, runs] = S_hi >= self.level
+        if hi - lo == 1:
+            return
+        moves = self.moves(B, lo, hi, runs, z_lo, z_hi).view(len(runs), *self.shape)
+        reach = 0.5 * moves.amax(-1).clamp_max(2.0).mean(-1) + self.slack  # |S(τ) − S(lo)| ≤ reach (and ≤ 1)
+        above, below = S_lo - reach >= self.level, S_lo + reach < self.level
+        ok[lo + 1:hi, runs[above]] = True
+        ok[lo + 1:hi, runs[below]] = False
+        rest = ~(above | below)
+        if not rest.any():
+            return
+        runs = runs[rest]
+        mid = (lo + hi) // 2  # halve the block, with an exact evaluation of the undecided runs at its midpoint
+        z_mid = self.batch.test_logits(B[mid, runs], runs)
+        S_mid = self.batch.test_attention(z_mid, runs)
+        self._fill(B, ok, lo, mid, runs, z_lo[rest], S_lo[rest], z_mid, S_mid)
+        self._fill(B, ok, mid, hi, runs, z_mid, S_mid, z_hi[rest], S_hi[rest])
+
+
 def log_steps(num_steps: int, points: int) -> list[int]:
     """Step 0, then `points` steps spaced evenly in log between 1 and num_steps (rounded, distinct)."""
     return sorted({0, num_steps} | {int(round(x)) for x in np.geomspace(1, num_steps, points)})
 
 
-def descend(batch: Batch, *, train_W: bool, num_steps: int, delta: float, epsilon: float, history_points: int,
-            block: int):
+def descend(batch: Batch, *, train_W: bool, num_steps: int, delta: float, epsilon: float, attention_level: float,
+            history_points: int, block: int):
     """Run the recursion for `num_steps` steps; return the events (`_Events`: every switch of every condition),
     the log-spaced steps and the history {column: (L, R)} there."""
     R, n, T = batch.h.shape
@@ -229,16 +318,18 @@ def descend(batch: Batch, *, train_W: bool, num_steps: int, delta: float, epsilo
     M = gd.a[:, batch.kept].shape[1]
     F = torch.empty(block + 1, R, n, device=dev, dtype=dt)  # the only per-step buffers: constant memory
     B = torch.empty(block + 1, R, M, device=dev, dtype=dt)
-    events, test = _Events(R), _TestError(batch, delta)
+    moves = _LogitMoves(batch)
+    events, test, selection = _Events(R), _TestError(batch, delta, moves), _TestSelection(batch, attention_level, moves)
     steps = log_steps(num_steps, history_points)
     history = {k: torch.empty(len(steps), R, dtype=torch.float64) for k in HISTORY}
 
     s, f = gd.forward()
     F[0], B[0] = f, gd.a[:, batch.kept]
     z0 = batch.test_logits(B[0])
-    m0 = batch.test_margins(z0)
+    m0, S0 = batch.test_margins(z0), batch.test_attention(z0)
     _record(history, 0, batch, s, f, z0)
-    _update(events, _train_conditions(F[:1], batch.y, batch.noisy, epsilon), (test.errors(m0) < test.limit)[None], 0)
+    _update(events, _train_conditions(F[:1], batch.y, batch.noisy, epsilon), (test.errors(m0) < test.limit)[None],
+            (S0 >= attention_level)[None], 0)
     logged = 1
     for start in range(0, num_steps, block):  # block start … start + K; its first entry ends the previous block
         K = min(block, num_steps - start)
@@ -251,27 +342,28 @@ def descend(batch: Batch, *, train_W: bool, num_steps: int, delta: float, epsilo
                 logged += 1
         z1 = batch.test_logits(B[K])
         below, m1 = test.below(B[:K + 1], z0, m0, z1)
-        _update(events, _train_conditions(F[1:K + 1], batch.y, batch.noisy, epsilon), below, start + 1)
-        F[0], B[0], z0, m0 = F[K], B[K], z1, m1
+        selected, S1 = selection.selected(B[:K + 1], z0, S0, z1)
+        _update(events, _train_conditions(F[1:K + 1], batch.y, batch.noisy, epsilon), below, selected, start + 1)
+        F[0], B[0], z0, m0, S0 = F[K], B[K], z1, m1, S1
     return events, steps, history
 
 
-def _update(events, cond, below, start):
-    """Feed one block's conditions (K, R) for steps start … start + K − 1 to the events."""
-    events.update({"clean_fitted": cond["clean_fitted"], "noisy_fitted": cond["noisy_fitted"],
-                   "noisy_unfitted": cond["noisy_unfitted"], "train_loss": cond["train_loss"], "test_error": below, "benign": cond["all_fitted"] & below,
+def _update(events, cond, below, selected, start):
+    """Feed one block's conditions (K, R) for steps start … start + K − 1 to the events: the training conditions
+    `cond`, test error < δ (`below`) and S ≥ attention_level (`selected`)."""
+    events.update({**cond, "test_error": below, "test_selected": selected, "benign": cond["all_fitted"] & below,
                    "not_overfitting": cond["clean_fitted"] & cond["noisy_unfitted"] & below}, start)
 
 
 def _record(history, i, batch, s, f, logits):
     """One history row: train and test metrics and the mean attention per token type, at one step."""
     margin = batch.y * f
-    test, s_test = batch.test_margins(logits, scores=True)
+    test = batch.test_margins(logits)
     noisy = batch.noisy
     row = {"train_loss": torch.nn.functional.softplus(-margin).mean(-1), "train_acc": (margin > 0).double().mean(-1),
            "noisy_acc": ((margin > 0) & noisy).sum(-1) / noisy.sum(-1),
            "test_loss": torch.nn.functional.softplus(-test).mean(-1), "test_acc": (test > 0).double().mean(-1),
-           "score_test_relevant": (s_test * (batch.types == RELEVANT)).sum(-1).mean(-1)}
+           "score_test_relevant": batch.test_attention(logits)}
     means = tables.type_means(s[None], noisy, batch.types)[0]  # (R, 2, 4)
     for g, group in enumerate(("clean", "noisy")):
         for t, name in enumerate(TOKEN_TYPES):
@@ -352,6 +444,7 @@ def grid_chunk(points: list[dict]) -> list[dict]:
         batch, index = build(points, shared, dev, dt)
         events, steps, history = descend(batch, train_W=shared["train_W"], num_steps=shared["num_steps"],
                                          delta=shared["delta"], epsilon=shared["epsilon"],
+                                         attention_level=shared["attention_level"],
                                          history_points=shared["history_points"], block=shared["block"])
     wall = time.perf_counter() - started
     rows = []
@@ -409,3 +502,88 @@ def crossing(steps, values, level: float) -> float:
     lo, hi = max(steps[i - 1], 0.5), steps[i]  # step 0 stands at ½ on the log axis
     w = (level - values[i - 1]) / (values[i] - values[i - 1])
     return float(np.exp(np.log(lo) + w * (np.log(hi) - np.log(lo))))
+
+
+def line_fit(x, y) -> tuple[float, float]:
+    """The least-squares slope of y against x and its standard error (NaN unless x takes two values apart by more
+    than rounding; the error NaN below three points)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if not len(x) or np.ptp(x) <= 1e-9 * max(1.0, float(np.abs(x).max())):
+        return float("nan"), float("nan")
+    slope, intercept = np.polyfit(x, y, 1)
+    if len(x) < 3:
+        return float(slope), float("nan")
+    residual = y - (intercept + slope * x)
+    return float(slope), float(np.sqrt(residual @ residual / (len(x) - 2) / ((x - x.mean()) ** 2).sum()))
+
+
+def delayed_generalization(t_fit, t_select, inverse) -> dict:
+    """Delayed generalization over the benign runs of one model and step size: runs in which, at the last step, every
+    training label is fitted and fresh inputs select their relevant token. Per run, t_fit is the first step at which
+    every training label is fitted, t_select the first at which the test inputs' mean attention on their relevant
+    token reaches the level (NaN where the condition does not hold at the last step); inverse is 1/(n·SNR²).
+
+    Returns benign_runs; delayed_runs and delayed_share, the runs with t_select > t_fit (the last noisy label fitted
+    before fresh inputs select); fit_time_median and select_time_median; gap_slope ± gap_slope_se, the least-squares
+    slope of log(t_select − t_fit) against inverse over the delayed runs, and select_slope ± select_slope_se, that of
+    log t_select over the benign runs selecting after step 0."""
+    t_fit, t_select, inverse = (np.asarray(v, dtype=float) for v in (t_fit, t_select, inverse))
+    benign = ~np.isnan(t_fit) & ~np.isnan(t_select)
+    t_fit, t_select, inverse = t_fit[benign], t_select[benign], inverse[benign]
+    delayed = t_select > t_fit
+    gap_slope, gap_se = line_fit(inverse[delayed], np.log(t_select[delayed] - t_fit[delayed]))
+    late = t_select > 0
+    select_slope, select_se = line_fit(inverse[late], np.log(t_select[late]))
+    nan = float("nan")
+    return dict(benign_runs=int(benign.sum()), delayed_runs=int(delayed.sum()),
+                delayed_share=float(delayed.mean()) if benign.any() else nan,
+                fit_time_median=float(np.median(t_fit)) if benign.any() else nan,
+                select_time_median=float(np.median(t_select)) if benign.any() else nan,
+                gap_slope=gap_slope, gap_slope_se=gap_se, select_slope=select_slope, select_slope_se=select_se)
+
+
+DELAY_MIN_RUNS = 10  # benign runs below which delayed generalization is "not seen" (too few to fit a slope on)
+
+
+def delay_verdict(m: dict, majority: float = 0.5, errors: float = 2.0) -> str:
+    """The rule for delayed generalization, fixed before the run, on `delayed_generalization`'s record: 'holds' when
+    more than `majority` of the benign runs fit their last noisy label before fresh inputs select and the gap's slope
+    against 1/(n·SNR²) exceeds zero by more than `errors` standard errors; 'contradicted' when at most `majority` do,
+    or the slope lies more than `errors` standard errors below zero; else 'not seen' (fewer than `DELAY_MIN_RUNS`
+    benign runs, or a slope that its standard error cannot tell from zero)."""
+    if m["benign_runs"] < DELAY_MIN_RUNS:
+        return "not seen"
+    slope, se = m["gap_slope"], m["gap_slope_se"]
+    if m["delayed_share"] <= majority or slope + errors * se < 0:
+        return "contradicted"
+    return "holds" if slope - errors * se > 0 else "not seen"
+
+
+def trend(slope: float, se: float, rising: str = "rises", falling: str = "falls",
+          level: str = "does not change measurably", errors: float = 2.0) -> str:
+    """A fitted slope's direction in words: `rising` or `falling` when it lies more than `errors` standard errors from
+    zero, else `level`; 'cannot be fitted' when the slope is NaN (fewer than two distinct x)."""
+    if np.isnan(slope):
+        return "cannot be fitted"
+    if np.isnan(se) or abs(slope) <= errors * se:
+        return level
+    return rising if slope > 0 else falling
+
+
+def slope_words(slope: float, se: float, rising: str = "rises", falling: str = "falls",
+                level: str = "does not change measurably") -> str:
+    """`trend` with its numbers: 'rises (slope 0.76 ± 0.05)'; 'cannot be fitted (measured at one value only)'."""
+    if np.isnan(slope):
+        return "cannot be fitted (measured at one value only)"
+    numbers = f"slope {slope:.2f} ± {se:.2f}" if not np.isnan(se) else f"slope {slope:.2f} from two points"
+    return f"{trend(slope, se, rising, falling, level)} ({numbers.replace('-', '−')})"
+
+
+def share_words(count: int, total: int, one: str = "run", many: str = "runs") -> str:
+    """A count out of a total as a reader says it: 'no runs', 'the only run', 'both runs', 'all 12 runs',
+    '3 of the 12 runs'."""
+    if count == 0:
+        return f"no {many}"
+    if count == total:
+        return {1: f"the only {one}", 2: f"both {many}"}.get(total, f"all {total} {many}")
+    return f"{count} of the {total} {many}"

@@ -1,4 +1,4 @@
-"""Tables as a reader reads them: the per-page comparison table, the claims ledger and the summary page.
+"""Tables as a reader reads them: the per-page comparison table, the verdict matrix of the claims, the summary page.
 
 Every table is HTML with no index column, numbers at their precision (never an exponent where a plain number fits),
 words for verdicts, and long notes as numbered footnotes under the table, never cut.
@@ -113,18 +113,99 @@ class Comparison:
         return comparison(self.rows) if self.rows else "<p>No number of this page is compared at this profile.</p>"
 
 
-def claims(entries: list[ledger.Entry], titles: dict[str, str]) -> str:
-    """The claims ledger: claim, where the paper makes it, the test (linked to its page, named by its title), the
-    evidence, the verdict with its cause."""
-    notes = Footnotes()
+SHORT = 110  # characters: the longest "why" a row of the verdict matrix shows before its details are opened
+
+
+def prose(text: str) -> str:
+    """Text for a page: escaped, `code` spans as code."""
+    parts = html.escape(text).split("`")
+    return "".join(f"<code>{p}</code>" if k % 2 else p for k, p in enumerate(parts))
+
+
+def shorten(text: str, limit: int = SHORT) -> str:
+    """`text` whole when it fits `limit` characters; else cut after its last whole clause (at "; ") that fits, or at
+    a word where no clause fits, and marked " …" (the whole text is one click away)."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind("; ", 0, limit - 2)
+    if cut < limit // 3:
+        cut = text.rfind(" ", 0, limit - 2)
+    return text[:cut if cut > 0 else limit - 2].rstrip(" ,;:(") + " …"
+
+
+def why(finding: ledger.Finding) -> tuple[str, str]:
+    """A row's one line of why: ("cause", the cause) where the finding has one, else ("evidence", its evidence)."""
+    return ("cause", finding.cause) if finding.cause else ("evidence", finding.evidence)
+
+
+def verdict_class(verdict: str) -> str:
+    """The CSS class of a verdict's colour: benign-v-holds, benign-v-holds-in-part, …"""
+    return "benign-v-" + "-".join("".join(ch if ch.isalnum() else " " for ch in verdict).split())
+
+
+def chip(verdict: str) -> str:
+    """A verdict as the matrix shows it: its words, on its colour (the colour never alone)."""
+    return f'<span class="benign-verdict {verdict_class(verdict)}">{html.escape(verdict)}</span>'
+
+
+def plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def split(entries: list[ledger.Entry]) -> tuple[list[ledger.Entry], list[ledger.Entry]]:
+    """The papers' claims, and the book's own hypotheses (paper `ledger.BOOK`): counted and shown apart."""
+    return ([e for e in entries if e.claim.paper != ledger.BOOK], [e for e in entries if e.claim.paper == ledger.BOOK])
+
+
+def groups(entries: list[ledger.Entry]) -> list[tuple[str, list[ledger.Entry]]]:
+    """The entries by verdict, in the order of `ledger.VERDICTS` (from holds to contradicted, then offline), each
+    group in the ledger's order; no empty group."""
+    return [(v, [e for e in entries if e.finding.verdict == v]) for v in ledger.VERDICTS
+            if any(e.finding.verdict == v for e in entries)]
+
+
+def row(entry: ledger.Entry, titles: dict[str, str]) -> str:
+    """One claim: the verdict first, the claim, where it is made and one line of why; the book's test, the whole
+    evidence, the record's keys and the page behind a click (`<details>`: no script)."""
+    c, f = entry.claim, entry.finding
+    where = c.where if c.paper == ledger.BOOK else f"{c.paper}, {c.where}"
+    kind, text = why(f)
+    link = f'<a href="{PAGE.format(c.page)}">{html.escape(titles.get(c.page, c.page))}</a>'
+    details = [("the book's test", prose(c.test)), ("evidence", prose(f.evidence))]
+    details += [("cause", prose(f.cause))] if f.cause else []
+    details += [("keys read", ", ".join(f"<code>{html.escape(k)}</code>" for k in entry.keys) or "none")]
+    details += [("page", link)]
+    body = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in details)
+    return (f'<details class="benign-row"><summary>{chip(f.verdict)}<span class="benign-row-text">'
+            f'<span class="benign-claim">{prose(c.claim)}</span> <span class="benign-where">{prose(where)}</span>'
+            f'<span class="benign-why"><em>{kind}:</em> {prose(shorten(text))}</span></span></summary>'
+            f'<dl class="benign-row-details">{body}</dl></details>')
+
+
+def anchor(name: str, verdict: str) -> str:
+    """The id of a verdict's group in the matrix called `name`: papers-holds, papers-holds-in-part, …"""
+    return f"{name}-{verdict_class(verdict).removeprefix('benign-v-')}"
+
+
+def overview(entries: list[ledger.Entry], name: str) -> str:
+    """One line over the matrix called `name`: each verdict on its colour, in words, with its count, a link to its
+    group."""
+    links = "".join(f'<a href="#{anchor(name, verdict)}">{chip(verdict)} {len(members)}</a>'
+                    for verdict, members in groups(entries))
+    return f'<p class="benign-overview">{links}</p>'
+
+
+def matrix(entries: list[ledger.Entry], titles: dict[str, str], name: str, folded: tuple[str, ...] = ()) -> str:
+    """The verdict matrix: one group per verdict (`groups`), headed by the verdict and its count, a row per claim
+    (`row`). A group whose verdict is in `folded` starts closed; `name` makes the groups' anchors unique on a page
+    (#name-holds, …)."""
     out = []
-    for entry in entries:
-        c, f = entry.claim, entry.finding
-        link = f'<a href="{PAGE.format(c.page)}">{html.escape(titles.get(c.page, c.page))}</a>'
-        verdict = html.escape(f.verdict) if f.verdict == ledger.HOLDS else f"<strong>{html.escape(f.verdict)}</strong>"
-        out.append([html.escape(c.claim), html.escape(f"{c.paper}, {c.where}"), html.escape(c.test) + f" ({link})",
-                    html.escape(f.evidence), verdict + notes.cite(f.cause)])
-    return table(["claim", "where", "the book's test", "evidence", "verdict"], out, notes, "benign-ledger")
+    for verdict, members in groups(entries):
+        opened = "" if verdict in folded else " open"
+        out.append(f'<details class="benign-group" id="{anchor(name, verdict)}"{opened}><summary>{chip(verdict)} '
+                   f'<span class="benign-group-count">{plural(len(members), "claim", "claims")}</span></summary>'
+                   + "".join(row(e, titles) for e in members) + "</details>")
+    return f'<div class="benign-matrix">{"".join(out)}</div>'
 
 
 @dataclass(frozen=True)
@@ -139,33 +220,70 @@ class Judged:
         return cls(ledger.evaluate(records), {name: expected.compare(name, r) for name, r in records.items()})
 
 
+def counted(entries: list[ledger.Entry]) -> str:
+    """Verdict counts in words: "20 **holds**, 3 **holds in part**" (`ledger.verdict_counts`)."""
+    return ", ".join(f"{count} **{verdict}**" for verdict, count in ledger.verdict_counts(entries).items())
+
+
+def verdicts_said(entries: list[ledger.Entry]) -> str:
+    """The verdict counts of the papers' claims, then those of the book's own hypotheses apart, in words."""
+    papers, own = split(entries)
+    said = f"Of the {plural(len(papers), 'claim', 'claims')} of the two papers this build tests: {counted(papers)}."
+    if own:
+        said += (f" Of the book's own {plural(len(own), 'hypothesis', 'hypotheses')}, counted apart: "
+                 f"{counted(own)}.")
+    return said
+
+
+def numbers_said(judged: Judged) -> str:
+    """The compared numbers per kind of target, in words."""
+    compared = [r for page_rows in judged.per_page.values() for r in page_rows]
+    numbers = "; ".join(f"{kind}: {hits} of {total} match" for kind, (hits, total) in expected.counts(compared).items())
+    return f"Compared numbers, each counted once and apart by what it is compared with — {numbers}."
+
+
 def headline(judged: Judged) -> str:
-    """One paragraph: the claims ledger's verdict counts, then the compared numbers per kind of target."""
-    entries = judged.entries
-    rows = [row for page_rows in judged.per_page.values() for row in page_rows]
-    verdicts = ledger.verdict_counts(entries)
-    said = ", ".join(f"{count} **{verdict}**" for verdict, count in verdicts.items())
-    numbers = "; ".join(f"{kind}: {hits} of {total} match" for kind, (hits, total) in expected.counts(rows).items())
-    return (f"Of the {len(entries)} claims of the two papers this build tests: {said}. Compared numbers, each counted "
-            f"once and apart by what it is compared with — {numbers}.")
+    """One paragraph: the verdict counts (`verdicts_said`), then the compared numbers (`numbers_said`)."""
+    return f"{verdicts_said(judged.entries)} {numbers_said(judged)}"
+
+
+def landing(judged: Judged, titles: dict[str, str]) -> str:
+    """The landing page's verdict matrix (MyST): the papers' claims, those that hold and those not testable offline
+    folded, then the book's own hypotheses apart."""
+    papers, own = split(judged.entries)
+    folded = (ledger.HOLDS, ledger.OFFLINE)  # what needs no second look on the landing page, one click away
+    parts = [matrix(papers, titles, "papers", folded)]
+    if own:
+        parts.append('<p class="benign-matrix-head"><strong>The book\'s own hypotheses</strong>, counted apart from '
+                     "the papers' claims:</p>" + matrix(own, titles, "book", folded))
+    return "```{raw} html\n" + "\n".join(parts) + "\n```"
 
 
 def summary_page(judged: Judged, titles: dict[str, str]) -> str:
-    """The summary page: the claims ledger, then every comparison table, from this build's verdicts (`titles`: each
-    notebook's page title)."""
+    """The summary page: the verdict matrix of the papers' claims, the book's own hypotheses apart, then every
+    comparison table, from this build's verdicts (`titles`: each notebook's page title)."""
+    papers, own = split(judged.entries)
     lines = ["# Claims and numbers", "", headline(judged), "",
-             "Every verdict below comes from a rule in `benign.ledger` applied to the records of this build's runs, "
-             "never from prose; the evidence quotes numbers that the linked page shows.", "",
-             "## The claims ledger", "", "```{raw} html", claims(judged.entries, titles), "```", "",
-             "## Numbers compared", "",
-             "Each number is compared with one target, of one kind: "
-             + "; ".join(f"*{k}*: {v}" for k, v in expected.KINDS.items())
-             + ". Only *paper* rows are the paper's numbers; the kinds are counted apart. A number shown on two pages "
-             "is counted on one. A value on the other side of a regime boundary from its target (another count of "
-             "fitted labels, chance against above chance, an Eq.-9 ratio below one against above) is a miss whatever "
-             "its distance. The *authors' code* column runs a transcription of their published scripts "
-             "(`benign.authors`): their final version, commit c563aae, or, for the η sweep and the condition checks, "
-             "the January main_math_frak.py that the final version lacks.", ""]
+             "Each verdict comes from a rule of the book's ledger (`benign.ledger`) applied to this build's records, "
+             "never from prose. A row gives the verdict, the claim, where the paper makes it and, in one line, the "
+             "cause of the verdict (where it holds, its evidence); a click opens the book's test, the whole evidence, "
+             "the record's keys the rule read and the page that shows them.", "",
+             "## The papers' claims", "", "```{raw} html", overview(papers, "papers") + matrix(papers, titles, "papers"),
+             "```", ""]
+    if own:
+        lines += ["## The book's own hypotheses", "",
+                  "Claims this book makes beyond the two papers, judged by rules of the same kind and counted apart "
+                  "from the papers' verdicts.", "", "```{raw} html", overview(own, "book") + matrix(own, titles, "book"),
+                  "```", ""]
+    lines += ["## Numbers compared", "",
+              "Each number is compared with one target, of one kind: "
+              + "; ".join(f"*{k}*: {v}" for k, v in expected.KINDS.items())
+              + ". Only *paper* rows are the paper's numbers; the kinds are counted apart. A number shown on two pages "
+              "is counted on one. A value on the other side of a regime boundary from its target (another count of "
+              "fitted labels, chance against above chance, an Eq.-9 ratio below one against above) is a miss whatever "
+              "its distance. The *authors' code* column runs a transcription of their published scripts "
+              "(`benign.authors`): their final version, commit c563aae, or, for the η sweep and the condition checks, "
+              "the January main_math_frak.py that the final version lacks.", ""]
     for name, page_rows in judged.per_page.items():
         if page_rows:
             lines += [f"### {titles[name]}", "", f"{{doc}}`../notebooks/{name}`", "", "```{raw} html",

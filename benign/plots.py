@@ -278,20 +278,22 @@ COURSE_COLORS = {"stays_below": "#2ca02c", "transient": "#ff7f0e", "falls_below"
                  "stays_above": "#8c564b"}
 
 
-def theory_overlay(ax, d_values, n: int, sigma: float = 1.0, settings: dict | None = None) -> None:
-    """The theory's boundaries n·SNR² = 1 and SNR = d^{-1/4}, and marked settings {label: (d, ‖μ‖)}."""
+def theory_overlay(ax, d_values, n: int, sigma: float = 1.0, settings: dict | None = None,
+                   color: str = "white") -> None:
+    """The theory's boundaries n·SNR² = 1 and SNR = d^{-1/4}, and marked settings {label: (d, ‖μ‖)}, drawn in
+    `color` (white on dark maps; black on a map whose middle is white, as a diverging one)."""
     from . import theory
 
     d = np.linspace(min(d_values), max(d_values), 200)
     xlim, ylim = ax.get_xlim(), ax.get_ylim()
     top = ylim[1]
-    ax.plot(d, np.minimum(theory.signal_norm_at_n_snr2(d, n, sigma=sigma), top), color="white", lw=1.8, ls="--",
+    ax.plot(d, np.minimum(theory.signal_norm_at_n_snr2(d, n, sigma=sigma), top), color=color, lw=1.8, ls="--",
             label="n·SNR² = 1")
-    ax.plot(d, np.minimum(theory.signal_norm_at_harmful(d, sigma=sigma), top), color="white", lw=1.8, ls=":",
+    ax.plot(d, np.minimum(theory.signal_norm_at_harmful(d, sigma=sigma), top), color=color, lw=1.8, ls=":",
             label="SNR = d^(-1/4)")
     for label, (d0, mu0) in (settings or {}).items():
         ax.scatter([d0], [mu0], marker="*", s=140, color="white", edgecolor="black", zorder=5)
         right = d0 > xlim[0] + 0.75 * (xlim[1] - xlim[0])  # label to the left near the right edge
-        ax.annotate(label, (d0, mu0), textcoords="offset points", xytext=(-6 if right else 6, 4), color="white",
+        ax.annotate(label, (d0, mu0), textcoords="offset points", xytext=(-6 if right else 6, 4), color=color,
                     fontweight="bold", ha="right" if right else "left")
     ax.set(xlim=xlim, ylim=ylim)

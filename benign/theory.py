@@ -85,3 +85,14 @@ def not_overfitting_time(alpha, d, signal_norm, nu_norm, sigma_w2, sigma_n2=0.0)
     """The theorem's not-overfitting time scale 1 / (α ‖ν‖ ‖μ‖³ d max{σ_w², σ_n²}), constants aside."""
     return 1.0 / (alpha * nu_norm * np.asarray(signal_norm, dtype=float) ** 3 * np.asarray(d, dtype=float)
                   * np.maximum(sigma_w2, sigma_n2))
+
+
+def theorem_time(alpha, n, d, signal_norm, nu_norm, sigma_w2, sigma=1.0, c_harmful: float = 1.0,
+                 c_overfit: float = 1.0):
+    """The main theorem's τ where it gives one (constants aside): `benign_time` in the benign regime,
+    `not_overfitting_time` in the not-overfitting regime, NaN in the harmful one (`regime`, same constants)."""
+    label = np.asarray(regime(signal_norm, d, n, sigma, c_harmful, c_overfit))
+    benign = benign_time(alpha, n, d, signal_norm, nu_norm, sigma_w2, sigma=sigma)
+    not_overfitting = not_overfitting_time(alpha, d, signal_norm, nu_norm, sigma_w2)
+    out = np.where(label == "benign", benign, np.where(label == "not_overfitting", not_overfitting, np.nan))
+    return out.item() if out.ndim == 0 else out

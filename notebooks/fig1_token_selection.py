@@ -39,6 +39,7 @@ c_not_overfitting = 0.001  # memorisation scale c of the not overfitting column
 label_noise = "deterministic"  # ceil(n η) flips, half per class, as the authors did; or bernoulli
 authors_test_seed = False  # True: the test set reuses the training seed, as the authors did
 authors_code = True  # also build the query with the authors' data generation (benign.authors) for the table
+outcome_draws = 50  # data draws per column, seeds seed, seed + 1, …, in "How often does each column land"
 out_dir = ""  # empty: results/fig1_token_selection/book
 
 # %%
@@ -90,6 +91,38 @@ nb.save_figure(fig)
 # stay unfitted (train accuracy {glue:text}`not_overfitting_train_acc:.2f`).
 
 # %% [markdown]
+# ## How often does each column land where the paper puts it?
+#
+# The figure is one draw of the data, and the spans in "Paper vs here" rest on {glue:text}`replicates:.0f` draws.
+# Here each hand-built query runs over many draws (seeds `seed` to `seed + outcome_draws − 1`, the plotted draw
+# first, on our data stream; `benign.draws`). Where the paper puts each column, fixed before the run: harmful and
+# benign fit every training label (train accuracy 1.0), not overfitting fits none of the noisy ones (train accuracy
+# 0.8); the test accuracy is about 0.62 (harmful) and 1.0 (benign, not overfitting).
+
+# %%
+from benign import draws
+
+outcomes = draws.handbuilt_outcomes(columns, range(seed, seed + outcome_draws), d=d, signal_norm=signal_norm, n=n,
+                                    n_test=n_test, T=T, rho=rho, noise_ratio=noise_ratio, label_noise=label_noise,
+                                    authors_test_seed=authors_test_seed)
+draw_metrics = {**draws.spread(outcomes, "column", ["train_acc", "test_acc"]), **draws.fitted_words(outcomes, "column")}
+
+# %% [markdown]
+# Over {glue:text}`benign_draws:.0f` draws per column, noisy training labels fitted (of
+# {glue:text}`noisy_count:.0f`). Harmful: {glue:md}`harmful_draws_fitted_words`. Benign:
+# {glue:md}`benign_draws_fitted_words`. Not overfitting: {glue:md}`not_overfitting_draws_fitted_words`.
+#
+# Train accuracy, lowest to highest: harmful {glue:text}`harmful_draws_train_acc_min:.2f` to
+# {glue:text}`harmful_draws_train_acc_max:.2f`, benign {glue:text}`benign_draws_train_acc_min:.2f` to
+# {glue:text}`benign_draws_train_acc_max:.2f`, not overfitting {glue:text}`not_overfitting_draws_train_acc_min:.2f` to
+# {glue:text}`not_overfitting_draws_train_acc_max:.2f`. Test accuracy, median (lowest to highest): harmful
+# {glue:text}`harmful_draws_test_acc_median:.2f` ({glue:text}`harmful_draws_test_acc_min:.2f` to
+# {glue:text}`harmful_draws_test_acc_max:.2f`), benign {glue:text}`benign_draws_test_acc_median:.2f`
+# ({glue:text}`benign_draws_test_acc_min:.2f` to {glue:text}`benign_draws_test_acc_max:.2f`), not overfitting
+# {glue:text}`not_overfitting_draws_test_acc_median:.2f` ({glue:text}`not_overfitting_draws_test_acc_min:.2f` to
+# {glue:text}`not_overfitting_draws_test_acc_max:.2f`).
+
+# %% [markdown]
 # ## The authors' code
 #
 # `benign.authors.figure1` builds the same query on data drawn as the authors' final main.py (commit c563aae)
@@ -118,6 +151,7 @@ if authors_code:
                                     test=first["test"]["data"]) for name, c in columns.items()}
     metrics.update({f"authors_{name}_{split}_acc": theirs[name][split]["accuracy"] for name in columns
                     for split in ("train", "test")})
+metrics.update(draw_metrics, noisy_count=int(train.noisy.sum()))
 nb.save_metrics(metrics)
 
 # %% [markdown]

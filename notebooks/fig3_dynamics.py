@@ -51,6 +51,7 @@ authors_max_d = 2000  # ... for the settings with d up to this (its cost grows a
 authors_stream = "final"  # ... on the data stream of their final main.py (c563aae), or "january" (expt, 492715f)
 use_cache = True  # reuse the authors' runs from results/.cache/sweeps
 out_dir = ""  # empty: results/fig3_dynamics/book
+outcome_draws = 50  # draws of (data, W₀) per setting (seeds seed, seed + 1, …) in "How often does each …"
 
 # %%
 from benign import authors, data, notebooks, paths, plots, sweep, synthetic, tables, theory, thresholds
@@ -159,7 +160,7 @@ nb.save_figure(fig)
 #   {glue:text}`large_signal_noise_cost_min:+.3f` to {glue:text}`large_signal_noise_cost_max:+.3f`);
 # - **selection by fresh inputs**: at the end, test inputs put {glue:text}`balanced_test_attention_relevant:.2f`,
 #   {glue:text}`large_noise_test_attention_relevant:.2f` and {glue:text}`large_signal_test_attention_relevant:.2f` of
-#   their attention on their relevant token, against $1/T$ = 0.125 at step 0.
+#   their attention on their relevant token, against $1/T$ at step 0 (uniform attention).
 #
 # So the large-noise setting's harm is the gap between its own step 0 and its end, not its distance from the
 # balanced setting: most of that distance is the head's accuracy at a small $\|\mu\|$, there before any training.
@@ -196,6 +197,58 @@ if authors_code:
         authors_final = {name: by_cell[settings[name]] for name in chosen}
         print(sweep.describe(authors_table))
 
+# %% [markdown]
+# ## How often does each setting land where the paper puts it?
+#
+# The panels above show one draw each — one training set and one $W_0$ per seed — and the counts above rest on
+# {glue:text}`replicates:.0f` seeds. Here each setting runs over many draws of both: draw $k$ is the authors' main.py
+# at seed $k$ (seeds `seed` to `seed + outcome_draws − 1`), with their data stream (`authors_stream`), their
+# label-noise pattern and their $W_0$ drawn right after `torch.manual_seed(k)`, trained by the exact fast trainer for
+# the same steps (`benign.draws`; the test suite checks that on such draws it gives the authors' script's counts and
+# accuracies). Every draw of a setting is scored on one clean test set of that setting, drawn from the authors'
+# stream at a seed no training set uses, so the draws differ by their training data and $W_0$ alone, and the head
+# alone (step 0: $p = 0$, uniform attention) scores the same on it for every draw.
+#
+# Where the paper puts each setting, fixed before the run: balanced and large noise fit every noisy label (train
+# accuracy 1.0), large signal fits none (train accuracy 0.8, "not overfitting").
+
+# %%
+from benign import draws
+
+outcomes = draws.dynamics_outcomes(settings, range(seed, seed + outcome_draws), n=n, n_test=n_test, T=T, rho=rho,
+                                   noise_ratio=noise_ratio, learning_rate=learning_rate, num_steps=num_steps,
+                                   stream=authors_stream, dtype=dtype, device=device)
+draw_metrics = {**draws.spread(outcomes, "setting", ["test_acc", "test_gain"]),
+                **draws.fitted_words(outcomes, "setting"), **draws.gain_words(outcomes, "setting")}
+for name, rows in outcomes.groupby("setting", sort=False):
+    draw_metrics[f"{name}_draws_test_acc_at_step_0"] = float(rows.test_acc_at_step_0.iloc[0])  # one test set
+fig, axes = plots.figure(1, len(settings), row_height=2.6, sharey=True)
+for ax, (name, (d, mu)) in zip(axes, settings.items()):
+    fitted = outcomes[outcomes.setting == name].noisy_fitted
+    every = int(outcomes[outcomes.setting == name].noisy_count.iloc[0])
+    ax.bar(range(every + 1), [int((fitted == k).sum()) for k in range(every + 1)], color="#d62728")
+    ax.set(title=f"{name.replace('_', ' ')}: d = {d}, ‖μ‖ = {mu:g}", xticks=range(every + 1),
+           xlabel=f"noisy labels fitted (of {every})")
+axes[0].set_ylabel("draws")
+nb.save_figure(fig, "fig3_dynamics_draws")
+
+# %% [markdown]
+# Noisy labels fitted after the last step, over {glue:text}`balanced_draws:.0f` draws per setting. Balanced:
+# {glue:md}`balanced_draws_fitted_words`. Large noise: {glue:md}`large_noise_draws_fitted_words`. Large signal:
+# {glue:md}`large_signal_draws_fitted_words`.
+#
+# Test accuracy at the end, median over the draws (lowest to highest), against the head alone on the same test set:
+# balanced {glue:text}`balanced_draws_test_acc_median:.3f` ({glue:text}`balanced_draws_test_acc_min:.3f` to
+# {glue:text}`balanced_draws_test_acc_max:.3f`, head alone {glue:text}`balanced_draws_test_acc_at_step_0:.3f`;
+# {glue:md}`balanced_draws_gain_words`), large noise {glue:text}`large_noise_draws_test_acc_median:.3f`
+# ({glue:text}`large_noise_draws_test_acc_min:.3f` to {glue:text}`large_noise_draws_test_acc_max:.3f`, head alone
+# {glue:text}`large_noise_draws_test_acc_at_step_0:.3f`; {glue:md}`large_noise_draws_gain_words`) and large signal
+# {glue:text}`large_signal_draws_test_acc_median:.3f` ({glue:text}`large_signal_draws_test_acc_min:.3f` to
+# {glue:text}`large_signal_draws_test_acc_max:.3f`, head alone {glue:text}`large_signal_draws_test_acc_at_step_0:.3f`;
+# {glue:md}`large_signal_draws_gain_words`). The median change from step 0 is
+# {glue:text}`balanced_draws_test_gain_median:+.3f`, {glue:text}`large_noise_draws_test_gain_median:+.3f` and
+# {glue:text}`large_signal_draws_test_gain_median:+.3f`.
+
 # %%
 metrics = {"replicates": replicates, "harm_threshold": thresholds.HARM.value}
 for _, row in sim.final[sim.final.run.isin(list(settings))].iterrows():
@@ -228,6 +281,7 @@ for name in settings:  # every seed: labels fitted (clean and noisy) and test ac
     for key, values in control.items():
         metrics[f"{name}_{key}"] = values[0]
         tables.seed_spread(metrics, f"{name}_{key}", values)
+metrics.update(draw_metrics)  # How often does each setting land where the paper puts it?
 nb.save_metrics(metrics, extra={"trainer_wall_s": round(sim.info["wall_s"], 3)})
 sim.final
 

@@ -114,7 +114,7 @@ plots.heatmap(axes[3, 0], d_values, mu_values, maps["test_gain"], "test accuracy
 plots.regime_map(axes[3, 1], d_values, mu_values, maps["regime_trained"],
                  f"by what training adds (harmful: loses > {thresholds.HARM.value:g})")
 for ax in axes.flat:
-    plots.theory_overlay(ax, d_values, n, settings=figure3)
+    plots.theory_overlay(ax, d_values, n, settings=figure3, color="black" if ax is axes[3, 0] else "white")
 plots.legend_above(fig, axes[0, 0], ncols=2, **plots.OVERLAY_LEGEND)
 nb.save_figure(fig)
 
@@ -139,9 +139,10 @@ nb.save_figure(fig)
 # there $\log\|\mu^*\|$ against $\log d$ has slope {glue:text}`overfit_slope_map:.2f` ±
 # {glue:text}`overfit_slope_se_map:.2f` (theory: ½). The harmful / benign boundary has slope
 # {glue:text}`harmful_slope_map:.3f` ± {glue:text}`harmful_slope_se_map:.3f` over {glue:text}`harmful_rows_map` rows
-# (theory: ¼): the harmful cells fill the grid's lowest $\|\mu\|$ column and nothing above it, so a grid step of
-# 2.5 does not resolve this boundary's slope. At step 1000 neither boundary has the theory's exponent; the second half
-# of the page follows them in time.
+# (theory: ¼): by this rule the harmful cells fill the grid's lowest $\|\mu\|$ row and nothing above it — the row
+# where the fixed head alone scores below the threshold before any training (next section). Read by what training
+# adds instead, the harmful / benign boundary is judged in the next section; the second half of the page follows
+# both boundaries in time.
 
 # %%
 shares = cells.regime.value_counts(normalize=True).reindex(theory.REGIMES, fill_value=0.0)

@@ -35,6 +35,22 @@ def test_generated_pages_gather_every_notebook(built_book):
     assert "torch" in reproducibility and "smoke" in reproducibility
 
 
+def test_the_landing_page_and_the_summary_lead_with_the_verdict_matrix(built_book):
+    """Before any figure, the landing page shows the verdicts; every verdict on both pages is in words on its colour."""
+    from benign import ledger, pages
+
+    for page in ("index", "summary"):
+        text = (built_book / "book" / f"{page}.html").read_text()
+        article = text[text.index("<article"):]
+        assert 'class="benign-matrix"' in article, page
+        figures = [article.find(tag) for tag in ("<img", "<figure") if tag in article]
+        assert not figures or article.index('class="benign-matrix"') < min(figures), page
+        chips = re.findall(r'<span class="benign-verdict ([\w-]+)">([^<]+)</span>', article)
+        assert chips and all(words in ledger.VERDICTS and css == pages.verdict_class(words) for css, words in chips)
+        rows = re.findall(r'<details class="benign-row"><summary><span class="benign-verdict', article)
+        assert len(rows) == article.count('<details class="benign-row">'), page  # the verdict first in every row
+
+
 def test_a_failing_notebook_keeps_its_report_and_stops_the_build(tmp_path, monkeypatch):
     executed = tmp_path / "work" / "fig1_token_selection.ipynb"
     executed.parent.mkdir()

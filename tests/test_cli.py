@@ -84,7 +84,8 @@ BAD = [
     (["run", "fig3_dynamics", "-p", "seed", "1", "-p", "seed", "2"], "parameter 'seed' given twice"),
     (["launch"], "invalid choice"),
     (["run", "paper2_two_steps", "-p", "eta", "0.1"], "parameter 'eta' was renamed: use 'noise_ratio'"),
-    (["run", "paper2_snr_heatmap", "-p", "rho_values", "[1.0]"], "parameter 'rho_values' was renamed: use"),
+    (["run", "paper2_snr_heatmap", "-p", "rho_values", "[1.0]"], "parameter 'rho_values' was removed: the "
+     "signal-norm grid of the SNR map is geometric now"),
     (["run", "fig3_dynamics", "-p", "reuse_train_seed", "True"], "was renamed: use 'authors_test_seed'"),
     (["run", "table2_finetune", "-p", "max_steps", "600"], "parameter 'max_steps' was removed: phase 2 is bounded in"),
     (["run", "table2_finetune", "-p", "datasets", "['mnist_5k', 'mnist_5k']"], "a non-empty list of distinct data set"),

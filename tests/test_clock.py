@@ -1,5 +1,5 @@
-"""The long-run mode against `simulate` (the memory-bound path), its exact test-error events, the shared-noise Gram
-matrices, the theorem's time scales and the clock's parameter errors."""
+"""The long-run mode against `simulate` (the memory-bound path), its exact test-error and test-selection events, the
+shared-noise Gram matrices, the theorem's time scales and the clock's parameter errors."""
 
 import numpy as np
 import pytest
@@ -33,7 +33,7 @@ def brute_force(point):
     errors = np.rint((1 - sim.history.test_acc.to_numpy()) * point["n_test"])
     test_ok = torch.tensor(errors < point["delta"] * point["n_test"])
     conditions = {"clean_fitted": (fit | noisy).all(-1), "noisy_fitted": (fit | ~noisy).all(-1),
-                  "noisy_unfitted": (~fit | ~noisy).all(-1),
+                  "noisy_unfitted": (~fit | ~noisy).all(-1), "all_fitted": fit.all(-1),
                   "train_loss": torch.tensor(sim.history.train_loss.to_numpy() < point["epsilon"]),
                   "test_error": test_ok, "benign": fit.all(-1) & test_ok,
                   "not_overfitting": (fit | noisy).all(-1) & (~fit | ~noisy).all(-1) & test_ok}
@@ -95,6 +95,50 @@ def test_test_error_events_do_not_depend_on_the_block_length(monkeypatch):
     assert calls["candidates"] > 0 and calls["halved"] > 0  # every path of the test-error decision was taken
 
 
+def relevant_attention_by_step(points):
+    """S at every step 0 … num_steps of each point: the mean softmax score of its test inputs on the relevant token,
+    from the q = W p that `simulate` returns after k steps (one simulation per k, nothing of the clock used)."""
+    point = points[0]
+    runs = [data.make_run(p["d"], p["signal_norm"], seed=p["seed"], n=p["n"], n_test=p["n_test"],
+                          noise_ratio=p["noise_ratio"], W_init=p["W_init"]) for p in points]
+    S = [[1 / point["T"]] * len(points)]  # step 0: p = 0, uniform attention
+    for k in range(1, point["num_steps"] + 1):
+        q = synthetic.simulate(runs, learning_rate=point["learning_rate"], num_steps=k, train_W=point["train_W"],
+                               dtype="float64", device="cpu").q
+        S.append([torch.softmax(run.test.X.double() @ q_r, -1)[:, run.test.token_type == data.RELEVANT].sum(-1).mean()
+                  for run, q_r in zip(runs, q)])
+    return torch.tensor(S, dtype=torch.float64)  # (num_steps + 1, runs)
+
+
+@pytest.mark.parametrize("W_init,train_W", MODELS[:2])
+def test_test_selection_events_equal_simulate_step_by_step(W_init, train_W, monkeypatch):
+    """The first step (and every switch) at which fresh inputs' mean attention on their relevant token reaches the
+    level, exact for any block length, against the attention computed from `simulate`'s q at every step."""
+    halved, fill = [0], clock._TestSelection._fill
+
+    def count_halves(self, B, ok, lo, hi, *args):
+        halved[0] += (lo, hi) != (0, B.shape[0] - 1)  # part of a block: it was halved
+        return fill(self, B, ok, lo, hi, *args)
+
+    monkeypatch.setattr(clock._TestSelection, "_fill", count_halves)
+    points = sweep.grid(d=[50, 80], seed=[0, 1], signal_norm=[2.0, 5.0], noise_ratio=[0.3], W_init=W_init,
+                        train_W=train_W, **{**SMALL, "num_steps": 80})  # a simulation per step: short runs
+    S = relevant_attention_by_step(points)
+    switched = 0
+    for level in (0.13, 0.35):  # small ‖μ‖: S hovers about 0.13 and crosses it both ways; large: it passes 0.35
+        expected = [first_settled_switches(S[:, r] >= level) for r in range(len(points))]
+        switched += sum(len(e[2]) for e in expected)
+        for block in (1, 7, 32):  # every step at a block end; certified blocks; blocks halved down to single steps
+            rows = clock.grid_chunk([dict(p, block=block, attention_level=level) for p in points])
+            for r, row in enumerate(rows):
+                record = row["test_selected_first"], row["test_selected_settled"], row["test_selected_switches"]
+                assert record == expected[r], (level, block, r)
+                logged = S[row["history"]["step"], r].numpy()
+                assert np.array(row["history"]["score_test_relevant"]) == pytest.approx(logged, rel=1e-9, abs=1e-12)
+    assert switched >= 8  # the level is crossed, once back: the events are tested
+    assert halved[0] > 0  # blocks the bound did not settle were halved down to their crossing step
+
+
 def test_shared_noise_grams_equal_dense_matrices():
     torch.manual_seed(0)
     Gb, V, N, M, d = 2, 3, 9, 6, 11
@@ -145,6 +189,48 @@ def test_theorem_time_scales():
     x = theory.n_snr2(10.0, 2000, 20)
     assert theory.benign_time(0.01, 20, 2000, 10.0, 0.1, 1 / 2000) == pytest.approx(np.exp(1 / x) / pre)
     assert theory.not_overfitting_time(0.01, 2000, 10.0, 0.1, 1 / 2000) == pytest.approx(1 / (0.01 * 100))
+
+
+def test_theorem_time_is_given_where_the_theorem_gives_one():
+    # d = 2000, n = 20, α = 0.05 (α d / n = 5): harmful below ‖μ‖ = d^(1/4) ≈ 6.7, benign up to n·SNR² = 1 (‖μ‖ = 10)
+    alpha, n, d = 0.05, 20, 2000
+    mu = np.array([5.0, 8.0, 10.0, 20.0])
+    tau = theory.theorem_time(alpha, n, d, mu, 1 / mu, theory.sigma_w2("identity", d))
+    assert np.isnan(tau[0])  # harmful: no time
+    x = theory.n_snr2(mu[1:3], d, n)
+    assert tau[1:3] == pytest.approx(np.exp(1 / x) / 5)  # benign: exp(1/(n SNR²)) / (α d / n)
+    assert tau[3] == pytest.approx(1 / (5 * theory.n_snr2(20.0, d, n)))  # not overfitting: 1 / (α ‖μ‖² d σ_w²)
+
+
+def test_delayed_generalization_on_known_runs():
+    nan = float("nan")
+    inverse = [0.5, 1.0, 2.0, 0.5, 1.0, 1.0]
+    t_fit = [10.0, 10.0, 10.0, 10.0, nan, 30.0]  # run 4: labels not all fitted at the end; run 5 selects first
+    t_select = [10.0 + np.e, 10.0 + np.e ** 2, 10.0 + np.e ** 4, 10.0 + np.e, 500.0, 20.0]
+    m = clock.delayed_generalization(t_fit, t_select, inverse)
+    assert (m["benign_runs"], m["delayed_runs"]) == (5, 4) and m["delayed_share"] == pytest.approx(0.8)
+    assert m["gap_slope"] == pytest.approx(2.0) and m["gap_slope_se"] == pytest.approx(0.0, abs=1e-9)  # log gap = 2x
+    assert m["fit_time_median"] == 10.0 and m["select_time_median"] == pytest.approx(10.0 + np.e ** 2)
+    assert clock.delay_verdict(m) == "not seen"  # five benign runs: too few
+    many = dict(m, benign_runs=clock.DELAY_MIN_RUNS)
+    assert clock.delay_verdict(many) == "holds"
+    assert clock.delay_verdict(dict(many, delayed_share=0.5)) == "contradicted"
+    assert clock.delay_verdict(dict(many, gap_slope=-1.0, gap_slope_se=0.2)) == "contradicted"
+    assert clock.delay_verdict(dict(many, gap_slope=0.3, gap_slope_se=0.2)) == "not seen"  # not told from zero
+
+
+def test_line_fit_and_words():
+    slope, se = clock.line_fit([0, 1, 2, 3], [1, 2.1, 2.9, 4.2])
+    assert slope == pytest.approx(1.04) and se == pytest.approx(np.sqrt(0.042 / 2 / 5))  # residuals .01 .07 −.17 .09
+    assert np.isnan(clock.line_fit([1, 1], [0, 2])[0])
+    assert np.isnan(clock.line_fit([0.3, 0.3 * (1 + 1e-14)], [0, 2])[0])  # one value up to rounding: no slope
+    assert clock.trend(0.76, 0.1) == "rises" and clock.trend(-0.5, 0.1) == "falls"
+    assert clock.trend(0.1, 0.1) == "does not change measurably" and clock.trend(np.nan, np.nan) == "cannot be fitted"
+    assert clock.slope_words(0.764, 0.0488) == "rises (slope 0.76 ± 0.05)"
+    assert clock.slope_words(-0.057, 0.039) == "does not change measurably (slope −0.06 ± 0.04)"
+    assert clock.slope_words(np.nan, np.nan).startswith("cannot be fitted")
+    assert [clock.share_words(k, t) for k, t in ((0, 48), (48, 48), (3, 48), (1, 1), (2, 2))] == [
+        "no runs", "all 48 runs", "3 of the 48 runs", "the only run", "both runs"]
 
 
 def test_theorem_grid_refuses_a_grid_without_a_benign_cell():

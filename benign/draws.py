@@ -1,0 +1,183 @@
+"""Outcomes over many draws: how often a setting lands where the paper puts it.
+
+One run is one draw of the data (and of W₀); a verdict read off it is a verdict on that draw. The functions here run
+a setting over many draws and return one row per draw (a tidy table), and turn such a table into headline numbers
+(`spread`) and words (`fitted_words`, `gain_words`).
+
+- `dynamics_outcomes`: Figure 3's settings, W and p trained from p = 0 by the exact fast trainer
+  (`benign.synthetic.simulate`, the draws of a setting batched) on the authors' data stream and initialisation:
+  draw `seed` is the authors' main.py at that seed (`authors_run`) — its training set, and W₀ drawn right after
+  `torch.manual_seed(seed)` as `benign.authors` draws it. Every draw of a setting is scored on one clean test set of
+  that setting (`authors_test`), so the draws differ by their training data and W₀ only.
+- `handbuilt_outcomes`: Figure 1's hand-built queries (W = I, `benign.synthetic.handbuilt_p`) over draws of the data
+  (`benign.data.make_train_test`).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from . import authors, synthetic
+from .checks import ParameterError, check, check_all
+from .data import Run, TokenData, make_train_test, signals, token_types
+
+W0_BYTES = 1 << 30  # the W₀ (float32, d × d each) that one batched trainer call holds at once
+
+
+def _seeds(seeds) -> list[int]:
+    seeds = [check("seed", s) for s in seeds]
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ParameterError(f"seeds = {seeds} is not allowed: give at least one draw, each seed once")
+    return seeds
+
+
+def token_data(arrays: dict, signal_norm: float, rho: float, seed) -> TokenData:
+    """A data set of `benign.authors` (X as they store it, float32) as the fast trainer's TokenData."""
+    n, T, d = arrays["X"].shape
+    mu_pos, mu_neg, nu = signals(d, signal_norm)
+    params = dict(n=n, d=d, signal_norm=signal_norm, T=T, rho=rho,
+                  noise_ratio=float(arrays["noisy"].double().mean()), seed=seed)
+    return TokenData(arrays["X"], arrays["y"], arrays["y_clean"], arrays["noisy"], token_types(T), mu_pos, mu_neg,
+                     nu, params)
+
+
+def authors_test(d: int, signal_norm: float, *, seed: int, n_test: int = 1000, T: int = 8, rho: float = 0.1,
+                 stream: str = "final") -> TokenData:
+    """A clean test set drawn as the authors draw one, from their stream seeded with [seed, 1]: a stream none of their
+    training sets uses (they seed with one integer), so it shares no input with any draw's training set."""
+    check_all(d=d, signal_norm=signal_norm, seed=seed, n_test=n_test, T=T, rho=rho)
+    return token_data(authors.dataset(n_test, d, signal_norm, seed=[seed, 1], stream=stream, T=T, rho=rho),
+                      signal_norm, rho, [seed, 1])
+
+
+def authors_run(d: int, signal_norm: float, *, seed: int, n: int = 20, T: int = 8, rho: float = 0.1,
+                noise_ratio: float = 0.2, stream: str = "final", test: TokenData | None = None,
+                label: str = "") -> Run:
+    """The training set and W₀ of the authors' main.py at `seed` as a Run of the fast trainer: their data stream
+    (float32, their label-noise pattern) and their W₀ (kaiming_uniform_(a=√5), float32) drawn right after
+    `torch.manual_seed(seed)`, as `benign.authors.main` draws both; `test` is the Run's test set."""
+    check_all(d=d, signal_norm=signal_norm, seed=seed, n=n, T=T, rho=rho, noise_ratio=noise_ratio)
+    train = authors.dataset(n, d, signal_norm, seed=seed, stream=stream, T=T, rho=rho, noise_ratio=noise_ratio)
+    with authors.seeded(seed):
+        W0 = authors.Attention(d, signal_norm).W.detach()
+    return Run(token_data(train, signal_norm, rho, seed), test, W0, label)
+
+
+def _fitted(train: TokenData, q) -> dict:
+    """`synthetic.fit_counts` and the training accuracy they make."""
+    counts = synthetic.fit_counts(train, q)
+    return {**counts, "train_acc": (counts["clean_fitted"] + counts["noisy_fitted"]) / len(train.y)}
+
+
+def dynamics_outcomes(settings: dict, seeds, *, n: int = 20, n_test: int = 1000, T: int = 8, rho: float = 0.1,
+                      noise_ratio: float = 0.2, learning_rate: float = 5e-3, num_steps: int = 1000,
+                      stream: str = "final", dtype: str = "float32", device: str = "auto") -> pd.DataFrame:
+    """One row per setting × draw: Figure 3's model trained on W and p from p = 0 for `num_steps` steps, on draw
+    `seed` of the authors' data and W₀ (`authors_run`), by the exact fast trainer.
+
+    `settings` maps a name to (d, ‖μ‖). Columns: setting, d, signal_norm, seed; clean_fitted and noisy_fitted, the
+    training samples of clean_count and noisy_count whose observed label the final q = Wp predicts, and train_acc;
+    test_acc_at_step_0 (p = 0: uniform attention, the fixed head alone), test_acc (after the last step) and
+    test_gain (their difference), on the setting's one test set (`authors_test` at the first seed).
+    """
+    seeds = _seeds(seeds)
+    check_all(n=n, n_test=n_test, T=T, rho=rho, noise_ratio=noise_ratio, learning_rate=learning_rate,
+              num_steps=num_steps, dtype=dtype, device=device)
+    rows = []
+    for name, (d, signal_norm) in settings.items():
+        test = authors_test(d, signal_norm, seed=seeds[0], n_test=n_test, T=T, rho=rho, stream=stream)
+        per_call = max(1, W0_BYTES // (4 * d * d))
+        for start in range(0, len(seeds), per_call):
+            runs = [authors_run(d, signal_norm, seed=s, n=n, T=T, rho=rho, noise_ratio=noise_ratio, stream=stream,
+                                test=test, label=f"{name}_seed{s}") for s in seeds[start:start + per_call]]
+            sim = synthetic.simulate(runs, learning_rate=learning_rate, num_steps=num_steps, log_every=num_steps,
+                                     track=[0], dtype=dtype, device=device)
+            test_acc = sim.history.set_index(["run", "step"]).test_acc
+            for run, q in zip(runs, sim.q):
+                first, last = test_acc[(run.label, 0)], test_acc[(run.label, num_steps)]
+                rows.append({"setting": name, "d": d, "signal_norm": signal_norm, "seed": run.train.params["seed"],
+                             **_fitted(run.train, q), "test_acc_at_step_0": float(first), "test_acc": float(last),
+                             "test_gain": float(last - first)})
+    return pd.DataFrame(rows)
+
+
+def handbuilt_outcomes(columns: dict, seeds, *, d: int = 10000, signal_norm: float = 20.0, n: int = 100,
+                       n_test: int = 100, T: int = 8, rho: float = 0.2, noise_ratio: float = 0.2,
+                       label_noise: str = "deterministic", authors_test_seed: bool = False) -> pd.DataFrame:
+    """One row per column × draw: Figure 1's hand-built query (W = I, p = μ₊ + μ₋ + c Σᵢ ξᵢ,
+    `benign.synthetic.handbuilt_p`) on the data of `seed` (`benign.data.make_train_test`). `columns` maps a name to
+    its c. Columns: column, c, seed, clean_fitted of clean_count, noisy_fitted of noisy_count, train_acc, test_acc."""
+    seeds = _seeds(seeds)
+    rows = []
+    for s in seeds:
+        train, test = make_train_test(n, d, signal_norm, n_test=n_test, seed=s, T=T, rho=rho,
+                                      noise_ratio=noise_ratio, label_noise=label_noise,
+                                      authors_test_seed=authors_test_seed)
+        for name, c in columns.items():
+            p = synthetic.handbuilt_p(train, c)
+            rows.append({"column": name, "c": c, "seed": s, **_fitted(train, p),
+                         "test_acc": synthetic.attend(test, p)["acc"]})
+    return pd.DataFrame(rows)
+
+
+def spread(outcomes: pd.DataFrame, by: str, columns) -> dict:
+    """Headline numbers of an outcome table, per group of its column `by`: `{group}_draws` (how many draws),
+    `{group}_draws_none_fitted_share` and `{group}_draws_all_fitted_share` (the draws that fit none, and all, of
+    their noisy training labels) and `{group}_draws_{column}_min`, `_median`, `_max` of each of `columns`."""
+    out = {}
+    for group, rows in outcomes.groupby(by, sort=False):
+        out[f"{group}_draws"] = len(rows)
+        out[f"{group}_draws_none_fitted_share"] = float((rows.noisy_fitted == 0).mean())
+        out[f"{group}_draws_all_fitted_share"] = float((rows.noisy_fitted == rows.noisy_count).mean())
+        for column in columns:
+            for stat in ("min", "median", "max"):
+                out[f"{group}_draws_{column}_{stat}"] = float(getattr(rows[column], stat)())
+    return out
+
+
+def _draws(k: int, total: int, one: str, many: str) -> str:
+    """'none of the 50 draws fits', '1 of 50 draws fits', '7 of 50 draws fit', 'all 50 draws fit'."""
+    if total == 1:
+        return f"the one draw {one}" if k else f"the one draw does not {many}"
+    if k == 0:
+        return f"none of the {total} draws {one}"
+    if k == total:
+        return f"all {total} draws {many}"
+    return f"{k} of {total} draws {one if k == 1 else many}"
+
+
+def fitted_words(outcomes: pd.DataFrame, by: str) -> dict[str, str]:
+    """Per group of the column `by`, `{group}_draws_fitted_words`: how many draws fit none and all of their noisy
+    training labels (the paper's places), how many fit some (when any does), and how the draws spread over the
+    number fitted."""
+    words = {}
+    for group, rows in outcomes.groupby(by, sort=False):
+        total, counts = len(rows), rows.noisy_fitted
+        every = int(rows.noisy_count.iloc[0])
+        none, all_ = int((counts == 0).sum()), int((counts == rows.noisy_count).sum())
+        some = total - none - all_
+        parts = [_draws(none, total, "leaves", "leave") + " every noisy label unfitted",
+                 _draws(all_, total, "fits", "fit") + f" all {every}"]
+        if some:
+            parts.append(_draws(some, total, "fits", "fit") + " some but not all")
+        spread_over = sorted(counts.value_counts().items())
+        listing = _and([f"{int(k)} in {v} {'draw' if v == 1 else 'draws'}" for k, v in spread_over])
+        words[f"{group}_draws_fitted_words"] = _and(parts) + f" (the number fitted is {listing})"
+    return words
+
+
+def _and(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def gain_words(outcomes: pd.DataFrame, by: str) -> dict[str, str]:
+    """Per group of the column `by`, `{group}_draws_gain_words`: how many draws end with a test accuracy below, level
+    with and above their step 0's (the head alone), naming only the cases that occur."""
+    words = {}
+    for group, rows in outcomes.groupby(by, sort=False):
+        total, gain = len(rows), rows.test_gain
+        cases = [(int((gain < 0).sum()), "below it"), (int((gain == 0).sum()), "level with it"),
+                 (int((gain > 0).sum()), "above it")]
+        words[f"{group}_draws_gain_words"] = _and([_draws(k, total, "ends", "end") + f" {where}"
+                                                   for k, where in cases if k])
+    return words
