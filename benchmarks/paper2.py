@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from benign import paper2
+from benign import paper2, paper2_edge
 
 N, RHO, ETA, BETA = 200, 30.0, 0.05, [0.01, 1.0]
 
@@ -91,7 +91,7 @@ def sweep(device):
     t0 = time.perf_counter()
     per_n = pd.concat([paper2.snr_sweep([n], rho, **fixed) for n in n_values], ignore_index=True)
     per_n_s = time.perf_counter() - t0
-    same = paper2.benign_edge(sliced).signal_norm.tolist() == paper2.benign_edge(per_n).signal_norm.tolist()
+    same = paper2_edge.benign_edge(sliced).signal_norm.tolist() == paper2_edge.benign_edge(per_n).signal_norm.tolist()
     print(f"SNR map, one seed, {len(n_values)} n x {len(rho)} rho, {device}: one draw sliced {sliced_s:.1f} s, a draw "
           f"per n {per_n_s:.1f} s; same edge: {same}")
 

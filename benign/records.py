@@ -70,8 +70,43 @@ def write_atomic(path: Path, data: bytes | str) -> None:
         raise
 
 
+ATTENTION_WORDS = ("attention", "score", "shown")  # a headline key with one of these words is an attention share,
+TOKEN_WORDS = ("relevant", "irrelevant", "weak", "aligned", "opposite", "signal")  # ... as is one with "on" + a token
+NOT_A_SHARE = ("ratio", "step", "steps", "time", "count", "heads", "mask")  # ... unless a later word names another
+
+
+def is_attention_share(key: str) -> bool:
+    """Whether a headline key records an attention share (a softmax score, a sum of scores of one row, a mean of such,
+    or the share of samples attending most to a token): its words (split at "_") hold "attention", "score" or "shown",
+    or "on" followed by a token's name ("noisy_on_irrelevant"), and no word after the first such word is one of
+    NOT_A_SHARE ("x_attention_select_step" is a step, "benign_steps_clean_signal_attention" a share)."""
+    words = key.split("_")
+    first = next((i for i, w in enumerate(words) if w in ATTENTION_WORDS
+                  or (w == "on" and i + 1 < len(words) and words[i + 1] in TOKEN_WORDS)), None)
+    return first is not None and not set(words[first + 1:]) & set(NOT_A_SHARE)
+
+
+SHARE_TOLERANCE = 1e-5  # float32 rounding of a sum of a row's scores (or of one minus such a sum)
+
+
+def check_attention_shares(headline: dict) -> None:
+    """Raise ValueError naming the key and value of any attention share (`is_attention_share`) outside [0, 1] (by
+    more than SHARE_TOLERANCE) or not a number; a missing value (None or NaN) passes."""
+    for key, value in headline.items():
+        if not is_attention_share(key) or value is None:
+            continue
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise ValueError(f"metric {key!r} = {value!r} is an attention share and must be a number") from None
+        if not math.isnan(number) and not -SHARE_TOLERANCE <= number <= 1.0 + SHARE_TOLERANCE:
+            raise ValueError(f"metric {key!r} = {number!r} is an attention share and must lie in [0, 1]")
+
+
 def save_metrics(out: Path, notebook: str, headline: dict, parameters: dict, device=None, extra: dict | None = None):
-    """metrics.json: headline numbers as flat keys, then the parameters, versions and device (NaN as null, anywhere)."""
+    """metrics.json: headline numbers as flat keys, then the parameters, versions and device (NaN as null, anywhere).
+    An attention share outside [0, 1] among the headline numbers raises ValueError (`check_attention_shares`)."""
+    check_attention_shares(headline)
     record = {**{k: _plain(v) for k, v in headline.items()},
               "notebook": notebook,
               "parameters": {k: _plain(v) for k, v in parameters.items()},

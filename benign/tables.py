@@ -94,3 +94,13 @@ def median_sample(scores: pd.DataFrame, run: str, samples, token: int = 0) -> in
     last = scores[(scores.run == run) & (scores.step == scores.step.max()) & (scores.token == token)
                   & scores["sample"].isin(list(samples))].sort_values(["score", "sample"])
     return int(last["sample"].iloc[(len(last) - 1) // 2])
+
+
+def final_share(scores: pd.DataFrame, run: str, sample: int, tokens) -> float:
+    """The share of its attention row that one tracked training sample of one run puts, at that run's last step, on
+    the token positions `tokens` (in [0, 1]; the scores table holds every run of a simulation, so the run is named)."""
+    own = scores[scores.run == run]
+    last = own[(own.step == own.step.max()) & (own["sample"] == sample) & own.token.isin([int(t) for t in tokens])]
+    if last.empty:
+        raise ValueError(f"no final scores of sample {sample} in run {run!r}: it is not a tracked sample of that run")
+    return float(last.score.sum())

@@ -50,8 +50,8 @@ authors_code = True  # also run the authors' main.py (benign.authors) for the pa
 authors_max_d = 2000  # ... for the settings with d up to this (its cost grows as d², about 10 s at d 1000 here)
 authors_stream = "final"  # ... on the data stream of their final main.py (c563aae), or "january" (expt, 492715f)
 use_cache = True  # reuse the authors' runs from results/.cache/sweeps
-out_dir = ""  # empty: results/fig3_dynamics/book
 outcome_draws = 50  # draws of (data, W₀) per setting (seeds seed, seed + 1, …) in "How often does each …"
+out_dir = ""  # empty: results/fig3_dynamics/book
 
 # %%
 from benign import authors, data, notebooks, paths, plots, sweep, synthetic, tables, theory, thresholds
@@ -262,10 +262,9 @@ for name in settings:
         metrics[f"{name}_{column}"] = float(last.loc[name, column])
     others = ["score_noisy_relevant", "score_noisy_weak_aligned", "score_noisy_weak_opposite"]
     metrics[f"{name}_noisy_on_irrelevant"] = 1 - float(last.loc[name, others].sum())
-    end = sim.scores[(sim.scores.run == name) & (sim.scores.step == num_steps)]
-    metrics[f"{name}_shown_noisy_on_irrelevant"] = float(end[(end["sample"] == shown[name][1])
-                                                             & (end.token >= 3)].score.sum())
-    metrics[f"{name}_shown_clean_relevant"] = float(end[(end["sample"] == shown[name][0]) & (end.token == 0)].score.sum())
+    irrelevant = (types == data.IRRELEVANT).nonzero().flatten().tolist()
+    metrics[f"{name}_shown_noisy_on_irrelevant"] = tables.final_share(sim.scores, name, shown[name][1], irrelevant)
+    metrics[f"{name}_shown_clean_relevant"] = tables.final_share(sim.scores, name, shown[name][0], [0])
 final = sim.final.set_index("run")
 for name in settings:  # every seed: labels fitted (clean and noisy) and test accuracy
     labels = [name] + [f"{name}_seed{s}" for s in seeds[1:]]

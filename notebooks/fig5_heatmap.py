@@ -67,7 +67,7 @@ import numpy as np
 
 import pandas as pd
 
-from benign import authors, clock, notebooks, paths, plots, regimes, sweep, synthetic, theory, thresholds
+from benign import authors, clock, notebooks, paths, plots, regimes, sweep, synthetic, theory, thresholds, timing
 
 nb = notebooks.start("fig5_heatmap", globals())
 points = sweep.grid_points(synthetic.GRID_DEFAULTS, nb.parameters, d=sweep.arange("d_grid", d_grid),
@@ -241,7 +241,7 @@ for t in steps_drawn:
 long["course"] = regimes.test_error_course(long)
 long["first_noisy_step"] = regimes.first_noisy_fitted(long)
 long["noisy_fitted_step"] = long.noisy_fitted_first.astype(float)
-long["select_step"] = [clock.crossing(h["step"], h["score_test_relevant"], attention_level) for h in long.history]
+long["select_step"] = [timing.crossing(h["step"], h["score_test_relevant"], attention_level) for h in long.history]
 shared_cells = long.merge(cells[["d", "signal_norm", "regime"]], on=["d", "signal_norm"])
 at_snapshot = regimes.regime_at(shared_cells, num_steps) if num_steps <= num_steps_long else None
 d_long, mu_long, long_maps = sweep.maps(long, [f"regime_{t}" for t in steps_drawn]

@@ -52,7 +52,7 @@ d_harmful = 5000  # the harmful setting
 signal_norm_harmful = 5.0  # ‖μ‖ of that setting
 d_not_overfitting = 1000  # the not-overfitting setting
 signal_norm_not_overfitting = 100.0  # ‖μ‖ of that setting
-test_threshold = 0.9  # test accuracy separating benign from harmful in the observed regime
+test_threshold = 0.95  # test accuracy separating benign from harmful in the observed regime (thresholds.TEST_GOOD)
 label_noise = "deterministic"  # ceil(n η) flips, half per class, as the authors did; or bernoulli
 authors_test_seed = False  # True: the test set reuses the training seed, as the authors did
 dtype = "float32"  # float32 or float64
@@ -191,11 +191,11 @@ for row in final.itertuples():
         metrics[f"{row.run}_{key}"] = float(getattr(row, key))
         if row.run in theirs:
             metrics[f"authors_{row.run}_{key}"] = float(theirs[row.run][key])
-    end = sims[row.run].scores[sims[row.run].scores.step == num_steps]
-    clean_id, noisy_id = shown[row.run]
-    on = {"noisy_on_irrelevant": (noisy_id, end.token >= 3), "clean_relevant": (clean_id, end.token == 0)}
-    for key, (sample, tokens) in on.items():
-        metrics[f"{row.run}_shown_{key}"] = float(end[(end["sample"] == sample) & tokens].score.sum())
+    clean_id, noisy_id = shown[row.run]  # the plotted samples, of the plotted run only (not its seed replicates)
+    on = {"noisy_on_irrelevant": (noisy_id, data.IRRELEVANT), "clean_relevant": (clean_id, data.RELEVANT)}
+    for key, (sample, kind) in on.items():
+        metrics[f"{row.run}_shown_{key}"] = tables.final_share(sims[row.run].scores, row.run, sample,
+                                                                (types == kind).nonzero().flatten().tolist())
     metrics[f"{row.run}_regime"] = row.regime
     metrics[f"{row.run}_as_named"] = float(row.regime == expected_regime[row.run])
     if row.run in theirs:

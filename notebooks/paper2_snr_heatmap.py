@@ -47,7 +47,7 @@ import time
 
 import numpy as np
 
-from benign import notebooks, paper2, plots, theory
+from benign import notebooks, paper2, paper2_edge, plots, theory
 
 nb = notebooks.start("paper2_snr_heatmap", globals())
 
@@ -63,7 +63,7 @@ started = time.perf_counter()
 grid = paper2.snr_sweep(n_values, signal_norm_values, d=d, noise_ratio=noise_ratio, step_size_factors=step_size_factors,
                         n_test=n_test, num_seeds=num_seeds, seed=seed, dtype=dtype, device=device)
 sweep_s = time.perf_counter() - started
-edge, summary = paper2.sweep_summary(grid, min_test_acc, n_tail_min)
+edge, summary = paper2_edge.sweep_summary(grid, min_test_acc, n_tail_min)
 edge
 
 # %% [markdown]
@@ -137,8 +137,9 @@ nb.save_figure(fig, "paper2_snr_heatmap_edge")
 # {glue:md}`d_vs_n2_words` {glue:md}`d_vs_n2_finding`
 
 # %%
-words = {**paper2.edge_words(edge, summary, n_tail_min),
-         **paper2.d_vs_n2_words(edge, d, n_values, summary["edge_snr_slope_tail"], summary["edge_snr_slope_tail_se"])}
+words = {**paper2_edge.edge_words(edge, summary, n_tail_min),
+         **paper2_edge.d_vs_n2_words(edge, d, n_values, summary["edge_snr_slope_tail"],
+                                     summary["edge_snr_slope_tail_se"])}
 metrics = {**summary, **words, "runs": len(grid)}
 nb.save_metrics(metrics, extra={"sweep_s": round(sweep_s, 2)})
 

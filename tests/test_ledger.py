@@ -127,6 +127,14 @@ def test_the_ledger_judges_by_rules_over_the_records():
     assert not [e for e in ledger.evaluate({"fig3_dynamics": {}}) if e.claim.page == "fig3_dynamics"]
 
 
+def test_the_eta_sweep_is_judged_over_n_and_in_part_where_the_edge_only_crosses():
+    rule = next(c.rule for c in ledger.CLAIMS if c.claim.startswith("Token selection absorbs"))
+    finding = rule(ledger.Record(eta_record({20: 0.85, 200: 0.65, 500: 0.55})))  # the book's sweep
+    assert finding.verdict == ledger.PART and "between two n" in finding.cause
+    assert rule(ledger.Record(eta_record({20: 0.45, 500: 0.3}))).verdict == ledger.CONTRADICTED
+    assert rule(ledger.Record({"parameters": {}})).verdict == ledger.NOT_SEEN
+
+
 def test_the_delay_and_the_theorems_time_are_not_seen_without_power():
     rule = next(c.rule for c in ledger.CLAIMS if c.claim.startswith("Generalization is delayed"))
     record = delay_record(1.0, float("nan"), float("nan"))  # selection at one n·SNR² only: no slope
@@ -270,6 +278,14 @@ def fig1_draws(harmful_fitted: float, harmful_test: float, benign_fitted: float,
             "benign_draws_all_fitted_share": benign_fitted, "benign_draws_test_acc_median": benign_test}
 
 
+def eta_record(edges: dict, smallest=None) -> dict:
+    record = {"parameters": {"n_values": list(edges)}, "collapse_as_paper_smallest_n": smallest}
+    for n, edge in edges.items():
+        record.update({f"eta_ratio_above_1_up_to_n{n}": edge, f"test_acc_eta_0.70_n{n}": 1.0,
+                       f"ratio_collapse_as_paper_n{n}": 0.0})
+    return record
+
+
 def delay_record(share: float, slope: float, se: float) -> dict:
     return {"delay_benign_runs": 20.0, "delay_min_runs": 10.0, "delayed_share": share, "gap_slope": slope,
             "gap_slope_se": se, "fit_time_median": 25.0, "select_time_median": 800.0, "delayed_share_all": 0.4}
@@ -352,6 +368,8 @@ CASES = {  # claim → (a record on which it holds, one on which it is contradic
     "The classes' cumulative 𝔖 stay balanced": (
         {"eq10_min_ratio": 0.8, "eq10_max_ratio": 1.4, "eq10_share_within_0.5_2.5": 1.0},
         {"eq10_min_ratio": 0.1, "eq10_max_ratio": 9.0, "eq10_share_within_0.5_2.5": 0.2}),
+    "Token selection absorbs label noise": (eta_record({20: 0.85, 500: 0.6}, smallest=500),
+                                            eta_record({20: 0.85, 200: 0.8})),
     "Generalization after fitting the noise arrives": (
         {"select_slope_p_only": 1.1, "select_slope_p_only_std": 0.1, "select_runs_p_only": 40.0,
          "test_error_at_step0_share": 0.9, "select_censored_benign": 0.2},
@@ -436,5 +454,12 @@ def test_a_slope_without_power_is_not_seen_and_a_harm_the_clean_run_shares_is_no
 def test_notebook_parameters_naming_a_threshold_default_to_it():
     from benign import thresholds
 
-    assert notebooks.resolve("fig5_heatmap", "book")["attention_level"] == thresholds.SELECTED.value
-    assert notebooks.resolve("fig5_heatmap", "book")["test_threshold"] == thresholds.TEST_GOOD.value
+    named = {"attention_level": thresholds.SELECTED.value, "test_threshold": thresholds.TEST_GOOD.value}
+    checked = 0
+    for name in notebooks.names():
+        defaults = notebooks.defaults(name)
+        for parameter, value in named.items():
+            if parameter in defaults:
+                assert defaults[parameter] == value, f"{name}: {parameter} = {defaults[parameter]}, not {value}"
+                checked += 1
+    assert checked >= 4  # Figures 5, 6, 7 and the clock name them

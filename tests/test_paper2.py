@@ -2,11 +2,10 @@
 seed notebook's gradient error."""
 
 import numpy as np
-import pandas as pd
 import pytest
 import torch
 
-from benign import models, paper2
+from benign import models, paper2, paper2_edge
 from benign.checks import ParameterError
 
 CONFIGS = [  # (n, d, ρ, η, β₁ … β_T, seed): the paper's two steps, longer runs, η = 0, odd n
@@ -279,109 +278,8 @@ def test_signal_norm_grid_is_geometric_with_the_given_ratio():
     assert np.diff(np.log(grid)) == pytest.approx(np.full(56, np.log(2) / 8), rel=1e-9)
     assert grid[::8] == pytest.approx([2.0 * 2 ** k for k in range(8)], rel=1e-12)
     assert paper2.signal_norm_grid(3.0, 5.0, 1) == [3.0]
-    assert paper2.grid_log_step(grid) == pytest.approx(np.log(2) / 8, rel=1e-9)
+    assert paper2_edge.grid_log_step(grid) == pytest.approx(np.log(2) / 8, rel=1e-9)
     with pytest.raises(ParameterError, match="signal_norm_steps_per_doubling = 2.5 is not allowed"):
         paper2.signal_norm_grid(2.0, 8.0, 2.5)
     with pytest.raises(ParameterError, match="signal_norm_max = 1.0 is not allowed"):
         paper2.signal_norm_grid(2.0, 1.0, 4)
-
-
-def synthetic_map(c_small, c_tail, n_tail_min, d=40000, noise_ratio=0.05, n_values=(50, 100, 200, 400, 800, 1600),
-                  steps_per_doubling=8):
-    """A grid as `snr_sweep` returns it, two seeds per cell, whose cells are benign exactly where √n·SNR ≥ c
-    (c_small below n_tail_min, c_tail from it on) and below an upper limit √n·SNR < 8."""
-    rows = []
-    for n in n_values:
-        c = c_small if n < n_tail_min else c_tail
-        for r in paper2.signal_norm_grid(2.0, 256.0, steps_per_doubling):
-            snr = r / d ** 0.5
-            benign = c <= np.sqrt(n) * snr < 8
-            for seed in (0, 1):
-                test = 0.99 if benign else 0.6
-                rows.append((n, r, snr, d, noise_ratio, seed, 1.0, test))
-    return pd.DataFrame(rows, columns=["n", "signal_norm", "snr", "d", "noise_ratio", "seed", "train_acc", "test_acc"])
-
-
-def test_benign_edge_and_tail_slope_on_a_known_synthetic_map():
-    d, c_small, c_tail = 40000, 2.1, 1.5
-    grid = synthetic_map(c_small, c_tail, 200)
-    edge = paper2.benign_edge(grid, min_test_acc=0.95)
-    rho = np.array(paper2.signal_norm_grid(2.0, 256.0, 8))
-    for n, found in zip(edge.n, edge.signal_norm):  # the first grid point at or above the known boundary
-        c = c_small if n < 200 else c_tail
-        assert found == rho[np.sqrt(n) * rho / d ** 0.5 >= c].min()
-        assert found / 2 ** (1 / 8) < c * np.sqrt(d / n) <= found * (1 + 1e-12)
-    edge, metrics = paper2.sweep_summary(grid, 0.95, n_tail_min=200)
-    assert edge.in_tail.tolist() == [False, False, True, True, True, True]
-    assert edge.d_over_n2.tolist() == pytest.approx([16, 4, 1, 1 / 4, 1 / 16, 1 / 64])
-    assert metrics["edge_tail_n_count"] == 4 and metrics["edge_small_n_count"] == 2 and metrics["edge_n_count"] == 6
-    # the tail's edges all sit at the same fraction of a grid step above c√(d/n) (n doubles, ρ moves 4 steps):
-    # √n·SNR is the same at every n of the tail and the slope is exactly −1/2
-    tail = [metrics[f"edge_sqrt_n_snr_n{n}"] for n in (200, 400, 800, 1600)]
-    assert tail == pytest.approx([tail[0]] * 4, rel=1e-12) and c_tail <= tail[0] < c_tail * 2 ** (1 / 8)
-    assert metrics["edge_snr_slope_tail"] == pytest.approx(-0.5, abs=1e-9)
-    spread = ((np.log([200, 400, 800, 1600]) - np.log([200, 400, 800, 1600]).mean()) ** 2).sum()
-    assert metrics["edge_snr_slope_tail_se"] == pytest.approx(np.log(2) / 8 / np.sqrt(12 * spread), rel=1e-9)
-    assert metrics["edge_sqrt_n_snr_small_mean"] > c_small > metrics["edge_sqrt_n_snr_tail_mean"]
-    assert metrics["edge_snr_slope"] < -0.5 - 2 * metrics["edge_snr_slope_std"]  # the small n pull the full fit
-    assert metrics["first_step_sqrt_n_snr"] == pytest.approx(np.sqrt(2 / 0.9))
-    assert metrics["signal_norm_grid_ratio"] == pytest.approx(2 ** (1 / 8))
-    assert metrics["d_over_n2_n200"] == 1.0 and metrics["d_over_n2_n1600"] == pytest.approx(1 / 64)
-    assert paper2.tail_verdict(metrics["edge_snr_slope_tail"], metrics["edge_snr_slope_tail_se"]) == "holds"
-
-
-def test_an_unconvincing_seed_moves_the_edge_up():
-    grid = synthetic_map(2.1, 1.5, 200)
-    first = paper2.benign_edge(grid).set_index("n").signal_norm[50]
-    grid.loc[(grid.n == 50) & (grid.signal_norm == first) & (grid.seed == 1), "test_acc"] = 0.9  # mean 0.945
-    assert paper2.benign_edge(grid, 0.95).set_index("n").signal_norm[50] == pytest.approx(first * 2 ** (1 / 8))
-
-
-def test_edge_slope_on_known_numbers():
-    # log n = 0, 1, 2, 3, log SNR = 0, −0.4, −1.1, −1.5: slope −0.52, residuals ±0.03, ±0.09 (sum of squares
-    # 0.018), fit variance 0.018 / 2 / 5; plus an outlier below n_min that the tail fit leaves out
-    edge = pd.DataFrame({"n": np.exp([-1.0, 0.0, 1.0, 2.0, 3.0]), "snr": np.exp([3.0, 0.0, -0.4, -1.1, -1.5])})
-    slope, se, count = paper2.edge_slope(edge, log_step=0.0, n_min=0.5)
-    assert (slope, se, count) == (pytest.approx(-0.52), pytest.approx(np.sqrt(0.0018)), 4)
-    slope, se, _ = paper2.edge_slope(edge, log_step=0.3, n_min=0.5)  # the grid adds (0.3)²/12 over the spread 5
-    assert se == pytest.approx(np.sqrt(0.0018 + 0.09 / 12 / 5))
-    assert np.isnan(paper2.edge_slope(edge, 0.1, n_min=10)[0]) and paper2.edge_slope(edge, 0.1, n_min=10)[2] == 1
-
-
-@pytest.mark.parametrize("slope,se,verdict", [(-0.5, 0.016, "holds"), (-0.45, 0.03, "holds"),
-                                              (-0.3, 0.05, "contradicted"), (-0.65, 0.07, "contradicted"),
-                                              (-0.3, 0.2, "not seen"), (float("nan"), float("nan"), "not seen")])
-def test_tail_verdict_thresholds(slope, se, verdict):
-    assert paper2.tail_verdict(slope, se) == verdict
-
-
-def test_the_page_words_come_from_the_numbers():
-    grid = synthetic_map(2.1, 1.5, 200)
-    edge, metrics = paper2.sweep_summary(grid, 0.95, n_tail_min=200)
-    words = paper2.d_vs_n2_words(edge, 40000, [50, 100, 200, 400, 800, 1600], metrics["edge_snr_slope_tail"],
-                                 metrics["edge_snr_slope_tail_se"])
-    assert words["d_vs_n2_words"] == ("d = 40000 is 16 times $n^2$ at n = 50, 4 times $n^2$ at n = 100, $n^2$ itself "
-                                      "at n = 200, $n^2/4$ at n = 400, $n^2/16$ at n = 800 and $n^2/64$ at n = 1600.")
-    finding = words["d_vs_n2_finding"]
-    assert finding.startswith("Here d is below $n^2$ at three of the tail's four values of n, and the edge scales as")
-    assert "at n = 50 and" in finding and "at n = 200" not in finding  # d above n²: the two small n only
-    said = paper2.edge_words(edge, metrics, 200)
-    assert "b = −0.500 ± 0.016" in said["edge_tail_words"] and "four values of n" in said["edge_tail_words"]
-    assert said["edge_small_words"].startswith("The small n, below 200, are reported apart")
-    assert "1.49" in said["first_step_words"] and "within the last grid step" in said["first_step_words"]
-    contradicted = paper2.d_vs_n2_words(edge, 40000, [50], -0.2, 0.01)["d_vs_n2_finding"]
-    assert "does not scale" in contradicted and "does not need" not in contradicted
-
-
-def test_sweep_summary_finds_where_benign_starts():
-    d = 10000
-    cells = [(n, signal_norm, train, test) for n, rows in {
-        100: [(5.0, 1.0, 0.6), (10.0, 1.0, 0.97), (20.0, 1.0, 0.99), (40.0, 0.8, 0.99)],
-        400: [(2.5, 1.0, 0.55), (5.0, 1.0, 0.96), (10.0, 1.0, 1.0), (20.0, 0.7, 1.0)],
-    }.items() for signal_norm, train, test in rows]
-    grid = pd.DataFrame(cells, columns=["n", "signal_norm", "train_acc", "test_acc"]).assign(
-        snr=lambda t: t.signal_norm / d ** 0.5, d=d, noise_ratio=0.05)
-    edge, metrics = paper2.sweep_summary(grid, min_test_acc=0.95)
-    assert edge.signal_norm.tolist() == [10.0, 5.0] and edge.sqrt_n_snr.to_numpy() == pytest.approx([1.0, 1.0])
-    assert metrics["edge_sqrt_n_snr_spread"] == pytest.approx(1.0) and metrics["edge_n_count"] == 2
-    assert metrics["below_boundary_test_acc"] == pytest.approx((0.6 + 0.55) / 2)  # √n·SNR = 0.5 in both columns

@@ -1,0 +1,189 @@
+"""Where benign overfitting starts on a paper-2 SNR sweep (`paper2.snr_sweep`): the edge per n, the slope of
+SNR_edge ∝ n^b over every n and over the tail of large n, the rule on that slope, and the page's sentences built from
+these numbers."""
+
+import numpy as np
+import pandas as pd
+
+from .checks import check
+from .paper2 import first_step_threshold
+
+
+def edge_slope(edge: pd.DataFrame, log_step: float, n_min: int = 0) -> tuple[float, float, int]:
+    """The exponent b of SNR_edge ∝ n^b (the theorems: b = −1/2) fitted by least squares in log–log over the rows of
+    `edge` with n ≥ `n_min`, its standard error and the number of n fitted. The error is the fit's own plus the
+    grid's resolution: an edge known only to one step of the ρ grid (`log_step` = log of its ratio), a uniform
+    error of one log step per point. NaN with fewer than two values of n."""
+    edge = edge[edge.n >= n_min]
+    if len(edge) < 2:
+        return float("nan"), float("nan"), len(edge)
+    x, y = np.log(edge.n.to_numpy(float)), np.log(edge.snr.to_numpy(float))
+    slope, intercept = np.polyfit(x, y, 1)
+    spread = ((x - x.mean()) ** 2).sum()
+    fit_var = ((y - slope * x - intercept) ** 2).sum() / max(len(x) - 2, 1) / spread
+    return float(slope), float(np.sqrt(fit_var + log_step ** 2 / 12 / spread)), len(edge)
+
+
+def benign_edge(grid: pd.DataFrame, min_test_acc: float = 0.95) -> pd.DataFrame:
+    """Per n of an `snr_sweep` grid (cells averaged over seeds), the smallest ρ whose cell interpolates (train
+    accuracy 1) with test accuracy ≥ `min_test_acc`: columns n, signal_norm, snr, test_acc and sqrt_n_snr = √n·SNR
+    there (the same for every n if the boundary is SNR ≍ 1/√n). An n without such a cell has no row."""
+    check("min_test_acc", min_test_acc)
+    cells = grid.groupby(["n", "signal_norm"], as_index=False)[["train_acc", "test_acc", "snr"]].mean()
+    benign = cells[(cells.train_acc == 1.0) & (cells.test_acc >= min_test_acc)]
+    edge = benign.loc[benign.groupby("n").signal_norm.idxmin(), ["n", "signal_norm", "snr", "test_acc"]]
+    edge = edge.reset_index(drop=True)
+    edge["sqrt_n_snr"] = np.sqrt(edge.n) * edge.snr
+    return edge
+
+
+def grid_log_step(signal_norm_values) -> float:
+    """The log of the ρ grid's ratio (the median over neighbours): the resolution of the edge."""
+    return float(np.median(np.diff(np.log(np.sort(np.unique(signal_norm_values))))))
+
+
+def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95, n_tail_min: int = 2) -> tuple[pd.DataFrame, dict]:
+    """Where benign overfitting starts on an `snr_sweep` grid (`benign_edge`, with columns in_tail = n ≥ `n_tail_min`
+    and d_over_n2 = d/n²) and the headline numbers: the slope b of SNR_edge ∝ n^b over every n and over the tail
+    alone (with standard errors and counts), √n·SNR at the edge per n, its mean and spread (max/min) over every n
+    and over the tail, the mean over the small n, the first-step estimate √(2/(1 − 2η)), the grid's ratio, d/n² per
+    n, the mean train and test accuracy below SNR = 1/√n, and the mean test accuracy of the largest ρ."""
+    check("n_tail_min", n_tail_min)
+    edge = benign_edge(grid, min_test_acc)
+    d, noise_ratio = int(grid.d.iloc[0]), float(grid.noise_ratio.iloc[0])
+    edge["in_tail"] = edge.n >= n_tail_min
+    edge["d_over_n2"] = d / edge.n.astype(float) ** 2
+    cells = grid.groupby(["n", "signal_norm"], as_index=False)[["train_acc", "test_acc", "snr"]].mean()
+    below = cells[np.sqrt(cells.n) * cells.snr < 1]
+    top = cells[cells.signal_norm == cells.signal_norm.max()]
+    log_step = grid_log_step(grid.signal_norm)
+    slope, slope_std, count = edge_slope(edge, log_step)
+    tail_slope, tail_se, tail_count = edge_slope(edge, log_step, n_tail_min)
+    tail, small = edge[edge.in_tail], edge[~edge.in_tail]
+    metrics = {"edge_snr_slope": slope, "edge_snr_slope_std": slope_std,
+               "edge_snr_slope_tail": tail_slope, "edge_snr_slope_tail_se": tail_se,
+               "edge_tail_n_count": tail_count, "edge_small_n_count": len(small),
+               "edge_sqrt_n_snr_mean": float(edge.sqrt_n_snr.mean()),
+               "edge_sqrt_n_snr_spread": float(edge.sqrt_n_snr.max() / edge.sqrt_n_snr.min()),
+               "edge_sqrt_n_snr_tail_mean": float(tail.sqrt_n_snr.mean()),
+               "edge_sqrt_n_snr_tail_spread": float(tail.sqrt_n_snr.max() / tail.sqrt_n_snr.min()),
+               "edge_sqrt_n_snr_small_mean": float(small.sqrt_n_snr.mean()),
+               "first_step_sqrt_n_snr": float(np.sqrt(first_step_threshold(noise_ratio))),
+               "signal_norm_grid_ratio": float(np.exp(log_step)),
+               "edge_n_count": count,
+               **{f"edge_sqrt_n_snr_n{n}": float(v) for n, v in zip(edge.n, edge.sqrt_n_snr)},
+               **{f"d_over_n2_n{n}": d / n ** 2 for n in sorted(cells.n.unique())},
+               "below_boundary_train_acc": float(below.train_acc.mean()),
+               "below_boundary_test_acc": float(below.test_acc.mean()),
+               "largest_signal_norm_test_acc": float(top.test_acc.mean())}
+    return edge, metrics
+
+
+def _and(words: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+SMALL_COUNTS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def _count(k: int) -> str:
+    """A count in words up to ten, in digits above."""
+    return SMALL_COUNTS[k] if k < len(SMALL_COUNTS) else str(k)
+
+
+def _signed(x: float, digits: int) -> str:
+    """x to `digits` decimals with a true minus sign."""
+    return f"{x:.{digits}f}".replace("-", "−")
+
+
+def _times_n2(ratio: float) -> str:
+    """d/n² in words of n² (Markdown maths): '16 times $n^2$', '$n^2$ itself', '$n^2/4$'."""
+    if np.isclose(ratio, 1.0, rtol=0.02):
+        return "$n^2$ itself"
+    if ratio > 1:
+        return f"{ratio:.3g} times $n^2$"
+    return f"$n^2/{1 / ratio:.3g}$"
+
+
+def tail_verdict(slope: float, se: float) -> str:
+    """What the tail's slope b ± se says of SNR_edge ∝ n^(−1/2), with two standard errors as the threshold: 'holds'
+    (within 2 se of −1/2, farther than 2 se from 0), 'contradicted' (farther than 2 se from −1/2), 'not seen' (the
+    spread cannot tell −1/2 from 0, or no fit)."""
+    if not (np.isfinite(slope) and np.isfinite(se)):
+        return "not seen"
+    near_half, away_from_zero = abs(slope + 0.5) <= 2 * se, abs(slope) > 2 * se
+    if near_half:
+        return "holds" if away_from_zero else "not seen"
+    return "contradicted"
+
+
+def d_vs_n2_words(edge: pd.DataFrame, d: int, n_values, slope_tail: float, se_tail: float) -> dict[str, str]:
+    """Two sentences (Markdown) for the page, from a `sweep_summary` edge table: `d_vs_n2_words`, d against n² at
+    every n; `d_vs_n2_finding`, what the edge shows where d is below n² and where it is above."""
+    n_values = sorted(int(n) for n in n_values)
+    listing = _and([f"{_times_n2(d / n ** 2)} at n = {n}" for n in n_values])
+    tail = edge[edge.in_tail]
+    tail_below = [int(n) for n in tail.n if d < n ** 2]
+    above = edge[edge.d_over_n2 > 1.02]  # d clearly above n²
+    verdict = tail_verdict(slope_tail, se_tail)
+    if tail.empty:
+        return {"d_vs_n2_words": f"d = {d} is {listing}.",
+                "d_vs_n2_finding": "No value of n in the tail has a benign cell, so the tail says nothing here."}
+    count = len(tail)
+    values = f"{_count(count)} {'value' if count == 1 else 'values'} of n"
+    if tail_below:
+        share = "every one" if len(tail_below) == count else _count(len(tail_below))
+        where = f"d is below $n^2$ at {share} of the tail's {values}"
+    else:
+        where = f"d is at least $n^2$ at every one of the tail's {values}"
+    shows = {"holds": "the edge scales as $n^{-1/2}$ there (slope within two standard errors of −1/2 and clear of 0)",
+             "contradicted": "the edge does not scale as $n^{-1/2}$ there (slope more than two standard errors "
+                             "from −1/2)",
+             "not seen": "the fit cannot tell $n^{-1/2}$ from no dependence on n there"}[verdict]
+    finding = f"Here {where}, and {shows}"
+    if tail_below and verdict == "holds":
+        finding += ": on this grid the scaling does not need d far above $n^2$"
+    if not above.empty:
+        values = _and([f"{v:.2f} at n = {int(n)}" for n, v in zip(above.n, above.sqrt_n_snr)])
+        finding += (f". Where d is above $n^2$ the edge's $\\sqrt n\\,\\mathrm{{SNR}}$ is {values}, against "
+                    f"{tail.sqrt_n_snr.mean():.2f} on average in the tail")
+    return {"d_vs_n2_words": f"d = {d} is {listing}.", "d_vs_n2_finding": finding + "."}
+
+
+def edge_words(edge: pd.DataFrame, metrics: dict, n_tail_min: int) -> dict[str, str]:
+    """Sentences (Markdown) for the page from `sweep_summary`'s edge table and metrics: `edge_tail_words`, the tail's
+    slope and √n·SNR at its edges; `edge_small_words`, the small n reported apart; `first_step_words`, the tail's edge
+    against the first-step estimate √(2/(1 − 2η)), to the grid's resolution."""
+    tail, small = edge[edge.in_tail], edge[~edge.in_tail]
+
+    def at_n(rows):
+        return _and([f"{v:.2f} at n = {int(n)}" for n, v in zip(rows.n, rows.sqrt_n_snr)])
+
+    count = len(tail)
+    if count >= 2:
+        tail_words = (f"Over the tail, n ≥ {n_tail_min} (a bound fixed before the run; {_count(count)} values of n), "
+                      f"the SNR of the first benign cell scales as $n^b$ with b = "
+                      f"{_signed(metrics['edge_snr_slope_tail'], 3)} ± "
+                      f"{metrics['edge_snr_slope_tail_se']:.3f} (the fit's standard error, the grid's step included), "
+                      f"and $\\sqrt n\\,\\mathrm{{SNR}}$ there is {at_n(tail)}.")
+    else:
+        tail_words = (f"The tail, n ≥ {n_tail_min}, has {'one value' if count == 1 else 'no value'} of n with a "
+                      "benign cell: too few for a slope.")
+    small_words = (f"The small n, below {n_tail_min}, are reported apart: $\\sqrt n\\,\\mathrm{{SNR}}$ at the edge is "
+                   f"{at_n(small)}." if len(small) else f"No n below {n_tail_min} has a benign cell in this run.")
+    estimate, ratio = metrics["first_step_sqrt_n_snr"], metrics["signal_norm_grid_ratio"]
+    if tail.empty:
+        first_words = f"The first-step estimate is {estimate:.2f}; the tail has no edge to compare it with."
+    else:
+        high = tail.sqrt_n_snr.mean()
+        low = high / ratio  # the grid point below the edge: not benign
+        if low < estimate <= high:
+            where = (f"lies within the last grid step below the tail's edge: the edge is between {low:.2f} (not "
+                     f"benign) and {high:.2f}")
+        elif estimate <= low:
+            where = f"lies below the tail's edge by more than one grid step ({estimate / high:.2f} of it)"
+        else:
+            where = f"lies above the tail's edge ({estimate / high:.2f} times it)"
+        first_words = f"The book's first-step estimate, {estimate:.2f}, {where}."
+    return {"edge_tail_words": tail_words, "edge_small_words": small_words, "first_step_words": first_words}

@@ -1,0 +1,466 @@
+"""The ledger's rules: each reads one notebook's metrics.json record (`Record`) and returns a `Finding` — a verdict,
+one of `VERDICTS`, the evidence as numbers and, short of *holds*, the cause.
+
+Every rule can reach *holds* and *contradicted* (tests/test_ledger.py feeds each hand-built records for both), and
+says *not seen* only where the data are too weak to tell (a power condition, stated in the rule). Every threshold is
+a `benign.thresholds` value, fixed before any run. Effects are measured against a control: the run's own step 0
+(the fixed head alone) and, where labels are noisy, the same run on clean labels.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from . import thresholds
+from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, OFFLINE, PART, Finding, Record, fitted, seeds_fit_every_label, spread
+
+
+def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
+    """A named setting of Figure 3 is in its regime on every seed, judged by what training adds
+    (`synthetic.controls`): `benign` fits every label, loses no more than `HARM` against its own step 0 and makes
+    fresh inputs select their relevant token (`SELECTED`); `harmful` fits every label and loses more than `HARM`
+    both against its own step 0 and against the same run on clean labels; `not_overfitting` fits none of the noisy
+    labels. Contradicted where every seed shows the opposite; in part where seeds or parts disagree."""
+    harm, selected = thresholds.HARM.value, thresholds.SELECTED.value
+
+    def rule(m: Record) -> Finding:
+        total = m[f"{prefix}_noisy_count"]
+        evidence = f"noisy labels fitted {fitted(m, prefix)}"
+        if named == "not_overfitting":
+            draws = m.maybe(f"{prefix}_draws")
+            if draws == draws:  # the outcome distribution over draws of (data, W₀): a majority decides
+                none, every_fitted = m[f"{prefix}_draws_none_fitted_share"], m[f"{prefix}_draws_all_fitted_share"]
+                evidence += (f"; over {draws:.0f} draws of (data, W₀) on the authors' stream, {none:.0%} leave every "
+                             f"noisy label unfitted at the last step and {every_fitted:.0%} fit them all")
+                if none > thresholds.MAJORITY.value:
+                    return Finding(HOLDS, evidence)
+                if 1 - none > thresholds.MAJORITY.value:
+                    return Finding(CONTRADICTED, evidence, "most draws fit some noisy label by the last step: the "
+                                   "setting is on its way to fitting them, not out of reach of them")
+                return Finding(PART, evidence, "half the draws fit some noisy label")
+            low, high = m[f"{prefix}_noisy_fitted_min"], m[f"{prefix}_noisy_fitted_max"]
+            if high == 0:
+                return Finding(HOLDS, evidence)
+            if low == total:
+                return Finding(CONTRADICTED, evidence, "every noisy label is fitted on every seed")
+            return Finding(PART, evidence, "some noisy labels are fitted on some seeds")
+        every, none = seeds_fit_every_label(m, prefix)
+        gain_low, gain_high = m[f"{prefix}_test_gain_min"], m[f"{prefix}_test_gain_max"]
+        evidence += (f"; test accuracy {m[f'{prefix}_test_acc_at_step_0']:.3f} at step 0 (head alone), "
+                     f"{spread(m, f'{prefix}_test_acc')} at the end, so training adds "
+                     f"{spread(m, f'{prefix}_test_gain', '+.3f')}")
+        if named == "benign":
+            attention_low = m[f"{prefix}_test_attention_relevant_min"]
+            attention_high = m[f"{prefix}_test_attention_relevant_max"]
+            evidence += (f"; fresh inputs' attention on their relevant token "
+                         f"{spread(m, f'{prefix}_test_attention_relevant', '.2f')} (1/T at step 0)")
+            if every and gain_low >= -harm and attention_low >= selected:
+                return Finding(HOLDS, evidence)
+            if none or gain_high < -harm or attention_high < selected:
+                return Finding(CONTRADICTED, evidence, "no seed fits every label" if none else
+                               "training costs test accuracy on every seed" if gain_high < -harm else
+                               "fresh inputs do not select their relevant token on any seed")
+            return Finding(PART, evidence, "not every seed fits every label" if not every else
+                           "training costs test accuracy on some seed" if gain_low < -harm else
+                           "fresh inputs do not select their relevant token on every seed")
+        cost_low, cost_high = m[f"{prefix}_noise_cost_min"], m[f"{prefix}_noise_cost_max"]
+        evidence += (f"; the same runs on clean labels end {spread(m, f'{prefix}_noise_cost', '+.3f')} higher; "
+                     f"balanced setting {spread(m, 'balanced_test_acc')}")
+        if every and gain_high < -harm and cost_low > harm:
+            return Finding(HOLDS, evidence)
+        if none or gain_low >= -harm or cost_high <= harm:
+            return Finding(CONTRADICTED, evidence, "no seed fits every label" if none else
+                           "no seed loses test accuracy against its own step 0: its distance from the balanced "
+                           "setting is the head's accuracy, there before training" if gain_low >= -harm else
+                           "the flipped labels cost no seed test accuracy against the same run on clean labels")
+        return Finding(PART, evidence, "not every seed fits every label" if not every else
+                       "training costs test accuracy against step 0 on some seeds only" if gain_high >= -harm else
+                       "training costs test accuracy against step 0, but on some seeds the same run on clean labels "
+                       "loses as much: the cost is training's, not the flipped labels'")
+    return rule
+
+
+def fig1_rule(column: str) -> Callable[[Record], Finding]:
+    """Figure 1's hand-built queries, over many data draws where the record has them (`benign.draws`), else over its
+    replicates: benign fits every label (in most draws) and tests at `TEST_GOOD` or above; harmful fits every label
+    and tests more than `HARM` below benign; not overfitting fits none of the flipped labels and tests at
+    `TEST_GOOD` or above."""
+    harm, good, most = thresholds.HARM.value, thresholds.TEST_GOOD.value, thresholds.MAJORITY.value
+
+    def rule(m: Record) -> Finding:
+        draws = m.maybe(f"{column}_draws")
+        if draws == draws:  # the outcome distribution over draws
+            share = m[f"{column}_draws_none_fitted_share" if column == "not_overfitting" else
+                      f"{column}_draws_all_fitted_share"]
+            test = m[f"{column}_draws_test_acc_median"]
+            evidence = (f"over {draws:.0f} data draws: {share:.0%} " +
+                        ("fit none of the flipped labels" if column == "not_overfitting" else "fit every label") +
+                        f"; median test accuracy {test:.2f}")
+            ok_train = share > most
+            if column == "harmful":
+                benign = m["benign_draws_test_acc_median"]
+                evidence += f" (benign column: {benign:.2f})"
+                ok_test = test < benign - harm
+            else:
+                ok_test = test >= good
+        else:
+            train, test = m[f"{column}_train_acc_min"], m[f"{column}_test_acc_min"]
+            evidence = (f"train accuracy {spread(m, f'{column}_train_acc', '.2f')}, test "
+                        f"{spread(m, f'{column}_test_acc', '.2f')}")
+            if column == "harmful":
+                ok_train, ok_test = train == 1, m["harmful_test_acc_max"] < m["benign_test_acc_min"] - harm
+            elif column == "benign":
+                ok_train, ok_test = train == 1, test >= good
+            else:
+                ok_train = m["not_overfitting_train_acc_max"] <= 1 - m["noisy_share"] + 1e-9
+                ok_test = test >= good
+        if ok_train and ok_test:
+            return Finding(HOLDS, evidence)
+        return Finding(PART if ok_train or ok_test else CONTRADICTED, evidence,
+                       "the train accuracy is not as named" if not ok_train else "the test accuracy is not as named")
+    return rule
+
+
+def selection_rule(m: Record) -> Finding:
+    """Figure 3, balanced: clean samples attend to their relevant token, noisy ones to the weak token of their
+    flipped label."""
+    clean, noisy = m["balanced_score_clean_relevant"], m["balanced_score_noisy_weak_opposite"]
+    evidence = (f"mean final attention: clean samples on the relevant token {clean:.2f}, noisy samples on the weak "
+                f"token of their flipped label {noisy:.2f}")
+    level = thresholds.SELECTED.value
+    if clean > level and noisy > level:
+        return Finding(HOLDS, evidence)
+    return Finding(PART if clean > level or noisy > level else CONTRADICTED, evidence,
+                   "one kind of sample does not put most of its attention where the claim says")
+
+
+def three_regions(shares: dict[str, float], evidence: str) -> Finding:
+    """Holds when each of the three regimes holds at least `REGION` of a map's cells; in part with two."""
+    present = [k for k, v in shares.items() if v >= thresholds.REGION.value]
+    missing = ", ".join(k.replace("_", " ") for k in shares if k not in present)
+    if len(present) == 3:
+        return Finding(HOLDS, evidence)
+    return Finding(PART if len(present) == 2 else CONTRADICTED, evidence,
+                   f"no region of {missing}: fewer than {thresholds.REGION.value:.0%} of the cells")
+
+
+def regions_rule(m: Record) -> Finding:
+    """Three regions on the step-1000 map judged by what training adds (`theory.trained_regime`: harmful = every
+    label fitted and more than `HARM` lost against the cell's own step 0): a regime is a region when it holds at
+    least `REGION` of the cells."""
+    shares = {k: m[f"share_{k}_trained"] for k in ("benign", "harmful", "not_overfitting")}
+    evidence = ("share of the grid's cells at the last step, by what training adds: " +
+                ", ".join(f"{k.replace('_', ' ')} {v:.1%}" for k, v in shares.items()) +
+                f" (by the paper's rule, test accuracy ≥ {thresholds.TEST_GOOD.value:g}: harmful "
+                f"{m['share_harmful']:.1%}, of which {m['harmful_head_below_share']:.0%} are cells whose head alone "
+                f"already scores below it)")
+    return three_regions(shares, evidence)
+
+
+def encoder_regions_rule(m: Record) -> Finding:
+    """Figure 7: the one-layer encoder's map shows the three regions (each at least `REGION` of the cells). The
+    encoder trains its head from a random start, so its step 0 is at chance and the map's threshold rule is fair."""
+    shares = {k: m[f"share_{k}"] for k in ("benign", "harmful", "not_overfitting")}
+    evidence = ("share of the encoder grid's cells: " + ", ".join(f"{k.replace('_', ' ')} {v:.1%}"
+                                                                  for k, v in shares.items()) +
+                f"; final losses inside the paper's colour limits: train {m['share_train_loss_in_paper_limits']:.0%}, "
+                f"test {m['share_test_loss_in_paper_limits']:.0%} of the cells")
+    return three_regions(shares, evidence)
+
+
+def boundary_rule(key: str, theory: float, alternative: float, what: str,
+                  against: str) -> Callable[[Record], Finding]:
+    """A boundary's measured slope (`key`: its fit on the step-1000 map, `key_at_T` at the long runs' last step T)
+    against the theory's, within `SLOPE_SE` standard errors. The fit has power when `POWER` times the distance
+    between the theory's slope and its `alternative` (the slope `against` would give) exceeds two standard errors;
+    without power at either time the verdict is 'not seen'; with power and no match at either, 'contradicted'."""
+    k, power = thresholds.SLOPE_SE.value, thresholds.POWER.value * abs(theory - alternative)
+
+    def rule(m: Record) -> Finding:
+        last = int(m["num_steps_long"])
+        fits = [(m.maybe(f"{key}_map"), m.maybe(f"{key}_se_map"), f"step {m['num_steps']:.0f}"),
+                (m.maybe(f"{key}_at_{last}"), m.maybe(f"{key}_se_at_{last}"), f"step {last}")]
+        evidence = f"{what}: " + ", ".join(
+            (f"{slope:.2f} ± {se:.2f} at {when}" if se == se else f"no fit at {when}")
+            for slope, se, when in fits) + f" (theory: {theory:g}; {against}: {alternative:g})"
+        powered = [(slope, se) for slope, se, _ in fits if se == se and k * se < power]
+        if not powered:
+            return Finding(NOT_SEEN, evidence, f"the spread cannot tell the theory's slope from {against}'s")
+        if fits[0][1] == fits[0][1] and k * fits[0][1] < power and abs(fits[0][0] - theory) <= k * fits[0][1]:
+            return Finding(HOLDS, evidence)
+        if any(abs(slope - theory) <= k * se for slope, se in powered):
+            return Finding(PART, evidence, "the theory's slope appears only later in training, not at the paper's "
+                           "snapshot")
+        return Finding(CONTRADICTED, evidence, "the boundary's slope is measured well enough and is not the theory's")
+    return rule
+
+
+def not_overfitting_stage_rule(m: Record) -> Finding:
+    last = int(m["num_steps_long"])
+    now, above, later = m["share_not_overfitting"], m.maybe("unfitted_share_above_1"), m[f"share_not_overfitting_at_{last}"]
+    evidence = f"share of cells not overfitting at step {m['num_steps']:.0f}: {now:.2f}"
+    if now == 0:
+        return Finding(NOT_SEEN, evidence + f"; at step {last}: {later:.2f}", "no cell leaves a noisy label unfitted")
+    evidence += f" ({above:.0%} of them above n·SNR² = 1); at step {last}: {later:.2f}"
+    if above > thresholds.MAJORITY.value:
+        return Finding(HOLDS, evidence)
+    return Finding(CONTRADICTED, evidence, "most unfitted cells lie where n·SNR² is small, not large")
+
+
+def eq9_rule(m: Record) -> Finding:
+    share = m["eq9_share_holds"]
+    evidence = f"Eq. 9 holds in a share {share:.2f} of the grid's cells (smallest ratio {m['eq9_min_ratio']:.2f})"
+    if share == 1:
+        return Finding(HOLDS, evidence)
+    return Finding(PART if share > thresholds.MAJORITY.value else CONTRADICTED, evidence, "it fails in some cells")
+
+
+def eq10_rule(m: Record) -> Finding:
+    low, high, share = m["eq10_min_ratio"], m["eq10_max_ratio"], m["eq10_share_within_0.5_2.5"]
+    evidence = f"the class ratio spans {low:.2f}–{high:.2f} over the grid; a share {share:.2f} of the cells lies in 0.5–2.5"
+    if share == 1:
+        return Finding(HOLDS, evidence)
+    if share > thresholds.MAJORITY.value:
+        return Finding(PART, evidence, "most cells are balanced, some leave the paper's band")
+    return Finding(CONTRADICTED, evidence, "most cells leave the paper's band")
+
+
+def eta_rule(m: Record) -> Finding:
+    """The appendix's η sweep at every n the page sweeps (the appendix does not state n). An n reproduces the paper
+    when the Eq.-9 ratio stays above one up to η = 0.6, falls below one at 0.65 and 0.7, and the test accuracy there
+    is below 0.75 (`etasweep.collapse_as_paper`, fixed before the runs). Holds when some n does; in part when
+    only the ratio's collapse is reproduced or the edge crosses 0.6 between two n; contradicted when the sweep over
+    n never brings the edge within a grid step of 0.6 (every edge on one side of it)."""
+    ns = [int(n) for n in m.parameters.get("n_values", [])]
+    edges = {n: m.maybe(f"eta_ratio_above_1_up_to_n{n}") for n in ns}
+    edges = {n: e for n, e in edges.items() if e == e}
+    if not edges:
+        return Finding(NOT_SEEN, "no sweep over n in this record", "the page swept no n")
+    step = 0.05  # the η grid's step
+    evidence = ("the Eq.-9 ratio stays above one up to η = " +
+                ", ".join(f"{e:.2f} at n = {n}" for n, e in edges.items()) + "; test accuracy at η = 0.7: " +
+                ", ".join(f"{m.maybe(f'test_acc_eta_0.70_n{n}'):.2f}" for n in edges))
+    smallest = m.maybe("collapse_as_paper_smallest_n")
+    if smallest == smallest:
+        return Finding(HOLDS, evidence + f"; the paper's pattern at n = {smallest:.0f}")
+    if all(e >= 0.6 + 2 * step - 1e-9 for e in edges.values()) or all(e <= 0.6 - 2 * step + 1e-9 for e in edges.values()):
+        return Finding(CONTRADICTED, evidence, "at no n swept does the ratio's edge come within a grid step of η = 0.6")
+    ratio_only = [n for n in edges if m.maybe(f"ratio_collapse_as_paper_n{n}") == 1]
+    return Finding(PART, evidence, ("the ratio collapses as in the paper at n = " + ", ".join(map(str, ratio_only))
+                                    if ratio_only else "the edge passes η = 0.6 between two n swept") +
+                   ", but no n shows the paper's whole pattern: the ratio above one up to η = 0.6, below it at "
+                   "0.65 and 0.7, and the test accuracy below 0.75 there")
+
+
+def encoder_rule(m: Record) -> Finding:
+    names = {"balanced": "balanced", "harmful": "harmful", "not_overfitting": "not overfitting"}
+    shares = {k: m[f"{k}_as_named_share"] for k in names}
+    evidence = "share of seeds in the named regime: " + ", ".join(
+        f"{label} {shares[k]:.2f} (test accuracy {spread(m, f'{k}_test_acc')})" for k, label in names.items())
+    settled = [k for k, v in shares.items() if v == 1]
+    if len(settled) == 3:
+        return Finding(HOLDS, evidence)
+    missed = ", ".join(names[k] for k in names if k not in settled)
+    return Finding(PART if settled or any(shares.values()) else CONTRADICTED, evidence,
+                   f"not every seed lands in the named regime: {missed}")
+
+
+def attention_rises_rule(m: Record) -> Finding:
+    share = m["max_attention_rises_share"]
+    evidence = f"the mean maximum attention ends above its first epoch in a share {share:.2f} of the runs"
+    return Finding(HOLDS if share == 1 else PART if share >= 0.5 else CONTRADICTED, evidence,
+                   "" if share == 1 else "some runs end lower")
+
+
+def alpha_rule(m: Record) -> Finding:
+    """τ ∝ 1/α: τ·α at two step sizes in ratio 1. The alternative, a τ that ignores α, gives the step sizes' ratio
+    α_large/α_small; the verdict goes to whichever the measured ratio is nearer in log."""
+    p = m.parameters
+    ratio, alphas = m["alpha_ratio_noisy"], sorted(p["learning_rate_factors"] + p["learning_rate_factors_small"])
+    alternative = alphas[-1] / alphas[0]
+    evidence = (f"τ·α at the small step size over τ·α at the large one: {ratio:.2f} (median over cells; 1 if "
+                f"τ ∝ 1/α, {alternative:g} if τ ignores α)")
+    near_theory, near_alternative = abs(math.log(ratio)), abs(math.log(ratio / alternative))
+    if near_theory <= math.log(1.1):
+        return Finding(HOLDS, evidence)
+    if near_theory < near_alternative:
+        return Finding(PART, evidence, "τ·α changes with α by more than 10 %, but less than a τ that ignores α")
+    return Finding(CONTRADICTED, evidence, "τ·α follows a time that ignores α more closely than the theorem's")
+
+
+def clock_rule(m: Record) -> Finding:
+    """Theorem 4.2's benign time τ = Θ(exp(1/(n·SNR²))/prefactor), read on what training adds: the step at which
+    fresh inputs select their relevant token (the fixed head's test error is small from step 0, so a test-error time
+    measures nothing). log τ against 1/(n·SNR²) has slope 1; a time reached earlier is no contradiction of a time
+    *by which* generalization comes, a slope above 1 by more than `SLOPE_SE` standard errors is (a later arrival),
+    when the fit has power against no exponential dependence (slope 0)."""
+    slope, se = m.maybe("select_slope_p_only"), m.maybe("select_slope_p_only_std")
+    k = thresholds.SLOPE_SE.value
+    evidence = (f"log of the step at which fresh inputs select their relevant token against 1/(n·SNR²): slope "
+                f"{slope:.2f} ± {se:.2f} over {m['select_runs_p_only']:.0f} runs (theorem: 1); the test error is "
+                f"below δ at step 0 in {m['test_error_at_step0_share']:.0%} of the runs; "
+                f"{m['select_censored_benign']:.0%} of the theory's benign runs never select within the run")
+    if se != se or k * se >= thresholds.POWER.value:
+        return Finding(NOT_SEEN, evidence, "the spread cannot tell the theorem's slope from no exponential law")
+    if slope - k * se > 1:
+        return Finding(CONTRADICTED, evidence, f"fresh inputs select later than the theorem's time allows: the "
+                       f"delay grows as exp({slope:.1f}/(n·SNR²)), not exp(1/(n·SNR²)), unless the theorem's SNR "
+                       f"carries a constant its statement does not give (SNR² smaller by that factor)")
+    return Finding(HOLDS, evidence)
+
+
+def delayed_rule(m: Record) -> Finding:
+    """The headline (abstract, poster): generalization is delayed after the noise is fitted. In the theory's benign
+    region (n·SNR² ≤ 1, SNR ≥ d^(−1/4)), among runs that fit every label and whose fresh inputs select their
+    relevant token by the end: most fit the last noisy label before they select (`MAJORITY`), and the gap grows as
+    n·SNR² falls (its log against 1/(n·SNR²), slope above zero by `SLOPE_SE` standard errors). 'Not seen' with too
+    few such runs (`delay_min_runs`) or a slope that cannot be told from zero."""
+    runs, share = m["delay_benign_runs"], m["delayed_share"]
+    slope, se = m.maybe("gap_slope"), m.maybe("gap_slope_se")
+    k = thresholds.SLOPE_SE.value
+    evidence = (f"in the theory's benign region, {runs:.0f} runs fit every label and select by the end; in "
+                f"{share:.0%} of them the last noisy label is fitted first (median steps {m['fit_time_median']:,.0f} "
+                f"and {m['select_time_median']:,.0f}); the gap against 1/(n·SNR²): "
+                + (f"slope {slope:.2f} ± {se:.2f}" if se == se else "no slope (selection at one n·SNR² only)")
+                + f". Over every benign run, wherever it lies: {m['delayed_share_all']:.0%} delayed")
+    if runs < m["delay_min_runs"]:
+        return Finding(NOT_SEEN, evidence, "too few benign runs select within the run")
+    if share <= thresholds.MAJORITY.value:
+        return Finding(CONTRADICTED, evidence, "most benign runs select before they fit the noise")
+    if se != se:
+        return Finding(NOT_SEEN, evidence, "fresh inputs select within the run at too few values of n·SNR² to fit "
+                       "how the gap grows")
+    if slope < -k * se:
+        return Finding(CONTRADICTED, evidence, "the gap shrinks as n·SNR² falls")
+    if slope > k * se:
+        return Finding(HOLDS, evidence)
+    return Finding(NOT_SEEN, evidence, "the spread cannot tell the gap's growth from none")
+
+
+def realdata_rule(kind: str) -> Callable[[Record], Finding]:
+    """Over the rows of a kind that can test the claim (`realdata.report.row_checks`: clean labels fitted, most
+    flipped labels within reach of free attention), against the right control: the same backbone, data and n on
+    clean labels. Holds when the flipped labels are fitted (`REAL_FITTED`) and no cell loses `REAL_COST` points to
+    its clean cell; contradicted when they are fitted and the cells lose that much on average (harmful); with no
+    row able to test it, the claim is not testable on these backbones, and the measured reach is the cause."""
+    fitted_level, cost = 100 * thresholds.REAL_FITTED.value, thresholds.REAL_COST.value
+
+    def rule(m: Record) -> Finding:
+        if m[f"{kind}_rows_testing"] == 0:
+            reach, fitted = m[f"{kind}_reach_free_mean"] / 100, m[f"{kind}_flipped_fitted_mean"] / 100
+            evidence = (f"{kind} rows, cells with flipped labels: free attention over the last layer's tokens can fit "
+                        f"{reach:.0%} of them, phase 2 fitted {fitted:.0%} (means over cells and seeds)")
+            return Finding(OFFLINE, evidence, "the backbones made here cannot test it: most flipped labels are out of "
+                           "reach of any attention over their last layer's tokens, or the clean labels are not fitted")
+        share = m[f"{kind}_testing_flipped_fitted_mean"]
+        mean, worst = m[f"{kind}_testing_test_vs_clean_mean"], m[f"{kind}_testing_test_vs_clean_worst"]
+        evidence = (f"{kind} rows, cells with flipped labels: {share / 100:.0%} of them fitted; test accuracy minus the "
+                    f"clean cell's {mean:+.1f} points on average, {worst:+.1f} at worst; minus the base accuracy "
+                    f"{m[f'{kind}_testing_test_vs_base_mean']:+.1f} (means over cells and seeds)")
+        if share < 100 * thresholds.MAJORITY.value:
+            return Finding(NOT_SEEN, evidence, "within reach of attention, but phase 2 does not fit most flipped "
+                           "labels in its schedule")
+        if share >= fitted_level and worst > -cost:
+            return Finding(HOLDS, evidence)
+        if share >= fitted_level and mean <= -cost:
+            return Finding(CONTRADICTED, evidence, "fitting the flipped labels costs test accuracy against clean "
+                           "labels: harmful, not benign, overfitting on this backbone")
+        return Finding(PART, evidence, "the flipped labels are fitted only in part" if share < fitted_level else
+                       "some cells lose more than the threshold to their clean cell")
+    return rule
+
+
+def noise_cost_grows_rule(m: Record) -> Finding:
+    """Table 2: the flipped labels cost more test accuracy (against the clean cell) as n grows: the slope of the
+    cost against log n over the text rows' cells, judged within `SLOPE_SE` standard errors of zero."""
+    slope, se = m.maybe("text_cost_slope_log_n"), m.maybe("text_cost_slope_log_n_se")
+    evidence = (f"test accuracy minus the clean cell's, against log n over the text rows' cells: slope {slope:+.2f} ± "
+                f"{se:.2f} points per unit of log n")
+    k = thresholds.SLOPE_SE.value
+    if se != se:
+        return Finding(NOT_SEEN, evidence, "too few cells to fit a slope")
+    if slope < -k * se:
+        return Finding(HOLDS, evidence)
+    if slope > k * se:
+        return Finding(CONTRADICTED, evidence, "the cost shrinks as n grows")
+    return Finding(NOT_SEEN, evidence, "the spread cannot tell the slope from zero")
+
+
+def backbone_regimes_rule(m: Record) -> Finding:
+    names = {"benign": "benign", "harmful": "harmful", "not_overfitting": "not overfitting"}
+    counts = {k: m[f"backbones_{k}"] for k in names}
+    evidence = (f"of {m['backbones']:.0f} image backbones made here: " +
+                ", ".join(f"{label} {counts[k]:.0f}" for k, label in names.items()))
+    present = sum(v > 0 for v in counts.values())
+    if present == 3:
+        return Finding(HOLDS, evidence)
+    missing = ", ".join(label for k, label in names.items() if counts[k] == 0)
+    if m["backbones"] < 3:
+        return Finding(NOT_SEEN, evidence, "fewer backbones than regimes: the build cannot show all three")
+    return Finding(PART if present == 2 else CONTRADICTED, evidence, f"not every regime appears among these "
+                   f"backbones: {missing}")
+
+
+def paper2_benign_rule(m: Record) -> Finding:
+    evidence = (f"train accuracy {m['benign_steps_train_acc']:.3f}, test {m['benign_steps_test_acc']:.3f}; weight on "
+                f"the signal: clean inputs {m['benign_steps_clean_signal_attention']:.2f}, noisy inputs "
+                f"{m['benign_steps_noisy_signal_attention']:.2f}")
+    level = thresholds.SELECTED.value
+    interpolates, generalizes = m["benign_steps_train_acc"] == 1, m["benign_steps_test_acc"] >= thresholds.TEST_GOOD.value
+    routes = m["benign_steps_clean_signal_attention"] > level > m["benign_steps_noisy_signal_attention"]
+    if interpolates and generalizes and routes:
+        return Finding(HOLDS, evidence)
+    if not interpolates and not generalizes:
+        return Finding(CONTRADICTED, evidence, "two steps neither fit every label nor generalize")
+    return Finding(PART, evidence, "one of the four properties fails")
+
+
+def paper2_harmful_rule(m: Record) -> Finding:
+    train, test = m["harmful_steps_train_acc"], m["harmful_steps_test_acc"]
+    evidence = f"train accuracy {train:.3f}, test {test:.3f}"
+    if train == 1 and test < thresholds.NEAR_CHANCE.value:
+        return Finding(HOLDS, evidence)
+    if test >= thresholds.TEST_GOOD.value:
+        return Finding(CONTRADICTED, evidence, "the large first step generalizes")
+    return Finding(PART, evidence, "it does not both fit every label and test near chance")
+
+
+def paper2_boundary_rule(m: Record) -> Finding:
+    """SNR at the benign edge ∝ n^(−1/2), fitted over the large-n tail (n ≥ `n_tail_min`, fixed before the run; the
+    small n shown apart): holds within `SLOPE_SE` standard errors of −1/2 and farther than that from 0 (no
+    dependence on n); contradicted farther than that from −1/2; not seen when the spread cannot tell −1/2 from 0."""
+    slope, se = m.maybe("edge_snr_slope_tail"), m.maybe("edge_snr_slope_tail_se")
+    k = thresholds.SLOPE_SE.value
+    evidence = (f"over the {m['edge_tail_n_count']:.0f} values of n from {m.parameters.get('n_tail_min', '?')} on, the "
+                f"SNR where benign overfitting starts scales as n^({slope:.2f} ± {se:.2f}) (theorem: −0.5); "
+                f"√n·SNR there averages {m.maybe('edge_sqrt_n_snr_tail_mean'):.2f}, against "
+                f"{m.maybe('edge_sqrt_n_snr_small_mean'):.2f} at the {m['edge_small_n_count']:.0f} smaller n")
+    if se != se:
+        return Finding(NOT_SEEN, evidence, "too few values of n in the tail to fit a slope")
+    if abs(slope + 0.5) > k * se:
+        return Finding(CONTRADICTED, evidence, "the tail's boundary does not scale as 1/√n")
+    if abs(slope) <= k * se:
+        return Finding(NOT_SEEN, evidence, "the spread cannot tell −0.5 from no dependence on n")
+    return Finding(HOLDS, evidence)
+
+
+def paper2_below_rule(m: Record) -> Finding:
+    test = m["below_boundary_test_acc"]
+    evidence = f"mean test accuracy of the cells with SNR < 1/√n: {test:.3f}"
+    if test < thresholds.NEAR_CHANCE.value:
+        return Finding(HOLDS, evidence)
+    if test >= thresholds.TEST_GOOD.value:
+        return Finding(CONTRADICTED, evidence, "the cells below the boundary generalize")
+    return Finding(PART, evidence, "well above chance there")
+
+
+def noisy_relevant_vanishes_rule(m: Record) -> Finding:
+    """The poster: for noisy samples the relevant token's score goes to zero (from 1/T at step 0)."""
+    score, uniform = m["balanced_score_noisy_relevant"], 1 / m.parameters["T"]
+    evidence = f"mean final attention of noisy training samples on their relevant token: {score:.3f} (1/T = {uniform:.3f} at step 0)"
+    if score < thresholds.VANISHED.value * uniform:
+        return Finding(HOLDS, evidence)
+    if score >= uniform:
+        return Finding(CONTRADICTED, evidence, "it does not fall below its step-0 value")
+    return Finding(PART, evidence, "it falls, but stays above a tenth of its step-0 value")

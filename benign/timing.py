@@ -1,0 +1,105 @@
+"""Reading the clock's runs (`clock.run`): the step at which a logged series crosses a level, least-squares slopes of
+log times and their direction in words, and delayed generalization (fresh inputs select their relevant token only
+after the last noisy label is fitted) with its rule, fixed before the run."""
+
+import numpy as np
+
+
+def crossing(steps, values, level: float) -> float:
+    """The first step at which a logged series reaches `level`, interpolated linearly in log(step) between the two
+    logged steps around it (NaN if it never does; 0 if it starts there)."""
+    values = np.asarray(values, dtype=float)
+    above = np.nonzero(values >= level)[0]
+    if not len(above):
+        return float("nan")
+    i = above[0]
+    if i == 0:
+        return float(steps[0])
+    lo, hi = max(steps[i - 1], 0.5), steps[i]  # step 0 stands at ½ on the log axis
+    w = (level - values[i - 1]) / (values[i] - values[i - 1])
+    return float(np.exp(np.log(lo) + w * (np.log(hi) - np.log(lo))))
+
+
+def line_fit(x, y) -> tuple[float, float]:
+    """The least-squares slope of y against x and its standard error (NaN unless x takes two values apart by more
+    than rounding; the error NaN below three points)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if not len(x) or np.ptp(x) <= 1e-9 * max(1.0, float(np.abs(x).max())):
+        return float("nan"), float("nan")
+    slope, intercept = np.polyfit(x, y, 1)
+    if len(x) < 3:
+        return float(slope), float("nan")
+    residual = y - (intercept + slope * x)
+    return float(slope), float(np.sqrt(residual @ residual / (len(x) - 2) / ((x - x.mean()) ** 2).sum()))
+
+
+def delayed_generalization(t_fit, t_select, inverse) -> dict:
+    """Delayed generalization over the benign runs of one model and step size: runs in which, at the last step, every
+    training label is fitted and fresh inputs select their relevant token. Per run, t_fit is the first step at which
+    every training label is fitted, t_select the first at which the test inputs' mean attention on their relevant
+    token reaches the level (NaN where the condition does not hold at the last step); inverse is 1/(n·SNR²).
+
+    Returns benign_runs; delayed_runs and delayed_share, the runs with t_select > t_fit (the last noisy label fitted
+    before fresh inputs select); fit_time_median and select_time_median; gap_slope ± gap_slope_se, the least-squares
+    slope of log(t_select − t_fit) against inverse over the delayed runs, and select_slope ± select_slope_se, that of
+    log t_select over the benign runs selecting after step 0."""
+    t_fit, t_select, inverse = (np.asarray(v, dtype=float) for v in (t_fit, t_select, inverse))
+    benign = ~np.isnan(t_fit) & ~np.isnan(t_select)
+    t_fit, t_select, inverse = t_fit[benign], t_select[benign], inverse[benign]
+    delayed = t_select > t_fit
+    gap_slope, gap_se = line_fit(inverse[delayed], np.log(t_select[delayed] - t_fit[delayed]))
+    late = t_select > 0
+    select_slope, select_se = line_fit(inverse[late], np.log(t_select[late]))
+    nan = float("nan")
+    return dict(benign_runs=int(benign.sum()), delayed_runs=int(delayed.sum()),
+                delayed_share=float(delayed.mean()) if benign.any() else nan,
+                fit_time_median=float(np.median(t_fit)) if benign.any() else nan,
+                select_time_median=float(np.median(t_select)) if benign.any() else nan,
+                gap_slope=gap_slope, gap_slope_se=gap_se, select_slope=select_slope, select_slope_se=select_se)
+
+
+DELAY_MIN_RUNS = 10  # benign runs below which delayed generalization is "not seen" (too few to fit a slope on)
+
+
+def delay_verdict(m: dict, majority: float = 0.5, errors: float = 2.0) -> str:
+    """The rule for delayed generalization, fixed before the run, on `delayed_generalization`'s record: 'holds' when
+    more than `majority` of the benign runs fit their last noisy label before fresh inputs select and the gap's slope
+    against 1/(n·SNR²) exceeds zero by more than `errors` standard errors; 'contradicted' when at most `majority` do,
+    or the slope lies more than `errors` standard errors below zero; else 'not seen' (fewer than `DELAY_MIN_RUNS`
+    benign runs, or a slope that its standard error cannot tell from zero)."""
+    if m["benign_runs"] < DELAY_MIN_RUNS:
+        return "not seen"
+    slope, se = m["gap_slope"], m["gap_slope_se"]
+    if m["delayed_share"] <= majority or slope + errors * se < 0:
+        return "contradicted"
+    return "holds" if slope - errors * se > 0 else "not seen"
+
+
+def trend(slope: float, se: float, rising: str = "rises", falling: str = "falls",
+          level: str = "does not change measurably", errors: float = 2.0) -> str:
+    """A fitted slope's direction in words: `rising` or `falling` when it lies more than `errors` standard errors from
+    zero, else `level`; 'cannot be fitted' when the slope is NaN (fewer than two distinct x)."""
+    if np.isnan(slope):
+        return "cannot be fitted"
+    if np.isnan(se) or abs(slope) <= errors * se:
+        return level
+    return rising if slope > 0 else falling
+
+
+def slope_words(slope: float, se: float, rising: str = "rises", falling: str = "falls",
+                level: str = "does not change measurably") -> str:
+    """`trend` with its numbers: 'rises (slope 0.76 ± 0.05)'; 'cannot be fitted (measured at one value only)'."""
+    if np.isnan(slope):
+        return "cannot be fitted (measured at one value only)"
+    numbers = f"slope {slope:.2f} ± {se:.2f}" if not np.isnan(se) else f"slope {slope:.2f} from two points"
+    return f"{trend(slope, se, rising, falling, level)} ({numbers.replace('-', '−')})"
+
+
+def share_words(count: int, total: int, one: str = "run", many: str = "runs") -> str:
+    """A count out of a total as a reader says it: 'no runs', 'the only run', 'both runs', 'all 12 runs',
+    '3 of the 12 runs'."""
+    if count == 0:
+        return f"no {many}"
+    if count == total:
+        return {1: f"the only {one}", 2: f"both {many}"}.get(total, f"all {total} {many}")
+    return f"{count} of the {total} {many}"

@@ -1,0 +1,72 @@
+"""What a ledger rule returns and reads: the five verdicts, a `Finding`, and a `Record` (a notebook's metrics.json
+that remembers which keys a rule read), with the formatters every rule's evidence shares."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+HOLDS, PART, NOT_SEEN, CONTRADICTED, OFFLINE = (
+    "holds", "holds in part", "not seen at these sizes", "contradicted", "not testable offline")
+VERDICTS = (HOLDS, PART, NOT_SEEN, CONTRADICTED, OFFLINE)
+
+
+class Record(dict):
+    """A notebook's metrics record that remembers which keys were read."""
+
+    def __init__(self, values: dict):
+        super().__init__(values)
+        self.read: list[str] = []
+
+    def __getitem__(self, key):
+        value = super().__getitem__(key)
+        if value is None or value != value:  # null or NaN: not computed at this profile
+            raise KeyError(key)
+        if key not in self.read:
+            self.read.append(key)
+        return value
+
+    @property
+    def parameters(self) -> dict:
+        """The run's parameters (settings, not measurements: not counted among the keys read)."""
+        return dict.get(self, "parameters", {})
+
+    def maybe(self, key: str) -> float:
+        """`key` as a float, NaN where the record lacks it or holds null (a fit with too few points): for rules whose
+        verdict on missing evidence is 'not seen', not leaving the claim out."""
+        try:
+            return float(self[key])
+        except KeyError:
+            return float("nan")
+
+
+@dataclass(frozen=True)
+class Finding:
+    verdict: str
+    evidence: str
+    cause: str = ""
+
+
+def spread(m: Record, key: str, fmt: str = ".3f") -> str:
+    """`key` of the plotted run, with the range over the seeds where the record holds it (`key_min`, `key_max`)."""
+    def show(x):
+        return format(x, fmt).replace("-", "−")
+
+    value = show(m[key])
+    if f"{key}_min" in m and f"{key}_max" in m:
+        low, high = m[f"{key}_min"], m[f"{key}_max"]
+        return f"{value} (seeds: {show(low)} to {show(high)})" if low != high else f"{value} (every seed)"
+    return value
+
+
+def fitted(m: Record, prefix: str) -> str:
+    """'k of K' noisy labels fitted, with the range over seeds."""
+    k, total = m[f"{prefix}_noisy_fitted"], m[f"{prefix}_noisy_count"]
+    low, high = m[f"{prefix}_noisy_fitted_min"], m[f"{prefix}_noisy_fitted_max"]
+    return f"{k:.0f} of {total:.0f} " + (f"(seeds: {low:.0f} to {high:.0f})" if low != high else "(every seed)")
+
+
+def seeds_fit_every_label(m: Record, prefix: str) -> tuple[bool, bool]:
+    """(every seed fits every training label, no seed does)."""
+    every = (m[f"{prefix}_noisy_fitted_min"] == m[f"{prefix}_noisy_count"]
+             and m[f"{prefix}_clean_fitted_min"] == m[f"{prefix}_clean_count"])
+    return every, m[f"{prefix}_noisy_fitted_max"] < m[f"{prefix}_noisy_count"]
