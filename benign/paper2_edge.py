@@ -98,12 +98,12 @@ def _signed(x: float, digits: int) -> str:
 
 
 def _times_n2(ratio: float) -> str:
-    """d/n² in words of n² (Markdown maths): '16 times $n^2$', '$n^2$ itself', '$n^2/4$'."""
+    """d/n² in words of n² (plain Unicode: glued Markdown typesets no maths): '16 times n²', 'n² itself', 'n²/4'."""
     if np.isclose(ratio, 1.0, rtol=0.02):
-        return "$n^2$ itself"
+        return "n² itself"
     if ratio > 1:
-        return f"{ratio:.3g} times $n^2$"
-    return f"$n^2/{1 / ratio:.3g}$"
+        return f"{ratio:.3g} times n²"
+    return f"n²/{1 / ratio:.3g}"
 
 
 def tail_verdict(slope: float, se: float) -> str:
@@ -134,19 +134,19 @@ def d_vs_n2_words(edge: pd.DataFrame, d: int, n_values, slope_tail: float, se_ta
     values = f"{_count(count)} {'value' if count == 1 else 'values'} of n"
     if tail_below:
         share = "every one" if len(tail_below) == count else _count(len(tail_below))
-        where = f"d is below $n^2$ at {share} of the tail's {values}"
+        where = f"d is below n² at {share} of the tail's {values}"
     else:
-        where = f"d is at least $n^2$ at every one of the tail's {values}"
-    shows = {"holds": "the edge scales as $n^{-1/2}$ there (slope within two standard errors of −1/2 and clear of 0)",
-             "contradicted": "the edge does not scale as $n^{-1/2}$ there (slope more than two standard errors "
+        where = f"d is at least n² at every one of the tail's {values}"
+    shows = {"holds": "the edge scales as n^(−1/2) there (slope within two standard errors of −1/2 and clear of 0)",
+             "contradicted": "the edge does not scale as n^(−1/2) there (slope more than two standard errors "
                              "from −1/2)",
-             "not seen": "the fit cannot tell $n^{-1/2}$ from no dependence on n there"}[verdict]
+             "not seen": "the fit cannot tell n^(−1/2) from no dependence on n there"}[verdict]
     finding = f"Here {where}, and {shows}"
     if tail_below and verdict == "holds":
-        finding += ": on this grid the scaling does not need d far above $n^2$"
+        finding += ": on this grid the scaling does not need d far above n²"
     if not above.empty:
         values = _and([f"{v:.2f} at n = {int(n)}" for n, v in zip(above.n, above.sqrt_n_snr)])
-        finding += (f". Where d is above $n^2$ the edge's $\\sqrt n\\,\\mathrm{{SNR}}$ is {values}, against "
+        finding += (f". Where d is above n² the edge's √n·SNR is {values}, against "
                     f"{tail.sqrt_n_snr.mean():.2f} on average in the tail")
     return {"d_vs_n2_words": f"d = {d} is {listing}.", "d_vs_n2_finding": finding + "."}
 
@@ -163,14 +163,14 @@ def edge_words(edge: pd.DataFrame, metrics: dict, n_tail_min: int) -> dict[str, 
     count = len(tail)
     if count >= 2:
         tail_words = (f"Over the tail, n ≥ {n_tail_min} (a bound fixed before the run; {_count(count)} values of n), "
-                      f"the SNR of the first benign cell scales as $n^b$ with b = "
+                      f"the SNR of the first benign cell scales as n^b with b = "
                       f"{_signed(metrics['edge_snr_slope_tail'], 3)} ± "
                       f"{metrics['edge_snr_slope_tail_se']:.3f} (the fit's standard error, the grid's step included), "
-                      f"and $\\sqrt n\\,\\mathrm{{SNR}}$ there is {at_n(tail)}.")
+                      f"and √n·SNR there is {at_n(tail)}.")
     else:
         tail_words = (f"The tail, n ≥ {n_tail_min}, has {'one value' if count == 1 else 'no value'} of n with a "
                       "benign cell: too few for a slope.")
-    small_words = (f"The small n, below {n_tail_min}, are reported apart: $\\sqrt n\\,\\mathrm{{SNR}}$ at the edge is "
+    small_words = (f"The small n, below {n_tail_min}, are reported apart: √n·SNR at the edge is "
                    f"{at_n(small)}." if len(small) else f"No n below {n_tail_min} has a benign cell in this run.")
     estimate, ratio = metrics["first_step_sqrt_n_snr"], metrics["signal_norm_grid_ratio"]
     if tail.empty:

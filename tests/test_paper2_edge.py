@@ -83,10 +83,10 @@ def test_the_page_words_come_from_the_numbers():
     edge, metrics = paper2_edge.sweep_summary(grid, 0.95, n_tail_min=200)
     words = paper2_edge.d_vs_n2_words(edge, 40000, [50, 100, 200, 400, 800, 1600], metrics["edge_snr_slope_tail"],
                                  metrics["edge_snr_slope_tail_se"])
-    assert words["d_vs_n2_words"] == ("d = 40000 is 16 times $n^2$ at n = 50, 4 times $n^2$ at n = 100, $n^2$ itself "
-                                      "at n = 200, $n^2/4$ at n = 400, $n^2/16$ at n = 800 and $n^2/64$ at n = 1600.")
+    assert words["d_vs_n2_words"] == ("d = 40000 is 16 times n² at n = 50, 4 times n² at n = 100, n² itself "
+                                      "at n = 200, n²/4 at n = 400, n²/16 at n = 800 and n²/64 at n = 1600.")
     finding = words["d_vs_n2_finding"]
-    assert finding.startswith("Here d is below $n^2$ at three of the tail's four values of n, and the edge scales as")
+    assert finding.startswith("Here d is below n² at three of the tail's four values of n, and the edge scales as")
     assert "at n = 50 and" in finding and "at n = 200" not in finding  # d above n²: the two small n only
     said = paper2_edge.edge_words(edge, metrics, 200)
     assert "b = −0.500 ± 0.016" in said["edge_tail_words"] and "four values of n" in said["edge_tail_words"]
