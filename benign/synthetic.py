@@ -271,7 +271,10 @@ def controls(sim: Simulation, runs: list[Run], clean_sim: Simulation, clean_runs
     attention: the head ν alone), its gain over it by the end, the same run trained on clean labels (`clean_runs`,
     aligned with `runs`: same inputs and W₀) and what the flipped labels cost against it, and the mean final
     attention of fresh test inputs on their relevant token (1/T at step 0)."""
-    if [r.test.X.shape for r in runs] != [r.test.X.shape for r in clean_runs]:
+    def setting(run):  # everything but the labels' noise
+        return {k: v for k, v in run.train.params.items() if k != "noise_ratio"}
+
+    if len(runs) != len(clean_runs) or any(setting(r) != setting(c) for r, c in zip(runs, clean_runs)):
         raise ParameterError("runs and clean_runs must be aligned one to one (same settings, clean labels)")
     history, final = sim.history.set_index(["run", "step"]), sim.final.set_index("run")
     clean_final = clean_sim.final.set_index("run")

@@ -29,7 +29,7 @@ SLOPE_SE = Threshold(2.0, "a measured slope agrees with the theory's when it lie
 POWER = Threshold(0.5, "a measurement can tell the theory from its alternative when this many times their distance "
                   "exceeds two standard errors; below that power the verdict is 'not seen', never 'holds'")
 MAJORITY = Threshold(0.5, "a share of runs, cells or seeds above which a property is said of 'most' of them")
-BAND_EQ10 = (0.5, 2.5)  # the appendix's Eq. 10 class-balance band, as the paper states it
+ALPHA_MATCH = Threshold(0.1, "relative change of τ·α between two step sizes within which τ ∝ 1/α holds")
 NEAR_CHANCE = Threshold(0.75, "test accuracy below which a model has collapsed to near chance: nearer chance "
                         "(0.5, balanced labels) than perfect (paper 2's harmful overfitting, the η sweep's collapse)")
 REGION = Threshold(0.01, "share of a map's cells a regime must hold to count as a region (15 of Figure 5's 1521 "

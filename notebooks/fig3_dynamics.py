@@ -163,7 +163,8 @@ nb.save_figure(fig)
 #   their attention on their relevant token, against $1/T$ at step 0 (uniform attention).
 #
 # So the large-noise setting's harm is the gap between its own step 0 and its end, not its distance from the
-# balanced setting: most of that distance is the head's accuracy at a small $\|\mu\|$, there before any training.
+# balanced setting: {glue:text}`large_noise_head_share_of_gap:.0%` of that distance is the head's own accuracy at a
+# small $\|\mu\|$, there before any training, and the rest is what training does.
 # A cost counts as harm when it exceeds the one threshold the book uses for it ({glue:text}`harm_threshold:.2f` of
 # test accuracy, `benign.thresholds.HARM`).
 
@@ -281,6 +282,9 @@ for name in settings:  # every seed: labels fitted (clean and noisy) and test ac
         metrics[f"{name}_{key}"] = values[0]
         tables.seed_spread(metrics, f"{name}_{key}", values)
 metrics.update(draw_metrics)  # How often does each setting land where the paper puts it?
+gap = metrics["balanced_test_acc"] - metrics["large_noise_test_acc"]  # the paper's contrast: balanced against harmful
+metrics["large_noise_head_share_of_gap"] = ((metrics["balanced_test_acc"] - metrics["large_noise_test_acc_at_step_0"])
+                                            / gap if gap > 0 else float("nan"))
 nb.save_metrics(metrics, extra={"trainer_wall_s": round(sim.info["wall_s"], 3)})
 sim.final
 

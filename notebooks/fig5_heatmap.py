@@ -139,8 +139,8 @@ nb.save_figure(fig)
 # there $\log\|\mu^*\|$ against $\log d$ has slope {glue:text}`overfit_slope_map:.2f` ±
 # {glue:text}`overfit_slope_se_map:.2f` (theory: ½). The harmful / benign boundary has slope
 # {glue:text}`harmful_slope_map:.3f` ± {glue:text}`harmful_slope_se_map:.3f` over {glue:text}`harmful_rows_map` rows
-# (theory: ¼): by this rule the harmful cells fill the grid's lowest $\|\mu\|$ row and nothing above it — the row
-# where the fixed head alone scores below the threshold before any training (next section). Read by what training
+# (theory: ¼): by this rule {glue:text}`harmful_head_below_share:.0%` of the harmful cells are cells where the fixed
+# head alone scores below the threshold before any training (next section). Read by what training
 # adds instead, the harmful / benign boundary is judged in the next section; the second half of the page follows
 # both boundaries in time.
 
@@ -204,7 +204,8 @@ metrics.update({f"harmful_trained_{k}_map": v for k, v in fit.items()})
 # The map's rule calls a cell harmful when its test accuracy ends below {glue:text}`test_threshold_value:.2f`. But the
 # fixed head classifies before any training: at step 0, $p = 0$, the attention is uniform and $f(X) = \nu^\top\bar x$,
 # whose test accuracy is $\Phi(\|\mu\|/4)$ whatever $d$ is (lowest on this grid {glue:text}`test_acc_step0_min:.3f`;
-# below {glue:text}`test_threshold_value:.2f` for every $\|\mu\|$ up to {glue:text}`head_below_max_signal_norm:g`).
+# below {glue:text}`test_threshold_value:.2f` at the largest $\|\mu\|$ where it does:
+# {glue:text}`head_below_max_signal_norm:g`).
 # Of the {glue:text}`harmful_cells:,.0f` cells the map calls harmful, {glue:text}`harmful_head_below_share:.0%` are
 # cells whose head alone already scores below the threshold. Bottom left: what training changes, the final test
 # accuracy minus the same cell's step 0 (from {glue:text}`test_gain_min:+.3f` to {glue:text}`test_gain_max:+.3f` on

@@ -135,6 +135,24 @@ def test_the_eta_sweep_is_judged_over_n_and_in_part_where_the_edge_only_crosses(
     assert rule(ledger.Record({"parameters": {}})).verdict == ledger.NOT_SEEN
 
 
+def test_the_regions_claim_stays_in_the_ledger_when_the_papers_rule_finds_no_harmful_cell():
+    record = {"share_benign_trained": 0.6, "share_harmful_trained": 0.1, "share_not_overfitting_trained": 0.3,
+              "share_harmful": 0.0, "harmful_head_below_share": None, "test_threshold_value": 0.95}
+    entry = next(e for e in ledger.evaluate({"fig5_heatmap": {**record, "parameters": PARAMETERS_FIG5}})
+                 if e.claim.claim.startswith("On the (d, ‖μ‖) grid"))
+    assert entry.finding.verdict == ledger.HOLDS
+
+
+def test_a_flat_selection_time_is_no_exponential_law_and_an_absent_run_no_delay():
+    rule = next(c.rule for c in ledger.CLAIMS if c.claim.startswith("Generalization after fitting the noise"))
+    record = {"select_slope_p_only": 0.0, "select_slope_p_only_std": 0.05, "select_runs_p_only": 40.0,
+              "test_error_at_step0_share": 0.9, "select_censored_benign": 0.2}
+    assert rule(ledger.Record(record)).verdict == ledger.PART
+    rule = next(c.rule for c in ledger.CLAIMS if c.claim.startswith("Generalization is delayed"))
+    record = {"delay_benign_runs": 0.0, "delay_min_runs": 10.0, "delayed_share": None, "fit_time_median": None}
+    assert rule(ledger.Record(record)).verdict == ledger.NOT_SEEN
+
+
 def test_the_delay_and_the_theorems_time_are_not_seen_without_power():
     rule = next(c.rule for c in ledger.CLAIMS if c.claim.startswith("Generalization is delayed"))
     record = delay_record(1.0, float("nan"), float("nan"))  # selection at one n·SNR² only: no slope
@@ -146,7 +164,7 @@ def test_the_delay_and_the_theorems_time_are_not_seen_without_power():
     record = {"select_slope_p_only": 6.4, "select_slope_p_only_std": 2.0, "select_runs_p_only": 5.0,
               "test_error_at_step0_share": 0.9, "select_censored_benign": 0.6}
     assert rule(ledger.Record(record)).verdict == ledger.NOT_SEEN  # 2 se = 4 cannot tell 1 from 0
-    record["select_slope_p_only"], record["select_slope_p_only_std"] = 0.3, 0.1  # earlier than the theorem's time
+    record["select_slope_p_only"], record["select_slope_p_only_std"] = 0.95, 0.1  # the theorem's rate
     assert rule(ledger.Record(record)).verdict == ledger.HOLDS
 
 
@@ -301,6 +319,9 @@ def setting(prefix: str, noisy=(4, 4), gain=(0.0, 0.0), cost=(0.0, 0.0), attenti
     return {**record, "balanced_test_acc": 1.0, "balanced_test_acc_min": 1.0, "balanced_test_acc_max": 1.0}
 
 
+PARAMETERS_FIG5 = {"d_grid": [250, 5000, 125], "signal_norm_grid": [5.0, 100.0, 2.5], "num_steps": 1000}
+
+
 def boundary_record(key: str, slope: float, se: float) -> dict:
     return {"num_steps": 1000, "num_steps_long": 100000, f"{key}_map": slope, f"{key}_se_map": se,
             f"{key}_at_100000": slope, f"{key}_se_at_100000": se}
@@ -351,9 +372,9 @@ CASES = {  # claim → (a record on which it holds, one on which it is contradic
         {"balanced_score_noisy_relevant": 0.2, "parameters": {"T": 8}}),
     "On the (d, ‖μ‖) grid": (
         {"share_benign_trained": 0.6, "share_harmful_trained": 0.1, "share_not_overfitting_trained": 0.3,
-         "share_harmful": 0.2, "harmful_head_below_share": 0.5},
+         "share_harmful": 0.2, "harmful_head_below_share": 0.5, "test_threshold_value": 0.95},
         {"share_benign_trained": 0.995, "share_harmful_trained": 0.005, "share_not_overfitting_trained": 0.0,
-         "share_harmful": 0.2, "harmful_head_below_share": 1.0}),
+         "share_harmful": 0.2, "harmful_head_below_share": 1.0, "test_threshold_value": 0.95}),
     "The benign / not-overfitting boundary": (boundary_record("overfit_slope_d", 2.1, 0.2),
                                               boundary_record("overfit_slope_d", 0.3, 0.1)),
     "The harmful / benign boundary": (boundary_record("harmful_trained_slope", 0.26, 0.03),
@@ -378,7 +399,7 @@ CASES = {  # claim → (a record on which it holds, one on which it is contradic
     "Generalization is delayed": (delay_record(0.9, 1.5, 0.3), delay_record(0.3, 1.5, 0.3)),
     "The time scale is inversely proportional": (
         {"alpha_ratio_noisy": 1.05, "parameters": {"learning_rate_factors": [5.0], "learning_rate_factors_small": [0.5]}},
-        {"alpha_ratio_noisy": 9.0, "parameters": {"learning_rate_factors": [5.0], "learning_rate_factors_small": [0.5]}}),
+        {"alpha_ratio_noisy": 0.12, "parameters": {"learning_rate_factors": [5.0], "learning_rate_factors_small": [0.5]}}),
     "A one-layer Transformer encoder trained end to end lands": (encoder_record(1.0), encoder_record(0.0)),
     "A one-layer Transformer encoder trained end to end shows": (
         {"share_benign": 0.5, "share_harmful": 0.2, "share_not_overfitting": 0.3,
