@@ -264,8 +264,11 @@ def summary_page(judged: Judged, titles: dict[str, str]) -> str:
     comparison table, from this build's verdicts (`titles`: each notebook's page title)."""
     papers, own = split(judged.entries)
     lines = ["# Claims and numbers", "", headline(judged), "",
-             "Each verdict comes from a rule of the book's ledger (`benign.ledger`) applied to this build's records, "
-             "never from prose. A row gives the verdict, the claim, where the paper makes it and, in one line, the "
+             "Each verdict comes from a rule of the book's ledger (`benign.ledger`, its rules in `benign.rules`) "
+             "applied to this build's records, never from prose. Every rule measures an effect against a control "
+             "(the run's own step 0, where the fixed head alone classifies; the same run on clean labels), can say "
+             "*holds* and *contradicted*, and takes its thresholds, each with its reason, from `benign.thresholds`. "
+             "A row gives the verdict, the claim, where the paper makes it and, in one line, the "
              "cause of the verdict (where it holds, its evidence); a click opens the book's test, the whole evidence, "
              "the record's keys the rule read and the page that shows them.", "",
              "## The papers' claims", "", "```{raw} html", overview(papers, "papers") + matrix(papers, titles, "papers"),
