@@ -25,6 +25,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from . import thresholds
+
 OURS_DIFFER = "ours differs from the authors' code"
 AUTHORS_AGREE = "the authors' published code agrees with us"
 UNSTATED = "the paper does not state a setting we need"
@@ -150,9 +152,8 @@ def miss_cause(e: Expected, authors: float | None, here: float, seeds: tuple[flo
 
 
 # A Table-2 row tests the paper's claim only if phase 2 fits (nearly) all its clean labels (train accuracy at η = 0,
-# mean over cells) and free attention reaches most of its flipped labels (`realdata.reach`).
-TABLE2_CLEAN_FITTED = 0.95
-TABLE2_REACH = 0.5
+# mean over cells, at least `thresholds.REAL_FITTED`) and free attention reaches most of its flipped labels
+# (`realdata.reach`, more than `thresholds.MAJORITY`).
 
 
 def untestable(dataset: str, metrics: dict) -> str:
@@ -162,7 +163,7 @@ def untestable(dataset: str, metrics: dict) -> str:
     if metrics.get(f"{dataset}_tests_claim", 1) != 0:
         return ""
     clean, reach = metrics.get(f"{dataset}_clean_train_acc"), metrics.get(f"{dataset}_reach_free_mean")
-    if clean is not None and clean < TABLE2_CLEAN_FITTED:
+    if clean is not None and clean < thresholds.REAL_FITTED.value:
         return f"{NOT_TESTABLE}: phase 2 does not fit even its clean labels (train accuracy {clean:.2f} at η = 0)"
     return (f"{NOT_TESTABLE}: free attention over its last layer's tokens reaches only a share {reach:.2f} of the "
             "flipped labels")

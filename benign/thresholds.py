@@ -35,8 +35,10 @@ NEAR_CHANCE = Threshold(0.75, "test accuracy below which a model has collapsed t
 REGION = Threshold(0.01, "share of a map's cells a regime must hold to count as a region (15 of Figure 5's 1521 "
                    "cells): a handful of cells is a draw, not a region")
 VANISHED = Threshold(0.1, "a score 'goes to zero' when it ends below this fraction of its step-0 value 1/T")
-REAL_FITTED = Threshold(0.95, "share of flipped real-data training labels that counts as 'fitted' (the same notion "
-                        "as every label fitted on the synthetic pages, allowing one label in twenty)")
+REAL_FITTED = Threshold(0.95, "share of real-data training labels (clean or flipped) that counts as 'fitted' (the "
+                        "same notion as every label fitted on the synthetic pages, allowing one label in twenty)")
+DELAY_MIN_RUNS = Threshold(10, "benign runs below which delayed generalization is 'not seen': too few to fit how the "
+                           "gap grows")
 REAL_COST = Threshold(5.0, "test-accuracy points lost against the clean-label cell of the same backbone and n that "
                       "count as harmful on real data (the spread over seeds of the paper's own Table 2 cells is "
                       "up to about 2 points, so 5 is a cost beyond it)")

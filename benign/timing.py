@@ -4,6 +4,8 @@ after the last noisy label is fitted) with its rule, fixed before the run."""
 
 import numpy as np
 
+from . import thresholds
+
 
 def crossing(steps, values, level: float) -> float:
     """The first step at which a logged series reaches `level`, interpolated linearly in log(step) between the two
@@ -58,10 +60,11 @@ def delayed_generalization(t_fit, t_select, inverse) -> dict:
                 gap_slope=gap_slope, gap_slope_se=gap_se, select_slope=select_slope, select_slope_se=select_se)
 
 
-DELAY_MIN_RUNS = 10  # benign runs below which delayed generalization is "not seen" (too few to fit a slope on)
+DELAY_MIN_RUNS = int(thresholds.DELAY_MIN_RUNS.value)  # benign runs below which the delay is "not seen"
 
 
-def delay_verdict(m: dict, majority: float = 0.5, errors: float = 2.0) -> str:
+def delay_verdict(m: dict, majority: float = thresholds.MAJORITY.value,
+                  errors: float = thresholds.SLOPE_SE.value) -> str:
     """The rule for delayed generalization, fixed before the run, on `delayed_generalization`'s record: 'holds' when
     more than `majority` of the benign runs fit their last noisy label before fresh inputs select and the gap's slope
     against 1/(n·SNR²) exceeds zero by more than `errors` standard errors; 'contradicted' when at most `majority` do,
