@@ -204,7 +204,7 @@ metrics.update({f"harmful_trained_{k}_map": v for k, v in fit.items()})
 # The map's rule calls a cell harmful when its test accuracy ends below {glue:text}`test_threshold_value:.2f`. But the
 # fixed head classifies before any training: at step 0, $p = 0$, the attention is uniform and $f(X) = \nu^\top\bar x$,
 # whose test accuracy is $\Phi(\|\mu\|/4)$ whatever $d$ is (lowest on this grid {glue:text}`test_acc_step0_min:.3f`;
-# below {glue:text}`test_threshold_value:.2f` at the largest $\|\mu\|$ where it does:
+# the largest $\|\mu\|$ at which some cell's head alone scores below {glue:text}`test_threshold_value:.2f` is
 # {glue:text}`head_below_max_signal_norm:g`).
 # Of the {glue:text}`harmful_cells:,.0f` cells the map calls harmful, {glue:text}`harmful_head_below_share:.0%` are
 # cells whose head alone already scores below the threshold. Bottom left: what training changes, the final test
