@@ -20,6 +20,7 @@ import pandas as pd
 from . import authors, synthetic
 from .checks import ParameterError, check, check_all
 from .data import Run, TokenData, make_train_test, signals, token_types
+from .words import and_list
 
 W0_BYTES = 1 << 30  # the W₀ (float32, d × d each) that one batched trainer call holds at once
 
@@ -161,13 +162,9 @@ def fitted_words(outcomes: pd.DataFrame, by: str) -> dict[str, str]:
         if some:
             parts.append(_draws(some, total, "fits", "fit") + " some but not all")
         spread_over = sorted(counts.value_counts().items())
-        listing = _and([f"{int(k)} in {v} {'draw' if v == 1 else 'draws'}" for k, v in spread_over])
-        words[f"{group}_draws_fitted_words"] = _and(parts) + f" (the number fitted is {listing})"
+        listing = and_list([f"{int(k)} in {v} {'draw' if v == 1 else 'draws'}" for k, v in spread_over])
+        words[f"{group}_draws_fitted_words"] = and_list(parts) + f" (the number fitted is {listing})"
     return words
-
-
-def _and(parts: list[str]) -> str:
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def gain_words(outcomes: pd.DataFrame, by: str) -> dict[str, str]:
@@ -178,6 +175,6 @@ def gain_words(outcomes: pd.DataFrame, by: str) -> dict[str, str]:
         total, gain = len(rows), rows.test_gain
         cases = [(int((gain < 0).sum()), "below it"), (int((gain == 0).sum()), "level with it"),
                  (int((gain > 0).sum()), "above it")]
-        words[f"{group}_draws_gain_words"] = _and([_draws(k, total, "ends", "end") + f" {where}"
+        words[f"{group}_draws_gain_words"] = and_list([_draws(k, total, "ends", "end") + f" {where}"
                                                    for k, where in cases if k])
     return words

@@ -13,6 +13,7 @@ import pandas as pd
 
 from . import thresholds
 from .data import noise_mask
+from .words import and_list
 
 PAPER_LAST_ABOVE, PAPER_FIRST_BELOW, PAPER_SECOND_BELOW = 0.6, 0.65, 0.7  # η: the paper's ratio > 1, then < 1 twice
 AUTHORS_SETTINGS = ("d", "signal_norm", "seed", "n", "n_test", "T", "rho", "noise_ratio", "learning_rate", "num_steps",
@@ -93,13 +94,13 @@ def collapse_sentence(rows: dict[str, dict[int, dict]]) -> str:
             continue
         ns = sorted(by_n)
         hits = [m for m in ns if by_n[m]["as_paper"]]
-        tried = _and([f"{m:,}" for m in ns])
+        tried = and_list([f"{m:,}" for m in ns])
         if hits:
-            parts.append(f"{who} reproduces it at n = {_and([f'{m:,}' for m in hits])} (of n = {tried})")
+            parts.append(f"{who} reproduces it at n = {and_list([f'{m:,}' for m in hits])} (of n = {tried})")
             continue
         ratio_hits = [m for m in ns if by_n[m]["ratio_as_paper"]]
         if ratio_hits:
-            parts.append(f"{who} reproduces the ratio's collapse at n = {_and([f'{m:,}' for m in ratio_hits])} but "
+            parts.append(f"{who} reproduces the ratio's collapse at n = {and_list([f'{m:,}' for m in ratio_hits])} but "
                          f"not the fall of the test accuracy (of n = {tried})")
             continue
         part = f"{who} reproduces it at none of n = {tried}"
@@ -111,7 +112,3 @@ def collapse_sentence(rows: dict[str, dict[int, dict]]) -> str:
                      f"{up_to[b]:.2f} at n = {b:,}, so the paper's edge lies between these two n")
         parts.append(part)
     return "; ".join(parts) + "." if parts else ""
-
-
-def _and(words: list[str]) -> str:
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]

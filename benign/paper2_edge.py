@@ -7,6 +7,7 @@ import pandas as pd
 
 from .checks import check
 from .paper2 import first_step_threshold
+from .words import and_list, signed
 
 
 def edge_slope(edge: pd.DataFrame, log_step: float, n_min: int = 0) -> tuple[float, float, int]:
@@ -79,22 +80,12 @@ def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95, n_tail_min: in
     return edge, metrics
 
 
-def _and(words: list[str]) -> str:
-    """'a', 'a and b', 'a, b and c'."""
-    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
-
-
 SMALL_COUNTS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
 
 
 def _count(k: int) -> str:
     """A count in words up to ten, in digits above."""
     return SMALL_COUNTS[k] if k < len(SMALL_COUNTS) else str(k)
-
-
-def _signed(x: float, digits: int) -> str:
-    """x to `digits` decimals with a true minus sign."""
-    return f"{x:.{digits}f}".replace("-", "−")
 
 
 def _times_n2(ratio: float) -> str:
@@ -122,7 +113,7 @@ def d_vs_n2_words(edge: pd.DataFrame, d: int, n_values, slope_tail: float, se_ta
     """Two sentences (Markdown) for the page, from a `sweep_summary` edge table: `d_vs_n2_words`, d against n² at
     every n; `d_vs_n2_finding`, what the edge shows where d is below n² and where it is above."""
     n_values = sorted(int(n) for n in n_values)
-    listing = _and([f"{_times_n2(d / n ** 2)} at n = {n}" for n in n_values])
+    listing = and_list([f"{_times_n2(d / n ** 2)} at n = {n}" for n in n_values])
     tail = edge[edge.in_tail]
     tail_below = [int(n) for n in tail.n if d < n ** 2]
     above = edge[edge.d_over_n2 > 1.02]  # d clearly above n²
@@ -145,7 +136,7 @@ def d_vs_n2_words(edge: pd.DataFrame, d: int, n_values, slope_tail: float, se_ta
     if tail_below and verdict == "holds":
         finding += ": on this grid the scaling does not need d far above n²"
     if not above.empty:
-        values = _and([f"{v:.2f} at n = {int(n)}" for n, v in zip(above.n, above.sqrt_n_snr)])
+        values = and_list([f"{v:.2f} at n = {int(n)}" for n, v in zip(above.n, above.sqrt_n_snr)])
         finding += (f". Where d is above n² the edge's √n·SNR is {values}, against "
                     f"{tail.sqrt_n_snr.mean():.2f} on average in the tail")
     return {"d_vs_n2_words": f"d = {d} is {listing}.", "d_vs_n2_finding": finding + "."}
@@ -158,13 +149,13 @@ def edge_words(edge: pd.DataFrame, metrics: dict, n_tail_min: int) -> dict[str, 
     tail, small = edge[edge.in_tail], edge[~edge.in_tail]
 
     def at_n(rows):
-        return _and([f"{v:.2f} at n = {int(n)}" for n, v in zip(rows.n, rows.sqrt_n_snr)])
+        return and_list([f"{v:.2f} at n = {int(n)}" for n, v in zip(rows.n, rows.sqrt_n_snr)])
 
     count = len(tail)
     if count >= 2:
         tail_words = (f"Over the tail, n ≥ {n_tail_min} (a bound fixed before the run; {_count(count)} values of n), "
                       f"the SNR of the first benign cell scales as n^b with b = "
-                      f"{_signed(metrics['edge_snr_slope_tail'], 3)} ± "
+                      f"{signed(metrics['edge_snr_slope_tail'], '.3f')} ± "
                       f"{metrics['edge_snr_slope_tail_se']:.3f} (the fit's standard error, the grid's step included), "
                       f"and √n·SNR there is {at_n(tail)}.")
     else:

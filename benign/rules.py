@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from . import thresholds
+from . import thresholds, timing
 from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, OFFLINE, PART, Finding, Record, fitted, seeds_fit_every_label, spread
 
 
@@ -324,28 +324,21 @@ def delayed_rule(m: Record) -> Finding:
     region (n·SNR² ≤ 1, SNR ≥ d^(−1/4)), among runs that fit every label and whose fresh inputs select their
     relevant token by the end: most fit the last noisy label before they select (`MAJORITY`), and the gap grows as
     n·SNR² falls (its log against 1/(n·SNR²), slope above zero by `SLOPE_SE` standard errors). 'Not seen' with too
-    few such runs (`delay_min_runs`) or a slope that cannot be told from zero."""
+    few such runs (`delay_min_runs`) or a slope that cannot be told from zero. The decision is
+    `timing.delay_verdict`'s, the one the clock page glues."""
     runs = m["delay_benign_runs"]
     if runs < m["delay_min_runs"]:
         return Finding(NOT_SEEN, f"in the theory's benign region, {runs:.0f} runs fit every label and select by the "
                        "end", "too few benign runs select within the run")
     share, slope, se = m["delayed_share"], m.maybe("gap_slope"), m.maybe("gap_slope_se")
-    k = thresholds.SLOPE_SE.value
     evidence = (f"in the theory's benign region, {runs:.0f} runs fit every label and select by the end; in "
                 f"{share:.0%} of them the last noisy label is fitted first (median steps {m['fit_time_median']:,.0f} "
                 f"and {m['select_time_median']:,.0f}); the gap against 1/(n·SNR²): "
                 + (f"slope {slope:.2f} ± {se:.2f}" if se == se else "no slope (selection at one n·SNR² only)")
                 + f". Over every benign run, wherever it lies: {m.maybe('delayed_share_all'):.0%} delayed")
-    if share <= thresholds.MAJORITY.value:
-        return Finding(CONTRADICTED, evidence, "most benign runs select before they fit the noise")
-    if se != se:
-        return Finding(NOT_SEEN, evidence, "fresh inputs select within the run at too few values of n·SNR² to fit "
-                       "how the gap grows")
-    if slope < -k * se:
-        return Finding(CONTRADICTED, evidence, "the gap shrinks as n·SNR² falls")
-    if slope > k * se:
-        return Finding(HOLDS, evidence)
-    return Finding(NOT_SEEN, evidence, "the spread cannot tell the gap's growth from none")
+    verdict, cause = timing.delay_verdict({"benign_runs": runs, "delayed_share": share, "gap_slope": slope,
+                                           "gap_slope_se": se})
+    return Finding({"holds": HOLDS, "contradicted": CONTRADICTED, "not seen": NOT_SEEN}[verdict], evidence, cause)
 
 
 def realdata_rule(kind: str) -> Callable[[Record], Finding]:

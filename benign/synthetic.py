@@ -21,8 +21,8 @@ import torch
 
 from . import grams, sweep, tables
 from .checks import ParameterError, check_all
-from .data import (DATA_DEFAULTS, DATA_SHARED, Run, TokenData, balanced_labels, clean_test_stream, init_W,
-                   noise_mask, observed_labels, token_types)
+from .data import (DATA_DEFAULTS, DATA_SHARED, RELEVANT, Run, TokenData, balanced_labels, clean_test_stream,
+                   init_W, noise_mask, observed_labels, token_types)
 from .device import resolve_device, resolve_dtype, with_cpu_threads
 from .progress import iterate
 
@@ -289,7 +289,7 @@ def controls(sim: Simulation, runs: list[Run], clean_sim: Simulation, clean_runs
         out["test_gain"].append(end - start)
         out["clean_labels_test_acc"].append(clean_end)
         out["noise_cost"].append(clean_end - end)
-        out["test_attention_relevant"].append(float(s[:, run.test.token_type == 0].sum(-1).mean()))
+        out["test_attention_relevant"].append(float(s[:, run.test.token_type == RELEVANT].sum(-1).mean()))
     return out
 
 

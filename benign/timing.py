@@ -1,6 +1,8 @@
 """Reading the clock's runs (`clock.run`): the step at which a logged series crosses a level, least-squares slopes of
-log times and their direction in words, and delayed generalization (fresh inputs select their relevant token only
+log times (their words: `benign.words`), and delayed generalization (fresh inputs select their relevant token only
 after the last noisy label is fitted) with its rule, fixed before the run."""
+
+import math
 
 import numpy as np
 
@@ -64,45 +66,22 @@ DELAY_MIN_RUNS = int(thresholds.DELAY_MIN_RUNS.value)  # benign runs below which
 
 
 def delay_verdict(m: dict, majority: float = thresholds.MAJORITY.value,
-                  errors: float = thresholds.SLOPE_SE.value) -> str:
-    """The rule for delayed generalization, fixed before the run, on `delayed_generalization`'s record: 'holds' when
-    more than `majority` of the benign runs fit their last noisy label before fresh inputs select and the gap's slope
-    against 1/(n·SNR²) exceeds zero by more than `errors` standard errors; 'contradicted' when at most `majority` do,
-    or the slope lies more than `errors` standard errors below zero; else 'not seen' (fewer than `DELAY_MIN_RUNS`
-    benign runs, or a slope that its standard error cannot tell from zero)."""
+                  errors: float = thresholds.SLOPE_SE.value) -> tuple[str, str]:
+    """The rule for delayed generalization, fixed before the run, on `delayed_generalization`'s record (the ledger's
+    `rules.delayed_rule` and the clock page both judge by it), as (verdict, reason): 'holds' when more than
+    `majority` of the benign runs fit their last noisy label before fresh inputs select and the gap's slope against
+    1/(n·SNR²) exceeds zero by more than `errors` standard errors; 'contradicted' when at most `majority` do, or the
+    slope lies more than `errors` standard errors below zero; else 'not seen' (fewer than `DELAY_MIN_RUNS` benign
+    runs, or a slope that its standard error cannot tell from zero). The reason is empty where it holds."""
     if m["benign_runs"] < DELAY_MIN_RUNS:
-        return "not seen"
+        return "not seen", "too few benign runs select within the run"
     slope, se = m["gap_slope"], m["gap_slope_se"]
-    if m["delayed_share"] <= majority or slope + errors * se < 0:
-        return "contradicted"
-    return "holds" if slope - errors * se > 0 else "not seen"
-
-
-def trend(slope: float, se: float, rising: str = "rises", falling: str = "falls",
-          level: str = "does not change measurably", errors: float = 2.0) -> str:
-    """A fitted slope's direction in words: `rising` or `falling` when it lies more than `errors` standard errors from
-    zero, else `level`; 'cannot be fitted' when the slope is NaN (fewer than two distinct x)."""
-    if np.isnan(slope):
-        return "cannot be fitted"
-    if np.isnan(se) or abs(slope) <= errors * se:
-        return level
-    return rising if slope > 0 else falling
-
-
-def slope_words(slope: float, se: float, rising: str = "rises", falling: str = "falls",
-                level: str = "does not change measurably") -> str:
-    """`trend` with its numbers: 'rises (slope 0.76 ± 0.05)'; 'cannot be fitted (measured at one value only)'."""
-    if np.isnan(slope):
-        return "cannot be fitted (measured at one value only)"
-    numbers = f"slope {slope:.2f} ± {se:.2f}" if not np.isnan(se) else f"slope {slope:.2f} from two points"
-    return f"{trend(slope, se, rising, falling, level)} ({numbers.replace('-', '−')})"
-
-
-def share_words(count: int, total: int, one: str = "run", many: str = "runs") -> str:
-    """A count out of a total as a reader says it: 'no runs', 'the only run', 'both runs', 'all 12 runs',
-    '3 of the 12 runs'."""
-    if count == 0:
-        return f"no {many}"
-    if count == total:
-        return {1: f"the only {one}", 2: f"both {many}"}.get(total, f"all {total} {many}")
-    return f"{count} of the {total} {many}"
+    if m["delayed_share"] <= majority:
+        return "contradicted", "most benign runs select before they fit the noise"
+    if math.isnan(se):
+        return "not seen", "fresh inputs select within the run at too few values of n·SNR² to fit how the gap grows"
+    if slope + errors * se < 0:
+        return "contradicted", "the gap shrinks as n·SNR² falls"
+    if slope - errors * se > 0:
+        return "holds", ""
+    return "not seen", "the spread cannot tell the gap's growth from none"

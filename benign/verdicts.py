@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .words import signed
+
 HOLDS, PART, NOT_SEEN, CONTRADICTED, OFFLINE = (
     "holds", "holds in part", "not seen at these sizes", "contradicted", "not testable offline")
 VERDICTS = (HOLDS, PART, NOT_SEEN, CONTRADICTED, OFFLINE)
@@ -48,13 +50,10 @@ class Finding:
 
 def spread(m: Record, key: str, fmt: str = ".3f") -> str:
     """`key` of the plotted run, with the range over the seeds where the record holds it (`key_min`, `key_max`)."""
-    def show(x):
-        return format(x, fmt).replace("-", "−")
-
-    value = show(m[key])
+    value = signed(m[key], fmt)
     if f"{key}_min" in m and f"{key}_max" in m:
         low, high = m[f"{key}_min"], m[f"{key}_max"]
-        return f"{value} (seeds: {show(low)} to {show(high)})" if low != high else f"{value} (every seed)"
+        return f"{value} (seeds: {signed(low, fmt)} to {signed(high, fmt)})" if low != high else f"{value} (every seed)"
     return value
 
 

@@ -72,7 +72,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from benign import clock, notebooks, pages, paths, plots, theory, timing
+from benign import clock, notebooks, pages, paths, plots, theory, timing, words
 
 nb = notebooks.start("theory_clock", globals())
 shared = dict(n_test=n_test, T=T, rho=rho, noise_ratio=noise_ratio, delta=delta, epsilon=epsilon,
@@ -295,13 +295,13 @@ for model, key in model_keys.items():
     g = main[(main.model == model) & (main.regime_by_order != "harmful") & (main.kappa > 0) & (main.n_snr2 <= 1)]
     slope, se = timing.line_fit(np.log(g.n_snr2), np.log(g.kappa))
     metrics.update({f"kappa_slope_{key}": slope, f"kappa_slope_{key}_se": se,
-                    f"kappa_trend_{key}": timing.trend(slope, se)})  # how κ moves with n·SNR²
+                    f"kappa_trend_{key}": words.trend(slope, se)})  # how κ moves with n·SNR²
     slope, spread = metrics[f"select_slope_{key}"], metrics[f"select_slope_{key}_std"]
-    metrics[f"select_vs_theorem_{key}"] = timing.trend(slope - 1, spread, "steeper than", "less steep than",
+    metrics[f"select_vs_theorem_{key}"] = words.trend(slope - 1, spread, "steeper than", "less steep than",
                                                       "as steep as")  # against the formula's slope one
-    metrics[f"select_trend_{key}"] = timing.trend(slope, spread, "grows with", "shrinks with",
+    metrics[f"select_trend_{key}"] = words.trend(slope, spread, "grows with", "shrinks with",
                                                  "does not change measurably with")
-    metrics[f"benign_trend_{key}"] = timing.trend(metrics[f"benign_slope_{key}"], metrics[f"benign_slope_{key}_std"],
+    metrics[f"benign_trend_{key}"] = words.trend(metrics[f"benign_slope_{key}"], metrics[f"benign_slope_{key}_std"],
                                                  "grows", "shrinks", "does not change measurably")
 fair = main[main.regime_by_order != "harmful"]
 at0 = np.array([h["test_acc"][0] for h in fair.history])
@@ -310,7 +310,7 @@ benign_by_order = main[main.regime_by_order == "benign"]
 
 def count(mask):
     """How many of a table's runs a condition holds in, in words ("no runs", "3 of the 48 runs", "all 48 runs")."""
-    return timing.share_words(int(np.sum(mask)), len(mask))
+    return words.share_words(int(np.sum(mask)), len(mask))
 
 
 metrics.update(test_acc_step0_min=float(at0.min()), test_acc_step0_median=float(np.median(at0)),
@@ -337,7 +337,7 @@ small_alpha = cells[(cells.factor == small) & ~cells.train_W]
 slope, spread, _ = fitted_slope(small_alpha, "tau_noisy")
 turned = fair.test_loss_min_step < fair.num_steps
 metrics.update(noisy_slope_small_alpha=slope, noisy_slope_small_alpha_std=spread,
-               noisy_trend_small_alpha=timing.trend(slope, spread, "grows", "shrinks", "does not change measurably"))
+               noisy_trend_small_alpha=words.trend(slope, spread, "grows", "shrinks", "does not change measurably"))
 metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
                test_zero_at_step0_words=count(fair.tau_test_zero == 0),
                test_zero_never_share=float(fair.tau_test_zero.isna().mean()),
@@ -441,17 +441,17 @@ SCOPES = {"": ("p only (W = I)", True), "_all": ("p only (W = I)", False), "_W_a
 for suffix, (model, benign_region_only) in SCOPES.items():  # "": the analysed model in the benign region, headline
     g = main[(main.model == model) & ((main.regime_by_order == "benign") | (not benign_region_only))]
     record = timing.delayed_generalization(g.t_fit, g.t_select, g.inverse)
-    record["verdict"] = timing.delay_verdict(record)
+    record["verdict"], _ = timing.delay_verdict(record)
     metrics.update({(k if k in HEADLINE else f"delay_{k}") + suffix: v for k, v in record.items()})
-    metrics[f"gap_words{suffix}"] = timing.slope_words(record["gap_slope"], record["gap_slope_se"], "grows", "shrinks")
-    metrics[f"delayed_words{suffix}"] = timing.share_words(record["delayed_runs"], record["benign_runs"])
+    metrics[f"gap_words{suffix}"] = words.slope_words(record["gap_slope"], record["gap_slope_se"], "grows", "shrinks")
+    metrics[f"delayed_words{suffix}"] = words.share_words(record["delayed_runs"], record["benign_runs"])
     metrics[f"delay_benign_words{suffix}"] = pages.plural(record["benign_runs"], "benign run", "benign runs")
 metrics["delay_min_runs"] = timing.DELAY_MIN_RUNS
 benign_all = main[(main.model == "p only (W = I)") & main.t_select.notna() & main.t_fit.notna()]
 early = benign_all[benign_all.t_select <= benign_all.t_fit]  # fresh inputs select no later than the last noisy fit
 outside = int((benign_all.regime_by_order == "not_overfitting").sum())
 metrics["benign_all_words"] = (f"{pages.plural(len(benign_all), 'run', 'runs')}, "
-                               f"{timing.share_words(outside, len(benign_all))} in the theory's not-overfitting region")
+                               f"{words.share_words(outside, len(benign_all))} in the theory's not-overfitting region")
 metrics["early_select_words"] = ("in none of the others" if early.empty else
                                  f"in the other {len(early)}, all at n·SNR² of {early.n_snr2.min():.3g} and above")
 
@@ -464,7 +464,7 @@ for name, column in (("fit", "t_fit"), ("select", "t_select")):
     g = benign_region[benign_region[column] > 0]
     slope, se = timing.line_fit(np.log(g.tau_theorem), np.log(g[column]))
     metrics.update({f"{name}_vs_theorem_slope": slope, f"{name}_vs_theorem_slope_se": se,
-                    f"{name}_vs_theorem_words": timing.slope_words(slope, se)})
+                    f"{name}_vs_theorem_words": words.slope_words(slope, se)})
 table = theorem.assign(x=theorem.n_snr2.round(6)).groupby(["x", "regime_by_order"]).agg(
     theorem=("tau_theorem", "median"), fit=("t_fit", "median"), select=("t_select", "median"),
     selected=("t_select", lambda t: count(t.notna())))

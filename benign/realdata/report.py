@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import thresholds
+from .. import thresholds, timing
 from ..expected import TABLE2_NEAREST, table2_key
 from .backbones import BACKBONE_LABELS
 from .image_backbone import record as backbone_record
@@ -300,18 +300,12 @@ def finding_metrics(found: pd.DataFrame) -> dict:
 
 def cost_trend(part: pd.DataFrame, prefix: str) -> dict:
     """How the flipped labels' cost (test − clean cell, points) moves with n: a least-squares slope against log n
-    over the cells, with its standard error (NaN below three cells or two values of n)."""
+    over the cells, with its standard error (`timing.line_fit`: NaN below two values of n, the error below three
+    cells)."""
     cost = part["test − clean cell (points)"].to_numpy(dtype=float)
-    x = np.log(part.n.to_numpy(dtype=float))
     keep = np.isfinite(cost)
-    x, cost = x[keep], cost[keep]
-    out = {f"{prefix}_cost_slope_log_n": np.nan, f"{prefix}_cost_slope_log_n_se": np.nan}
-    if len(x) >= 3 and len(np.unique(x)) >= 2:
-        slope, intercept = np.polyfit(x, cost, 1)
-        residual = cost - (intercept + slope * x)
-        se = np.sqrt(residual @ residual / (len(x) - 2) / ((x - x.mean()) ** 2).sum())
-        out.update({f"{prefix}_cost_slope_log_n": float(slope), f"{prefix}_cost_slope_log_n_se": float(se)})
-    return out
+    slope, se = timing.line_fit(np.log(part.n.to_numpy(dtype=float))[keep], cost[keep])
+    return {f"{prefix}_cost_slope_log_n": slope, f"{prefix}_cost_slope_log_n_se": se}
 
 
 def uniform_attention(task: Task) -> float:

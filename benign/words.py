@@ -1,0 +1,47 @@
+"""Words built from numbers, shared by every page: a list as a reader says it, a signed number with a true minus
+sign, a count out of a total, and a fitted slope's direction computed from the slope and its standard error."""
+
+import math
+
+from . import thresholds
+
+
+def and_list(parts: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def signed(x: float, fmt: str) -> str:
+    """`x` formatted with `fmt`, with a true minus sign ('−0.06', not '-0.06')."""
+    return format(x, fmt).replace("-", "−")
+
+
+def trend(slope: float, se: float, rising: str = "rises", falling: str = "falls",
+          level: str = "does not change measurably", errors: float = thresholds.SLOPE_SE.value) -> str:
+    """A fitted slope's direction in words: `rising` or `falling` when it lies more than `errors` standard errors from
+    zero, else `level`; 'cannot be fitted' when the slope is NaN (fewer than two distinct x)."""
+    if math.isnan(slope):
+        return "cannot be fitted"
+    if math.isnan(se) or abs(slope) <= errors * se:
+        return level
+    return rising if slope > 0 else falling
+
+
+def slope_words(slope: float, se: float, rising: str = "rises", falling: str = "falls",
+                level: str = "does not change measurably") -> str:
+    """`trend` with its numbers: 'rises (slope 0.76 ± 0.05)'; 'cannot be fitted (measured at one value only)'."""
+    if math.isnan(slope):
+        return "cannot be fitted (measured at one value only)"
+    numbers = (f"slope {signed(slope, '.2f')} ± {se:.2f}" if not math.isnan(se)
+               else f"slope {signed(slope, '.2f')} from two points")
+    return f"{trend(slope, se, rising, falling, level)} ({numbers})"
+
+
+def share_words(count: int, total: int, one: str = "run", many: str = "runs") -> str:
+    """A count out of a total as a reader says it: 'no runs', 'the only run', 'both runs', 'all 12 runs',
+    '3 of the 12 runs'."""
+    if count == 0:
+        return f"no {many}"
+    if count == total:
+        return {1: f"the only {one}", 2: f"both {many}"}.get(total, f"all {total} {many}")
+    return f"{count} of the {total} {many}"

@@ -1,0 +1,20 @@
+"""Words built from numbers: lists, true minus signs, counts out of a total and a slope's direction."""
+
+import numpy as np
+
+from benign import words
+
+
+def test_lists_and_signed_numbers_read_as_a_reader_says_them():
+    assert [words.and_list(p) for p in (["a"], ["a", "b"], ["a", "b", "c"])] == ["a", "a and b", "a, b and c"]
+    assert words.signed(-0.0571, ".2f") == "−0.06" and words.signed(0.5, "+.1f") == "+0.5"
+
+
+def test_a_slopes_direction_and_counts_in_words():
+    assert words.trend(0.76, 0.1) == "rises" and words.trend(-0.5, 0.1) == "falls"
+    assert words.trend(0.1, 0.1) == "does not change measurably" and words.trend(np.nan, np.nan) == "cannot be fitted"
+    assert words.slope_words(0.764, 0.0488) == "rises (slope 0.76 ± 0.05)"
+    assert words.slope_words(-0.057, 0.039) == "does not change measurably (slope −0.06 ± 0.04)"
+    assert words.slope_words(np.nan, np.nan).startswith("cannot be fitted")
+    assert [words.share_words(k, t) for k, t in ((0, 48), (48, 48), (3, 48), (1, 1), (2, 2))] == [
+        "no runs", "all 48 runs", "3 of the 48 runs", "the only run", "both runs"]
