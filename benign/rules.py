@@ -14,6 +14,7 @@ from typing import Callable
 
 from . import thresholds, timing
 from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, OFFLINE, PART, Finding, Record, fitted, seeds_fit_every_label, spread
+from .words import percent, signed
 
 
 def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
@@ -31,8 +32,8 @@ def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
             draws = m.maybe(f"{prefix}_draws")
             if draws == draws:  # the outcome distribution over draws of (data, W₀): a majority decides
                 none, every_fitted = m[f"{prefix}_draws_none_fitted_share"], m[f"{prefix}_draws_all_fitted_share"]
-                evidence += (f"; over {draws:.0f} draws of (data, W₀) on the authors' stream, {none:.0%} leave every "
-                             f"noisy label unfitted at the last step and {every_fitted:.0%} fit them all")
+                evidence += (f"; over {draws:.0f} draws of (data, W₀) on the authors' stream, {percent(none)} leave every "
+                             f"noisy label unfitted at the last step and {percent(every_fitted)} fit them all")
                 if none > thresholds.MAJORITY.value:
                     return Finding(HOLDS, evidence)
                 if 1 - none > thresholds.MAJORITY.value:
@@ -97,7 +98,7 @@ def fig1_rule(column: str) -> Callable[[Record], Finding]:
             share = m[f"{column}_draws_none_fitted_share" if column == "not_overfitting" else
                       f"{column}_draws_all_fitted_share"]
             test = m[f"{column}_draws_test_acc_median"]
-            evidence = (f"over {draws:.0f} data draws: {share:.0%} " +
+            evidence = (f"over {draws:.0f} data draws: {percent(share)} " +
                         ("fit none of the flipped labels" if column == "not_overfitting" else "fit every label") +
                         f"; median test accuracy {test:.2f}")
             ok_train = share > most
@@ -155,10 +156,11 @@ def regions_rule(m: Record) -> Finding:
     least `REGION` of the cells."""
     shares = {k: m[f"share_{k}_trained"] for k in ("benign", "harmful", "not_overfitting")}
     evidence = ("share of the grid's cells at the last step, by what training adds: " +
-                ", ".join(f"{k.replace('_', ' ')} {v:.1%}" for k, v in shares.items()) +
+                ", ".join(f"{k.replace('_', ' ')} {percent(v, '.1%')}" for k, v in shares.items()) +
                 f" (by the paper's rule, test accuracy ≥ {m['test_threshold_value']:g}: harmful "
-                f"{m['share_harmful']:.1%}" + (f", of which {m.maybe('harmful_head_below_share'):.0%} are cells whose "
-                                               "head alone already scores below it)" if m['share_harmful'] else ")"))
+                f"{percent(m['share_harmful'], '.1%')}"
+                + (f", of which {percent(m.maybe('harmful_head_below_share'))} are cells whose head alone already "
+                   "scores below it)" if m['share_harmful'] else ")"))
     return three_regions(shares, evidence)
 
 
@@ -166,10 +168,10 @@ def encoder_regions_rule(m: Record) -> Finding:
     """Figure 7: the one-layer encoder's map shows the three regions (each at least `REGION` of the cells). The
     encoder trains its head from a random start, so its step 0 is at chance and the map's threshold rule is fair."""
     shares = {k: m[f"share_{k}"] for k in ("benign", "harmful", "not_overfitting")}
-    evidence = ("share of the encoder grid's cells: " + ", ".join(f"{k.replace('_', ' ')} {v:.1%}"
+    evidence = ("share of the encoder grid's cells: " + ", ".join(f"{k.replace('_', ' ')} {percent(v, '.1%')}"
                                                                   for k, v in shares.items()) +
-                f"; final losses inside the paper's colour limits: train {m['share_train_loss_in_paper_limits']:.0%}, "
-                f"test {m['share_test_loss_in_paper_limits']:.0%} of the cells")
+                f"; final losses inside the paper's colour limits: train {percent(m['share_train_loss_in_paper_limits'])}, "
+                f"test {percent(m['share_test_loss_in_paper_limits'])} of the cells")
     return three_regions(shares, evidence)
 
 
@@ -187,7 +189,7 @@ def boundary_rule(key: str, theory: float, alternative: float, what: str,
         if dict.get(m, f"{key}_at_{last}", "absent") != "absent":  # the long runs' map has this boundary
             fits.append((m.maybe(f"{key}_at_{last}"), m.maybe(f"{key}_se_at_{last}"), f"step {last}"))
         evidence = f"{what}: " + ", ".join(
-            (f"{slope:.2f} ± {se:.2f} at {when}" if se == se else f"no fit at {when}")
+            (f"{signed(slope, '.2f')} ± {se:.2f} at {when}" if se == se else f"no fit at {when}")
             for slope, se, when in fits) + f" (theory: {theory:g}; {against}: {alternative:g})"
         powered = [(slope, se) for slope, se, _ in fits if se == se and k * se < power]
         if not powered:
@@ -208,7 +210,7 @@ def not_overfitting_stage_rule(m: Record) -> Finding:
     evidence = f"share of cells not overfitting at step {m['num_steps']:.0f}: {now:.2f}"
     if now == 0:
         return Finding(NOT_SEEN, evidence + f"; at step {last}: {later:.2f}", "no cell leaves a noisy label unfitted")
-    evidence += f" ({above:.0%} of them above n·SNR² = 1); at step {last}: {later:.2f}"
+    evidence += f" ({percent(above)} of them above n·SNR² = 1); at step {last}: {later:.2f}"
     if above > thresholds.MAJORITY.value:
         return Finding(HOLDS, evidence)
     return Finding(CONTRADICTED, evidence, "most unfitted cells lie where n·SNR² is small, not large")
@@ -304,9 +306,10 @@ def clock_rule(m: Record) -> Finding:
     slope, se = m.maybe("select_slope_p_only"), m.maybe("select_slope_p_only_std")
     k = thresholds.SLOPE_SE.value
     evidence = (f"log of the step at which fresh inputs select their relevant token against 1/(n·SNR²): slope "
-                f"{slope:.2f} ± {se:.2f} over {m['select_runs_p_only']:.0f} runs (theorem: 1); the test error is "
-                f"below δ at step 0 in {m['test_error_at_step0_share']:.0%} of the runs; "
-                f"{m['select_censored_benign']:.0%} of the theory's benign runs never select within the run")
+                f"{signed(slope, '.2f')} ± {se:.2f} over {m['select_runs_p_only']:.0f} runs (theorem: 1); the test "
+                f"error is "
+                f"below δ at step 0 in {percent(m['test_error_at_step0_share'])} of the runs; "
+                f"{percent(m['select_censored_benign'])} of the theory's benign runs never select within the run")
     if se != se or k * se >= thresholds.POWER.value:
         return Finding(NOT_SEEN, evidence, "the spread cannot tell the theorem's slope from no exponential law")
     if slope + k * se < 1:
@@ -332,10 +335,11 @@ def delayed_rule(m: Record) -> Finding:
                        "end", "too few benign runs select within the run")
     share, slope, se = m["delayed_share"], m.maybe("gap_slope"), m.maybe("gap_slope_se")
     evidence = (f"in the theory's benign region, {runs:.0f} runs fit every label and select by the end; in "
-                f"{share:.0%} of them the last noisy label is fitted first (median steps {m['fit_time_median']:,.0f} "
+                f"{percent(share)} of them the last noisy label is fitted first (median steps {m['fit_time_median']:,.0f} "
                 f"and {m['select_time_median']:,.0f}); the gap against 1/(n·SNR²): "
-                + (f"slope {slope:.2f} ± {se:.2f}" if se == se else "no slope (selection at one n·SNR² only)")
-                + f". Over every benign run, wherever it lies: {m.maybe('delayed_share_all'):.0%} delayed")
+                + (f"slope {signed(slope, '.2f')} ± {se:.2f}" if se == se
+                   else "no slope (selection at one n·SNR² only)")
+                + f". Over every benign run, wherever it lies: {percent(m.maybe('delayed_share_all'))} delayed")
     verdict, cause = timing.delay_verdict({"benign_runs": runs, "delayed_share": share, "gap_slope": slope,
                                            "gap_slope_se": se})
     return Finding({"holds": HOLDS, "contradicted": CONTRADICTED, "not seen": NOT_SEEN}[verdict], evidence, cause)
@@ -353,14 +357,15 @@ def realdata_rule(kind: str) -> Callable[[Record], Finding]:
         if m[f"{kind}_rows_testing"] == 0:
             reach, fitted = m[f"{kind}_reach_free_mean"] / 100, m[f"{kind}_flipped_fitted_mean"] / 100
             evidence = (f"{kind} rows, cells with flipped labels: free attention over the last layer's tokens can fit "
-                        f"{reach:.0%} of them, phase 2 fitted {fitted:.0%} (means over cells and seeds)")
+                        f"{percent(reach)} of them, phase 2 fitted {percent(fitted)} (means over cells and seeds)")
             return Finding(OFFLINE, evidence, "the backbones made here cannot test it: most flipped labels are out of "
                            "reach of any attention over their last layer's tokens, or the clean labels are not fitted")
         share = m[f"{kind}_testing_flipped_fitted_mean"]
         mean, worst = m[f"{kind}_testing_test_vs_clean_mean"], m[f"{kind}_testing_test_vs_clean_worst"]
-        evidence = (f"{kind} rows, cells with flipped labels: {share / 100:.0%} of them fitted; test accuracy minus the "
-                    f"clean cell's {mean:+.1f} points on average, {worst:+.1f} at worst; minus the base accuracy "
-                    f"{m[f'{kind}_testing_test_vs_base_mean']:+.1f} (means over cells and seeds)")
+        evidence = (f"{kind} rows, cells with flipped labels: {percent(share / 100)} of them fitted; test accuracy minus the "
+                    f"clean cell's {signed(mean, '+.1f')} points on average, {signed(worst, '+.1f')} at worst; minus "
+                    f"the base accuracy "
+                    f"{signed(m[f'{kind}_testing_test_vs_base_mean'], '+.1f')} (means over cells and seeds)")
         if share < 100 * thresholds.MAJORITY.value:
             return Finding(NOT_SEEN, evidence, "within reach of attention, but phase 2 does not fit most flipped "
                            "labels in its schedule")
@@ -378,7 +383,8 @@ def noise_cost_grows_rule(m: Record) -> Finding:
     """Table 2: the flipped labels cost more test accuracy (against the clean cell) as n grows: the slope of the
     cost against log n over the text rows' cells, judged within `SLOPE_SE` standard errors of zero."""
     slope, se = m.maybe("text_cost_slope_log_n"), m.maybe("text_cost_slope_log_n_se")
-    evidence = (f"test accuracy minus the clean cell's, against log n over the text rows' cells: slope {slope:+.2f} ± "
+    evidence = (f"test accuracy minus the clean cell's, against log n over the text rows' cells: slope "
+                f"{signed(slope, '+.2f')} ± "
                 f"{se:.2f} points per unit of log n")
     k = thresholds.SLOPE_SE.value
     if se != se:
@@ -439,7 +445,7 @@ def paper2_boundary_rule(m: Record) -> Finding:
     slope, se = m.maybe("edge_snr_slope_tail"), m.maybe("edge_snr_slope_tail_se")
     k = thresholds.SLOPE_SE.value
     evidence = (f"over the {m['edge_tail_n_count']:.0f} values of n from {m.parameters.get('n_tail_min', '?')} on, the "
-                f"SNR where benign overfitting starts scales as n^({slope:.2f} ± {se:.2f}) (theorem: −0.5); "
+                f"SNR where benign overfitting starts scales as n^({signed(slope, '.2f')} ± {se:.2f}) (theorem: −0.5); "
                 f"√n·SNR there averages {m.maybe('edge_sqrt_n_snr_tail_mean'):.2f}, against "
                 f"{m.maybe('edge_sqrt_n_snr_small_mean'):.2f} at the {m['edge_small_n_count']:.0f} smaller n")
     if se != se:

@@ -1,5 +1,5 @@
 """Words built from numbers, shared by every page: a list as a reader says it, a signed number with a true minus
-sign, a count out of a total, and a fitted slope's direction computed from the slope and its standard error."""
+sign, a share ('none', 'all', '49%'), a count out of a total, and a fitted slope's direction computed from the slope and its standard error."""
 
 import math
 
@@ -14,6 +14,11 @@ def and_list(parts: list[str]) -> str:
 def signed(x: float, fmt: str) -> str:
     """`x` formatted with `fmt`, with a true minus sign ('−0.06', not '-0.06')."""
     return format(x, fmt).replace("-", "−")
+
+
+def percent(x: float, fmt: str = ".0%") -> str:
+    """A share as a reader says it: 'none' for 0, 'all' for 1, else formatted with `fmt` ('49%')."""
+    return "none" if x == 0 else "all" if x == 1 else format(x, fmt)
 
 
 def trend(slope: float, se: float, rising: str = "rises", falling: str = "falls",

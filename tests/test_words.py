@@ -8,6 +8,8 @@ from benign import words
 def test_lists_and_signed_numbers_read_as_a_reader_says_them():
     assert [words.and_list(p) for p in (["a"], ["a", "b"], ["a", "b", "c"])] == ["a", "a and b", "a, b and c"]
     assert words.signed(-0.0571, ".2f") == "−0.06" and words.signed(0.5, "+.1f") == "+0.5"
+    assert [words.percent(x) for x in (0.0, 1.0, 0.354)] == ["none", "all", "35%"]
+    assert words.percent(0.49, ".1%") == "49.0%"
 
 
 def test_a_slopes_direction_and_counts_in_words():
