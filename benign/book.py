@@ -17,9 +17,12 @@ by hand would render notebooks nobody ran, so it stops with a message pointing t
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -33,7 +36,7 @@ from .pages import Judged, landing, numbers_said, summary_page, verdicts_said
 from .checks import ParameterError
 from .notebooks import NotebookFailed
 from .paths import BOOK_BUILD, RESULTS_ENV, ROOT, results_dir
-from .records import FIGURE_KEY
+from .records import COMMIT_FILE, FIGURE_KEY, check_writable, git_commit
 
 SOURCES = ("_config.yml", "_toc.yml", "references.bib", "book", "benign")
 GENERATED = ("summary", "reproducibility", "downloads")  # book/<page>.md, written from the runs' records
@@ -69,41 +72,81 @@ def run_all(profile_name: str, reports: Path, jobs: int = 0) -> dict[str, dict]:
     own, in `start_order` except that a notebook waits for the one whose runs it reuses (`AFTER`). Each
     block of work takes the cores free of the others (`benign.device`): two notebooks side by side run a thread each,
     one alone runs on both cores. Prints `[k/N] name  wall s` as each finishes; returns their metrics.json records by
-    name. A failing notebook stops the build once the running ones end; its executed copy is kept in `reports`."""
+    name. A failing notebook stops the build once the running ones end; its executed copy is kept in `reports`.
+    Ctrl-C is passed to the running notebooks once; they stop within a second or two, keeping what finished (sweep
+    chunks, fine-tuning runs), and `notebooks.Interrupted` says how many notebooks had finished."""
     names = toc_notebooks()
+    check(profile_name)
     jobs = jobs or min(4, len(os.sched_getaffinity(0)))
     pending, running, records, failures = start_order(), {}, {}, []
+    children: dict[str, subprocess.Popen] = {}
     with ThreadPoolExecutor(jobs) as pool:
-        while running or (pending and not failures):
-            ready = [n for n in pending if AFTER.get(n) not in names or AFTER[n] in records]
-            for name in ready[:jobs - len(running)] if not failures else []:
-                pending.remove(name)
-                running[pool.submit(run_in_process, name, profile_name, reports)] = name, time.perf_counter()
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in finished:
-                name, started = running.pop(future)
-                error = future.result()
-                if error:
-                    failures.append(error)
-                    continue
-                records[name] = json.loads((results_dir(name, profile_name) / "metrics.json").read_text())
-                print(f"[{len(records)}/{len(names)}] {name}  {time.perf_counter() - started:.1f} s", flush=True)
+        try:
+            while running or (pending and not failures):
+                ready = [n for n in pending if AFTER.get(n) not in names or AFTER[n] in records]
+                for name in ready[:jobs - len(running)] if not failures else []:
+                    pending.remove(name)
+                    future = pool.submit(run_in_process, name, profile_name, reports, children)
+                    running[future] = name, time.perf_counter()
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    name, started = running.pop(future)
+                    error = future.result()
+                    if error:
+                        failures.append(error)
+                        continue
+                    records[name] = json.loads((results_dir(name, profile_name) / "metrics.json").read_text())
+                    print(f"[{len(records)}/{len(names)}] {name}  {time.perf_counter() - started:.1f} s", flush=True)
+        except KeyboardInterrupt:
+            interrupt(children, running)
+            raise notebooks.Interrupted(f"interrupted the book build: {len(records)} of {len(names)} notebooks had "
+                                        "finished; rerun the same command to resume (finished sweep chunks and "
+                                        "fine-tuning runs are cached)") from None
     if failures:
         raise RuntimeError("; ".join(failures))
     return {name: records[name] for name in names}
 
 
-def run_in_process(name: str, profile_name: str, reports: Path) -> str:
-    """`run_one` in a Python process of its own; its output goes to reports/NAME.log. The error, or ''."""
+def interrupt(children: dict, running) -> None:
+    """Pass Ctrl-C to the running notebooks' processes (each stops its kernel, keeps what finished and removes its
+    temporary folder) and wait for them; a further Ctrl-C is passed on too (a notebook's second stops it at once)."""
+    while True:
+        for child in list(children.values()):
+            with contextlib.suppress(ProcessLookupError):
+                child.send_signal(signal.SIGINT)
+        try:
+            wait(running)
+            return
+        except KeyboardInterrupt:
+            continue
+
+
+def check(profile_name: str) -> None:
+    """Every notebook's parameters at the profile (its profile file read, every value checked), before anything
+    runs: a bad profile is one line, not one failure per notebook."""
+    for name in toc_notebooks():
+        notebooks.resolve(name, profile_name)
+
+
+def run_in_process(name: str, profile_name: str, reports: Path, children: dict | None = None) -> str:
+    """`run_one` in a Python process of its own (in a session of its own: Ctrl-C reaches it through `run_all`
+    only, once), listed in `children` while it runs; its output goes to reports/NAME.log. The error, or ''."""
     reports.mkdir(parents=True, exist_ok=True)
     log = reports / f"{name}.log"
+    children = {} if children is None else children
     with open(log, "w") as out:
-        done = subprocess.run([sys.executable, "-m", "benign.book", name, profile_name, str(reports)], stdout=out,
-                              stderr=subprocess.STDOUT, env={**os.environ, RESULTS_ENV: str(paths.RESULTS)})
-    if done.returncode == 0:
+        child = subprocess.Popen([sys.executable, "-m", "benign.book", name, profile_name, str(reports)], stdout=out,
+                                 stderr=subprocess.STDOUT, env={**os.environ, RESULTS_ENV: str(paths.RESULTS)},
+                                 start_new_session=True)
+        children[name] = child
+        try:
+            code = child.wait()
+        finally:
+            children.pop(name, None)
+    if code == 0:
         return ""
     lines = log.read_text().strip().splitlines()
-    return f"{name}: {lines[-1] if lines else f'exit {done.returncode}'} (log: {log})"
+    return f"{name}: {lines[-1] if lines else f'exit {code}'} (log: {log})"
 
 
 def run_one(name: str, profile_name: str, reports: Path) -> None:
@@ -248,10 +291,15 @@ def source_archive(folder: Path) -> Path:
     archive = folder / f"benign-{__version__}.tar.gz"
     archive.parent.mkdir(parents=True, exist_ok=True)
     root = f"benign-{__version__}"
+    commit = (git_commit() or "").encode()
     with tarfile.open(archive, "w:gz") as tar:
         for name in PROJECT:
             tar.add(ROOT / name, arcname=f"{root}/{name}",
                     filter=lambda info: None if "__pycache__" in info.name else info)
+        if commit:  # the runs of an unpacked archive record it (`records.git_commit`)
+            info = tarfile.TarInfo(f"{root}/{COMMIT_FILE}")
+            info.size, info.mtime, info.mode = len(commit) + 1, int(time.time()), 0o644
+            tar.addfile(info, io.BytesIO(commit + b"\n"))
     return archive
 
 
@@ -283,11 +331,13 @@ def build(profile_name: str = "book", output: Path | None = None, jobs: int = 0)
     """Run (`jobs` notebooks side by side, 0: one per core, at most 4), stage and render; returns the folder
     holding html/ (default: the repository's _build/)."""
     output = Path(output) if output else ROOT
+    check(profile_name)
+    check_writable(output / "_build", "--output")
     records = run_all(profile_name, output / "_build" / "reports", jobs)
     staged = stage(profile_name, records)
     cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(staged), "--path-output", str(output),
            "-W", "-n", "--keep-going"]
-    done = subprocess.run(cmd)
+    done = subprocess.run(cmd, start_new_session=True)  # Ctrl-C: killed by this process, no traceback of its own
     if done.returncode != 0:
         raise RuntimeError(f"the book build failed (exit {done.returncode}): see the warnings above")
     return output / "_build"
@@ -299,3 +349,6 @@ if __name__ == "__main__":  # one notebook of a build, in a process of its own (
     except RuntimeError as err:
         print(err, file=sys.stderr)
         sys.exit(1)
+    except KeyboardInterrupt as err:
+        print(err or "interrupted", file=sys.stderr)
+        sys.exit(130)

@@ -2,16 +2,27 @@
 
 One rule per parameter name; a name ending in ``_<setting>`` (``d_balanced``) follows the rule of its stem (``d``).
 A broken rule raises :class:`ParameterError` whose message is one line: what is wrong and what is allowed.
+An argument of the wrong kind (one Run where a list of runs goes, a string where a flag goes, an unknown keyword)
+raises :class:`ParameterTypeError`, which is both: a TypeError for a user of the API, a ParameterError (a one-line
+error, exit code 2) for the command line. `keywords` makes a public function refuse unknown keywords that way.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
 import numbers
+import reprlib
+from collections.abc import Iterable, Mapping
 
 
 class ParameterError(ValueError):
     """A parameter value outside what the model, the data or a notebook allows."""
+
+
+class ParameterTypeError(ParameterError, TypeError):
+    """An argument of the wrong kind: what was given and what is wanted, in one line."""
 
 
 def _is_int(x) -> bool:
@@ -208,3 +219,65 @@ def unknown_parameter(name: str, known, where: str) -> ParameterError:
     if name in REPLACED:
         return ParameterError(f"parameter {name!r} was removed: {REPLACED[name]}")
     return ParameterError(f"unknown parameter {name!r} for {where}: use one of {', '.join(known)}")
+
+
+def keywords(fn):
+    """`fn`, refusing an unknown keyword with one line naming `fn` and, as the command line does
+    (`unknown_parameter`), the new name of a renamed parameter or the keywords `fn` takes: a ParameterTypeError.
+    Its signature stays `fn`'s (`inspect.signature`, `help`)."""
+    where = f"{fn.__module__}.{fn.__qualname__}"
+    known = [name for name, p in inspect.signature(fn).parameters.items()
+             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        for name in kwargs:
+            if name not in known:
+                message = str(unknown_parameter(name, known, where))
+                raise ParameterTypeError(message if where in message else f"{where}: {message}")
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def check_flags(**flags):
+    """Refuse a flag that is not a bool (`train_W="no"` would read as True) with a ParameterTypeError."""
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            raise ParameterTypeError(f"{name} = {value!r} is not allowed: {name} must be True or False (a bool)")
+    return flags
+
+
+def _kind(value, wanted: type) -> str:
+    """'a' or 'an' and the name of `value`'s type, module-qualified where it shares `wanted`'s name (paper 1's and
+    paper 2's Run)."""
+    kind = type(value)
+    name = f"{kind.__module__}.{kind.__qualname__}" if kind.__name__ == wanted.__name__ else kind.__name__
+    return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}"
+
+
+def check_list_of(name: str, value, wanted: type, made_by: str, one: str) -> list:
+    """`value` as a list if it is a list (or tuple) of `wanted`; a ParameterTypeError naming what was given
+    otherwise. `made_by` says where one comes from, `one` is the name of a single one in the hint '[one]'."""
+    need = f"{name} must be a list of {wanted.__name__} ({made_by})"
+    if isinstance(value, wanted):
+        raise ParameterTypeError(f"{need}; got one {wanted.__name__}: pass [{one}]")
+    if not isinstance(value, (list, tuple)):
+        raise ParameterTypeError(f"{need}; got {_kind(value, wanted)}")
+    for i, item in enumerate(value):
+        if not isinstance(item, wanted):
+            raise ParameterTypeError(f"{need}; got {_kind(value, wanted)} whose item {i} is {_kind(item, wanted)}")
+    return list(value)
+
+
+def check_indices(name: str, value, size: int, what: str) -> list[int]:
+    """`value` as a list of indices into `size` `what` (a list, tuple, range or array of integers in
+    [0, size − 1]): a ParameterTypeError for anything else, a ParameterError for an index out of range."""
+    listed = isinstance(value, Iterable) and not isinstance(value, (str, bytes, Mapping))
+    if not listed or not all(_is_int(i) for i in value):
+        raise ParameterTypeError(f"{name} = {reprlib.repr(value)} is not allowed: {name} must be a list of {what} "
+                                 f"indices (integers in [0, {size - 1}])")
+    indices = [int(i) for i in value]
+    if any(not 0 <= i < size for i in indices):
+        raise ParameterError(f"{name} = {indices} is not allowed: {what} indices must lie in [0, {size - 1}]")
+    return indices

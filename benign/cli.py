@@ -1,7 +1,9 @@
 """`benign list | run | book`: the companion's notebooks from the command line.
 
-Bad input (an unknown notebook, profile or parameter, a value of the wrong type or range) prints one line and
-exits with code 2; nothing already in --out is touched.
+Bad input (an unknown notebook, profile or parameter, a value of the wrong type or range, a profile file that is
+not a mapping, an output folder that cannot be written or holds another notebook's results) prints one line and
+exits with code 2; nothing already in --out is touched. Ctrl-C stops the work within a second or two, keeps what
+finished (sweep chunks, fine-tuning runs), prints one line and exits with code 130.
 """
 
 from __future__ import annotations
@@ -27,12 +29,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("notebook")
     run.add_argument("--profile", default="book", help="smoke, book (default) or paper")
     run.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"))
-    run.add_argument("--out", default=None, help="output folder (default results/<notebook>/<profile>)")
+    run.add_argument("--out", default=None, help="output folder (default results/<notebook>/<profile>): empty or "
+                     "this notebook's own results")
+    run.add_argument("--force", action="store_true", help="replace whatever --out holds")
     book = sub.add_parser("book", help="execute every notebook and build the Jupyter Book")
     book.add_argument("--profile", default="book", help="smoke, book (default) or paper")
     book.add_argument("--output", default=None, help="folder to put _build/html in (default: the repository)")
-    book.add_argument("--jobs", type=int, default=0, help="notebooks run side by side (default 0: one per core, at "
-                      "most 4)")
+    book.add_argument("--jobs", type=int, default=None, help="notebooks run side by side, at least 1 (default: one "
+                      "per core, at most 4)")
     return parser
 
 
@@ -58,18 +62,21 @@ def main(argv=None) -> int:
                 if pname in overrides:
                     raise ParameterError(f"parameter {pname!r} given twice: give each -p NAME VALUE once")
                 overrides[pname] = value
-            if args.out is not None and os.path.exists(args.out) and not os.path.isdir(args.out):
-                raise ParameterError(f"--out {args.out!r} is a file: give a folder")
+            if "out_dir" in overrides:
+                raise ParameterError("out_dir is not a parameter of benign run: give the output folder as --out FOLDER")
             notebooks.resolve(args.notebook, args.profile, overrides)  # fail fast, before any kernel starts
-            out = notebooks.run(args.notebook, args.profile, overrides, args.out)
+            out = notebooks.run(args.notebook, args.profile, overrides, args.out, force=args.force)
             print(f"wrote {out}")
         elif args.command == "book":
             from . import book
 
-            if args.jobs < 0:
-                raise ParameterError(f"--jobs {args.jobs} is not allowed: give 0 (one per core) or more")
-            built = book.build(args.profile, args.output, args.jobs)
+            if args.jobs is not None and args.jobs < 1:
+                raise ParameterError(f"--jobs {args.jobs} is not allowed: give 1 or more (default: one per core)")
+            built = book.build(args.profile, args.output, args.jobs or 0)
             print(f"built {built / 'html' / 'index.html'}")
+    except KeyboardInterrupt as err:
+        print(f"benign: {err or 'interrupted'}", file=sys.stderr)
+        return 130
     except ParameterError as err:
         print(f"benign: error: {err}", file=sys.stderr)
         return 2

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from .checks import ParameterError, check, check_all
+from .checks import ParameterError, check, check_all, check_flags, keywords
 
 RELEVANT, WEAK_ALIGNED, WEAK_OPPOSITE, IRRELEVANT = 0, 1, 2, 3
 TOKEN_TYPES = ("relevant", "weak_aligned", "weak_opposite", "irrelevant")
@@ -110,22 +110,27 @@ def gaussian_noise(n: int, T: int, d: int, seed, sigma: float = 1.0) -> torch.Te
     return torch.from_numpy(np.random.default_rng(seed).standard_normal((n, T, d))) * sigma
 
 
+@keywords
 def make_data(
     n: int,
     d: int,
     signal_norm: float,
     *,
+    noise_ratio: float,
+    seed: int = 0,
     T: int = 8,
     rho: float = 0.1,
-    noise_ratio: float = 0.0,
-    seed: int = 0,
     sigma: float = 1.0,
     n_relevant: int = 1,
     n_weak: int = 1,
     label_noise: str = "deterministic",
     noise_seed=None,
 ) -> TokenData:
-    """Draw a data set of paper 1 (float64 on CPU). `noise_seed` overrides the stream of ε (default: `seed`)."""
+    """Draw a data set of paper 1 (float64 on CPU): n inputs X ∈ R^{T×d} with ‖μ‖ = `signal_norm`.
+
+    `noise_ratio` η (required; 0.0: clean labels) is the share of flipped labels; the other keywords are those of
+    `make_run`. `noise_seed` overrides the stream of the noise ε (default: `seed`).
+    """
     check_all(n=n, d=d, signal_norm=signal_norm, T=T, rho=rho, noise_ratio=noise_ratio, seed=seed, sigma=sigma)
     types = token_types(T, n_relevant, n_weak)
     mu_pos, mu_neg, nu = signals(d, signal_norm)
@@ -140,22 +145,31 @@ def make_data(
     return TokenData(X, y, y_clean, noisy, types, mu_pos, mu_neg, nu, params)
 
 
+@keywords
 def make_train_test(
     n: int,
     d: int,
     signal_norm: float,
     *,
+    noise_ratio: float,
     n_test: int = 1000,
     seed: int = 0,
+    T: int = 8,
+    rho: float = 0.1,
+    sigma: float = 1.0,
+    n_relevant: int = 1,
+    n_weak: int = 1,
+    label_noise: str = "deterministic",
     authors_test_seed: bool = False,
-    **kwargs,
 ) -> tuple[TokenData, TokenData]:
-    """A noisy training set and a clean test set (its noise from `clean_test_stream`)."""
+    """A training set of n inputs with a share η = `noise_ratio` (required; 0.0: clean labels) of flipped labels,
+    and a clean test set of `n_test` inputs (its noise from `clean_test_stream`). Keywords: those of `make_run`."""
     check("n_test", n_test)
-    train = make_data(n, d, signal_norm, seed=seed, **kwargs)
-    test_kwargs = {**kwargs, "noise_ratio": 0.0}
-    test = make_data(n_test, d, signal_norm, seed=seed, noise_seed=clean_test_stream(seed, authors_test_seed),
-                     **test_kwargs)
+    check_flags(authors_test_seed=authors_test_seed)
+    shared = dict(T=T, rho=rho, sigma=sigma, n_relevant=n_relevant, n_weak=n_weak, label_noise=label_noise)
+    train = make_data(n, d, signal_norm, noise_ratio=noise_ratio, seed=seed, **shared)
+    test = make_data(n_test, d, signal_norm, noise_ratio=0.0, seed=seed,
+                     noise_seed=clean_test_stream(seed, authors_test_seed), **shared)
     return train, test
 
 
@@ -183,13 +197,40 @@ class Run:
     label: str = ""
 
 
-def make_run(d: int, signal_norm: float, *, seed: int = 0, n: int = 20, n_test: int = 1000,
-             authors_test_seed: bool = False, W_init: str = "kaiming", label: str = "", **data_kwargs) -> Run:
-    """Training set, clean test set and W₀ for one setting: `kaiming` draws W₀ with the same seed (through torch),
-    `identity` fixes W₀ = I (the authors' p-only experiments have no W)."""
+@keywords
+def make_run(d: int, signal_norm: float, *, noise_ratio: float, seed: int = 0, n: int = 20, n_test: int = 1000,
+             T: int = 8, rho: float = 0.1, sigma: float = 1.0, n_relevant: int = 1, n_weak: int = 1,
+             label_noise: str = "deterministic", authors_test_seed: bool = False, W_init: str = "kaiming",
+             label: str = "") -> Run:
+    """One setting of paper 1, ready for `benign.synthetic.simulate` or `benign.encoder.simulate`: a training set
+    with noisy labels, a clean test set and W₀. Every draw follows from `seed`: the same call gives the same data.
+
+        run = make_run(d=2000, signal_norm=20.0, noise_ratio=0.2, seed=0)
+        sim = synthetic.simulate([run], learning_rate=5e-3, num_steps=1000)
+
+    Parameters (the defaults are `DATA_DEFAULTS`, the grid kernels', except η, which has none):
+    - d: the token dimension; signal_norm: ‖μ‖, the norm of the class signals μ₊ = ‖μ‖e₁, μ₋ = ‖μ‖e₂;
+    - noise_ratio: η, the share of training labels flipped (required: 0.0 for clean labels; the notebooks use 0.2);
+    - seed: the seed of every draw (the noise ε, the flips with bernoulli noise, W₀); n: training inputs;
+      n_test: test inputs (clean labels, their own random stream);
+    - T: tokens per input; rho: ρ, the signal scale of the weakly relevant tokens (ρμ); sigma: σ, the noise's
+      standard deviation (ε ~ N(0, σ²I)); n_relevant: relevant tokens per input (they carry μ_{Y*});
+      n_weak: weakly relevant tokens per input of each kind (aligned ρμ_{Y*}, opposite ρμ_{−Y*});
+    - label_noise: deterministic (the authors': ⌈nη⌉ flips shared by the two classes, the first samples of
+      each; an odd count loses one) or bernoulli (each label flipped with probability η);
+    - authors_test_seed: True reuses the training seed for the test set, as the authors' code does
+      (`clean_test_stream`);
+    - W_init: kaiming draws W₀ ~ U(−1/√d, 1/√d) with `seed` (`init_W`); identity fixes W₀ = I (the authors'
+      p-only experiments), stored as None;
+    - label: the run's name in the tables of a simulation (default: run0, run1, … by position).
+
+    Returns a `Run`: train and test (`TokenData`: X (n, T, d), observed labels y, clean labels y_clean, the noisy
+    mask, token_type, μ₊, μ₋, the head ν and the parameters), W0 (d, d) or None, and label.
+    """
     check_all(W_init=W_init)
-    train, test = make_train_test(n, d, signal_norm, n_test=n_test, seed=seed, authors_test_seed=authors_test_seed,
-                                  **data_kwargs)
+    train, test = make_train_test(n, d, signal_norm, noise_ratio=noise_ratio, n_test=n_test, seed=seed, T=T, rho=rho,
+                                  sigma=sigma, n_relevant=n_relevant, n_weak=n_weak, label_noise=label_noise,
+                                  authors_test_seed=authors_test_seed)
     return Run(train, test, init_W(d, seed) if W_init == "kaiming" else None, label)
 
 

@@ -95,12 +95,38 @@ def give_cores(cores: int) -> None:
 
 def worker_processes(workers: int):
     """A pool of `workers` Python processes on this machine, each told its share of the cores given (`give_cores`),
-    spawned, not forked: a process that holds torch's threads must not be forked."""
+    spawned, not forked: a process that holds torch's threads must not be forked. Its workers ignore Ctrl-C
+    (`start_worker`): the process that owns the pool stops them (`stop_workers`)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=give_cores,
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=start_worker,
                                initargs=(given_cores() // workers,))
+
+
+def start_worker(cores: int) -> None:
+    """What a worker process does first: take its share of the cores, and leave SIGINT to its owner. Ctrl-C in a
+    terminal reaches every process of the foreground group, and a kernel's interrupt (papermill's before every
+    shutdown) its whole process group: a worker that took it would print a KeyboardInterrupt traceback for work its
+    owner stops anyway."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    give_cores(cores)
+
+
+def stop_workers(pool) -> None:
+    """Stop a `worker_processes` pool now: work not started is dropped and running work is killed (a worker's
+    unfinished chunk or run is lost, nothing it finished). `shutdown` alone waits for every running task."""
+    if hasattr(pool, "terminate_workers"):  # Python 3.14
+        pool.terminate_workers()
+        return
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # no public handle before 3.14
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(timeout=5)
 
 
 def given_cores() -> int:

@@ -22,7 +22,7 @@ from torch.func import grad_and_value, vmap
 from torch.nn.functional import gelu, layer_norm, softplus
 
 from . import models, sweep, tables
-from .checks import ParameterError, check_all
+from .checks import ParameterError, check_all, check_flags, check_indices, check_list_of, keywords
 from .data import (DATA_DEFAULTS, DATA_SHARED, Run, balanced_labels, clean_test_stream, gaussian_noise, noise_mask,
                    observed_labels, signal_pattern, token_types)
 from .device import resolve_device, resolve_dtype, side_by_side, side_parts, with_cpu_threads
@@ -213,23 +213,41 @@ class EncoderSimulation:
     info: dict = field(default_factory=dict)
 
 
+@keywords
 @with_cpu_threads
 def simulate(runs: list[Run], *, hidden: int = 2000, skip: bool = True, learning_rate: float = 5e-3,
              num_steps: int = 1000, log_every: int = 10, track=None, init: list[dict] | None = None,
              dtype: str = "float32", device: str = "auto", progress: bool = False) -> EncoderSimulation:
     """Train the encoder on each run's training set from its own seeded initialisation, all runs at once.
 
-    All runs must share n, T and d. `track`: the training samples whose attention rows are kept (default: the
-    first clean and the first noisy sample). `init`: the initial parameters of each run instead (one dict per run,
+    `runs` is a list of `benign.data.Run`, one per setting; `benign.data.make_run` makes one (W_init is unused here):
+
+        run = data.make_run(d=200, signal_norm=5.0, noise_ratio=0.2, seed=0)
+        sim = encoder.simulate([run], hidden=200, num_steps=300)
+
+    All runs must share n, T and d. hidden: the MLP width; skip: residual connections; learning_rate: the SGD
+    step size; num_steps: full-batch steps; log_every: test metrics every that many steps and at the last step
+    (train metrics every step); `track`: the training samples whose attention rows are kept (default: the first
+    clean and the first noisy sample). `init`: the initial parameters of each run instead (one dict per run,
     named and shaped as `initial_parameters` gives them; `benign.authors.encoder_parameters` renames the authors'
-    module's). Train metrics every step, test metrics every `log_every` steps and at the last step.
+    module's). dtype, device and progress as in `benign.synthetic.simulate`.
+
+    Returns an `EncoderSimulation`: history, scores (the [CLS] attention on each input token) and final, with the
+    columns of `benign.synthetic.Simulation`'s tables; params, the final parameters stacked over runs (CPU); and
+    info (device, dtype, wall_s, hidden, skip, learning_rate, num_steps, log_every, track).
     """
-    check_all(hidden=hidden, skip=skip, learning_rate=learning_rate, num_steps=num_steps, log_every=log_every)
+    runs = check_list_of("runs", runs, Run, "data.make_run makes one", "run")
+    check_all(hidden=hidden, learning_rate=learning_rate, num_steps=num_steps, log_every=log_every)
+    check_flags(skip=skip, progress=progress)
+    if init is not None:
+        init = check_list_of("init", init, dict, "initial_parameters makes one", "params")
     if not runs:
         raise ParameterError("runs is empty: give at least one Run")
     shape = runs[0].train.X.shape[1:]
     if any(r.train.X.shape[1:] != shape or len(r.train.X) != len(runs[0].train.X) for r in runs):
         raise ParameterError("runs differ in n, T or d: batch only runs with the same n, T and d")
+    if track is not None:
+        track = check_indices("track", track, len(runs[0].train.X), "training-sample")
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
     started = time.perf_counter()
@@ -241,9 +259,7 @@ def simulate(runs: list[Run], *, hidden: int = 2000, skip: bool = True, learning
     X = torch.stack([r.train.X for r in runs]).to(dev, dt)
     y = torch.stack([r.train.y for r in runs]).to(dev, dt)
     noisy = torch.stack([r.train.noisy for r in runs]).to(dev)
-    track = tables.default_track(noisy[0]) if track is None else [int(i) for i in track]
-    if any(not 0 <= i < n for i in track):
-        raise ParameterError(f"track = {track} is not allowed: sample indices must lie in [0, {n - 1}]")
+    track = tables.default_track(noisy[0]) if track is None else track
     test_sets = [(r.test.X.to(dev, dt), r.test.y.to(dev, dt)) for r in runs if r.test is not None]
     log_steps = sorted(set(range(0, num_steps + 1, log_every)) | {num_steps})
     evaluate_at = set(log_steps) if len(test_sets) == len(runs) else set()

@@ -13,8 +13,11 @@ from __future__ import annotations
 import ast
 import contextlib
 import json
+import math
 import os
 import shutil
+import signal
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -25,7 +28,7 @@ import yaml
 from .checks import ParameterError, check, unknown_parameter
 from .paths import NOTEBOOKS, PROFILES, results_dir
 from .progress import TTY_ENV, terminal_name
-from .records import FIGURE_KEY, save_figure, save_metrics, output_dir, write_atomic
+from .records import FIGURE_KEY, check_out, move_in, output_dir, remove_stale, save_figure, save_metrics, write_atomic
 
 PROFILE_NAMES = ("smoke", "book", "paper")
 
@@ -136,8 +139,10 @@ def start(name: str, namespace: dict) -> Notebook:
     parameters = current(name, namespace)
     for pname, value in parameters.items():
         check(pname, value)
+    check_together(name, parameters)
     style()
     show_tables_as_pages_do()
+    interrupt_in_one_line()
     if parameters.get("cpu_threads"):  # fixed for every block of work in this kernel, its sweeps' workers included
         os.environ[CPU_THREADS_ENV] = str(parameters["cpu_threads"])
     threads = thread_count()
@@ -146,14 +151,35 @@ def start(name: str, namespace: dict) -> Notebook:
                     resolve_device(parameters.get("device", "cpu")), threads)
 
 
-def show_tables_as_pages_do() -> None:
-    """Inside a notebook kernel, every pandas table a cell shows is rendered by `benign.pages.frame`: no index
-    column, numbers at their precision, yes/no and a dash instead of True/False/None/NaN."""
+def kernel_shell():
+    """The IPython shell this code runs in, or None outside one (a script, a test)."""
     try:
         from IPython import get_ipython
     except ImportError:
+        return None
+    return get_ipython()
+
+
+def interrupt_in_one_line() -> None:
+    """Inside a notebook kernel, an interrupted cell shows one line ("SweepInterrupted: 3 of 12 chunks kept in …")
+    and drops the figures it left open, so the kernel stops at once: IPython's traceback reads the source of every
+    frame, and the inline backend draws every open figure after the cell (seconds, for a half-made 4 × 2 figure)."""
+    shell = kernel_shell()
+    if shell is None:
         return
-    shell = get_ipython()
+
+    def one_line(shell, etype, value, tb, tb_offset=None):
+        if "matplotlib.pyplot" in sys.modules:
+            sys.modules["matplotlib.pyplot"].close("all")
+        return [f"{etype.__name__}: {value}" if str(value) else etype.__name__]
+
+    shell.set_custom_exc((KeyboardInterrupt,), one_line)
+
+
+def show_tables_as_pages_do() -> None:
+    """Inside a notebook kernel, every pandas table a cell shows is rendered by `benign.pages.frame`: no index
+    column, numbers at their precision, yes/no and a dash instead of True/False/None/NaN."""
+    shell = kernel_shell()
     if shell is None:
         return
     import pandas as pd
@@ -177,10 +203,42 @@ def profile(name: str, profile_name: str) -> dict:
     if profile_name not in PROFILE_NAMES:
         raise ParameterError(f"unknown profile {profile_name!r}: use one of {', '.join(PROFILE_NAMES)}")
     file = PROFILES / f"{name}.yml"
-    overrides = (yaml.safe_load(file.read_text()) or {}) if file.exists() else {}
-    if "profiles_of" in overrides:
-        return profile(overrides["profiles_of"], profile_name)
-    return dict(overrides.get(profile_name) or {})
+    profiles = read_profiles(file) if file.exists() else {}
+    if "profiles_of" in profiles:
+        return profile(profiles["profiles_of"], profile_name)
+    return dict(profiles.get(profile_name) or {})
+
+
+def read_profiles(file: Path) -> dict:
+    """A profile file: a mapping of profile names to mappings of parameters (or `profiles_of: NOTEBOOK`). One-line
+    ParameterError naming the file (and the line) when it is not valid YAML or not of that shape."""
+    try:
+        profiles = yaml.safe_load(file.read_text())
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ParameterError(f"profile file {file} is not valid YAML{where}: {problem}") from None
+    profiles = {} if profiles is None else profiles
+    if not isinstance(profiles, dict):
+        raise ParameterError(f"profile file {file} holds a {_kind(profiles)}: it must map profile names "
+                             f"({', '.join(PROFILE_NAMES)}) to parameters")
+    for key, section in profiles.items():
+        if key == "profiles_of":
+            if not (isinstance(section, str) and section in names()):
+                raise ParameterError(f"profile file {file}: profiles_of = {section!r} must name a notebook")
+        elif key not in PROFILE_NAMES:
+            raise ParameterError(f"profile file {file} has a section {key!r}: use {', '.join(PROFILE_NAMES)} or "
+                                 "profiles_of")
+        elif not (section is None or isinstance(section, dict)):
+            raise ParameterError(f"profile file {file}: section {key!r} holds a {_kind(section)}: it must map "
+                                 "parameter names to values (name: value, one per line)")
+    return profiles
+
+
+def _kind(value) -> str:
+    return {list: "list", str: "string", int: "number", float: "number", bool: "truth value"}.get(type(value),
+                                                                                                 type(value).__name__)
 
 
 def _describe(default) -> str:
@@ -222,17 +280,53 @@ def resolve(name: str, profile_name: str = "book", overrides: dict | None = None
         params[pname] = coerce(pname, raw, params[pname])
     for pname, value in params.items():
         check(pname, value)
+    check_together(name, params)
     return params
 
 
+def check_together(name: str, params: dict) -> None:
+    """Settings that pass their own rules but cannot run together, refused (ParameterError) before a kernel starts.
+    Paper 1's label noise (deterministic, the authors') flips ⌈n·η⌉ // 2 labels of each class: a positive noise ratio
+    η must flip at least one label of each class and leave one of each clean, or the page has no noisy sample to
+    show (paper 2's notebooks draw their flips at random)."""
+    eta = params.get("noise_ratio")
+    if name.startswith("paper2") or not eta or params.get("label_noise", "deterministic") != "deterministic":
+        return
+    for key, value in params.items():
+        if key == "n" or key.startswith("n_values"):
+            for n in value if isinstance(value, list) else [value]:
+                if not _flips_both_ways(n, eta):
+                    least = next(m for m in range(2, 10**6) if _flips_both_ways(m, eta))
+                    raise ParameterError(f"{key} = {value!r} with noise_ratio = {eta} flips "
+                                         f"{math.ceil(n * eta) // 2} of the {n // 2} labels of each class (⌈n·η⌉/2, "
+                                         f"rounded down): {'each of ' if isinstance(value, list) else ''}{key} must be at least {least} at "
+                                         "this noise ratio")
+
+
+def _flips_both_ways(n: int, eta: float) -> bool:
+    flips = math.ceil(n * eta) // 2
+    return flips >= 1 and n // 2 - flips >= 1
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a notebook run (`run`) or a build: the message says what was kept."""
+
+
+INTERRUPTS = ("KeyboardInterrupt", "SweepInterrupted")  # what a cell raises when its kernel is interrupted
+
+
 def run(name: str, profile_name: str = "book", overrides: dict | None = None, out: str | Path | None = None,
-        kernel: str = "python3", progress: bool | None = None) -> Path:
+        kernel: str = "python3", progress: bool | None = None, force: bool = False) -> Path:
     """Execute a notebook headless with papermill into `out` (default results/<name>/<profile>/).
 
-    Runs in a temporary folder beside `out` and moves the results in only when the notebook succeeded, so a failed
-    or rejected run leaves `out` as it was. Returns `out`. `progress` (default: whether stderr is a terminal) shows
+    Runs in a temporary folder beside `out` and moves the results in only when the notebook succeeded, so a failed,
+    rejected or interrupted run leaves `out` as it was. `out` must be empty or hold this notebook's own results
+    (`force`: replace whatever it holds). Returns `out`. `progress` (default: whether stderr is a terminal) shows
     a bar of the cells executed and, unless the `progress` parameter is given, turns the notebook's own bars on,
     drawn on the terminal (`benign.progress`), never into the notebook.
+
+    Ctrl-C (SIGINT, in the main thread) is passed to the kernel: the running cell stops (a sweep keeps its finished
+    chunks), the temporary folder is removed, and `Interrupted` says what was kept. A second Ctrl-C stops at once.
     """
     import jupytext
     import papermill
@@ -243,36 +337,95 @@ def run(name: str, profile_name: str = "book", overrides: dict | None = None, ou
     if progress and "progress" in params and "progress" not in (overrides or {}):
         params["progress"] = True
     out = Path(out) if out else results_dir(name, profile_name)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    source = work / f".{name}.source.ipynb"
-    jupytext.write(jupytext.read(path(name)), source)
-    started = time.perf_counter()
+    foreign = check_out(name, out, force)
+    remove_stale(out)
+    work = Path(tempfile.mkdtemp(prefix=f".{out.name}.{os.getpid()}.", dir=out.parent))
     sockets = tempfile.mkdtemp(prefix="benign-kernel-")  # short: a socket's path has at most 107 bytes
+    kept = False  # the executed copy of a failed run stays for the reader
     try:
-        with _environment({TTY_ENV: terminal if progress else None}):
-            papermill.execute_notebook(str(source), str(work / f"{name}.ipynb"),
-                                       parameters={**params, "out_dir": str(work)}, kernel_name=kernel,
-                                       progress_bar=progress, cwd=str(NOTEBOOKS),
-                                       kernel_manager_class=_local_kernel_manager(os.path.join(sockets, "ipc")))
-    except papermill.PapermillExecutionError as err:
-        if err.ename == "ParameterError":
-            shutil.rmtree(work, ignore_errors=True)
-            raise ParameterError(str(err.evalue)) from None
-        raise NotebookFailed(f"{name} failed in cell {err.exec_count}: {err.ename}: {err.evalue} "
-                             f"(executed notebook kept in {work})", work / f"{name}.ipynb") from None
+        source = work / f".{name}.source.ipynb"
+        jupytext.write(jupytext.read(path(name)), source)
+        started = time.perf_counter()
+        with _environment({TTY_ENV: terminal if progress else None}), _interrupts_to_kernels() as kernels:
+            try:
+                papermill.execute_notebook(str(source), str(work / f"{name}.ipynb"),
+                                           parameters={**params, "out_dir": str(work)}, kernel_name=kernel,
+                                           progress_bar=progress, cwd=str(NOTEBOOKS),
+                                           kernel_manager_class=_local_kernel_manager(os.path.join(sockets, "ipc"),
+                                                                                      kernels))
+            except papermill.PapermillExecutionError as err:
+                if err.ename == "ParameterError":
+                    raise ParameterError(str(err.evalue)) from None
+                if err.ename in INTERRUPTS or kernels.interrupted:
+                    said = f": {err.evalue}" if err.ename == "SweepInterrupted" else f"; {out} is unchanged"
+                    raise Interrupted(f"interrupted {name} in cell {err.exec_count}{said}") from None
+                kept = True
+                raise NotebookFailed(f"{name} failed in cell {err.exec_count}: {err.ename}: {err.evalue} "
+                                     f"(executed notebook kept in {work})", work / f"{name}.ipynb") from None
+        source.unlink()
+        _finish_record(work, out, profile_name, time.perf_counter() - started)
+        move_in(work, out, replace=foreign)
     finally:
         shutil.rmtree(sockets, ignore_errors=True)
-    source.unlink()
-    _finish_record(work, out, profile_name, time.perf_counter() - started)
-    out.mkdir(parents=True, exist_ok=True)
-    for item in work.iterdir():
-        target = out / item.name
-        if target.is_dir() and not item.is_dir():
-            shutil.rmtree(target)
-        os.replace(item, target)
-    work.rmdir()
+        if not kept:
+            shutil.rmtree(work, ignore_errors=True)
     return out
+
+
+class _Kernels(list):
+    """The kernel managers a run started, and whether Ctrl-C was passed to them."""
+
+    interrupted = 0.0  # when (time.monotonic) the first Ctrl-C came; 0: none
+
+    def signal(self, signum: int) -> None:
+        """Send `signum` to every kernel's process group, but not to one shutting down (SIGINT would break its
+        exit, and papermill would wait for it to time out)."""
+        for manager in self:
+            pgid = getattr(manager.provisioner, "pgid", None)
+            if pgid and (signum == signal.SIGKILL or not manager.shutting_down):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pgid, signum)
+
+
+@contextlib.contextmanager
+def _interrupts_to_kernels():
+    """Within the block, SIGINT goes to the kernels started (their process groups: a kernel and its workers, which
+    ignore it) and the block goes on until the running cell ends with the interrupt; it is sent again every
+    `RESEND_S` while the block runs (an interrupt that finds the kernel between cells is ignored by it). A second
+    SIGINT from the user raises KeyboardInterrupt here, and the kernels are killed. Only in the main thread."""
+    import threading
+
+    kernels = _Kernels()
+    if threading.current_thread() is not threading.main_thread():
+        yield kernels
+        return
+    done = threading.Event()
+
+    def resend():
+        while not done.wait(RESEND_S):
+            kernels.signal(signal.SIGINT)
+
+    def handler(signum, frame):
+        if kernels.interrupted and time.monotonic() - kernels.interrupted > 1:  # a second, later Ctrl-C
+            raise KeyboardInterrupt
+        if not kernels.interrupted:
+            kernels.interrupted = time.monotonic()
+            kernels.signal(signal.SIGINT)
+            threading.Thread(target=resend, daemon=True).start()
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield kernels
+    except KeyboardInterrupt as err:
+        if not isinstance(err, Interrupted):  # stopped at once: papermill had no time to shut its kernels down
+            kernels.signal(signal.SIGKILL)
+        raise
+    finally:
+        done.set()
+        signal.signal(signal.SIGINT, previous)
+
+
+RESEND_S = 1.0
 
 
 @contextlib.contextmanager
@@ -293,7 +446,7 @@ def _environment(values: dict):
         apply(before)
 
 
-def _local_kernel_manager(sockets: str):
+def _local_kernel_manager(sockets: str, kernels: list):
     """The kernel manager papermill starts kernels with.
 
     It talks to the kernel over local (IPC) sockets named `sockets`-1 … -5 (a folder of this run's own, so notebooks
@@ -301,7 +454,8 @@ def _local_kernel_manager(sockets: str):
     ipykernel has nothing to warn about). And it shuts a kernel down without interrupting it first: jupyter_client
     sends SIGINT before every shutdown request, and a kernel still answering a message then logs "KeyboardInterrupt
     caught in kernel" on the terminal. When papermill shuts a kernel down its cells have all finished; the shutdown
-    request alone stops it (and a kernel that does not stop is still killed after the wait)."""
+    request alone stops it (and a kernel that does not stop is still killed after the wait). Each manager made is
+    added to `kernels` (so Ctrl-C can reach its kernel), and once Ctrl-C came its kernel is killed at shutdown."""
     from jupyter_client.manager import AsyncKernelManager
     from traitlets import CaselessStrEnum, Unicode
 
@@ -309,9 +463,18 @@ def _local_kernel_manager(sockets: str):
         transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc")
         ip = Unicode(sockets)
 
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            kernels.append(self)
+
         async def _async_interrupt_kernel(self) -> None:
             if not self.shutting_down:
                 await super()._async_interrupt_kernel()
+
+        async def shutdown_kernel(self, now: bool = False, restart: bool = False) -> None:
+            # interrupted: the run is abandoned and its finished work already saved, so its kernel (and workers)
+            # are killed at once, not asked to exit (a second or more with torch loaded)
+            await super().shutdown_kernel(now=now or bool(kernels.interrupted), restart=restart)
 
     return LocalKernelManager
 

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .checks import ParameterError, check, check_all
+from .checks import ParameterError, check, check_all, check_list_of, keywords
 from .device import resolve_device, resolve_dtype, with_cpu_threads
 
 TRAIN, TEST = 1, 2  # random streams of the two splits
@@ -85,11 +85,16 @@ def projected_noise(n: int, d: int, u: torch.Tensor, rng: np.random.Generator) -
     return z.addmm_(z @ u.T, u, alpha=-1)  # in place: no second n × d array
 
 
-def make_data(n: int, d: int, signal_norm: float, *, noise_ratio: float = 0.0, seed: int = 0, split: int = TRAIN,
+@keywords
+def make_data(n: int, d: int, signal_norm: float, *, noise_ratio: float, seed: int = 0, split: int = TRAIN,
               u: torch.Tensor | None = None) -> TwoTokenData:
-    """n inputs of paper 2. The random draws of row i (class, token order, flip and the Gaussian vector behind ξᵢ)
-    depend only on (seed, split, i), so a larger n extends a smaller one: labels, order and flips exactly, ξᵢ up to
-    the rounding of its projection (a product whose last bits may depend on n and the CPU)."""
+    """n inputs of paper 2 with ρ = `signal_norm` and each label flipped with probability η = `noise_ratio`
+    (required; 0.0: clean labels), in [0, 1/2); `split` picks the random stream (TRAIN or TEST), `u` the signal
+    directions (default: `signal_directions(d, seed)`).
+
+    The random draws of row i (class, token order, flip and the Gaussian vector behind ξᵢ) depend only on
+    (seed, split, i), so a larger n extends a smaller one: labels, order and flips exactly, ξᵢ up to the rounding
+    of its projection (a product whose last bits may depend on n and the CPU)."""
     check_all(n=n, d=d, signal_norm=signal_norm, seed=seed)
     _check_noise_ratio(noise_ratio)
     u = signal_directions(d, seed) if u is None else u
@@ -102,9 +107,11 @@ def make_data(n: int, d: int, signal_norm: float, *, noise_ratio: float = 0.0, s
                         xi, u, float(signal_norm), params)
 
 
-def make_train_test(n: int, d: int, signal_norm: float, *, noise_ratio: float = 0.0, n_test: int = 1000,
+@keywords
+def make_train_test(n: int, d: int, signal_norm: float, *, noise_ratio: float, n_test: int = 1000,
                     seed: int = 0) -> tuple[TwoTokenData, TwoTokenData]:
-    """A training set with labels flipped w.p. η and a clean test set from its own streams, sharing μ±."""
+    """A training set of n inputs with labels flipped w.p. η = `noise_ratio` (required; 0.0: clean labels) and a
+    clean test set of `n_test` inputs from its own streams, sharing μ±."""
     check("n_test", n_test)
     u = signal_directions(d, seed)
     return (make_data(n, d, signal_norm, noise_ratio=noise_ratio, seed=seed, split=TRAIN, u=u),
@@ -177,6 +184,7 @@ def _stats(s, f, y, groups):
     return torch.nn.functional.softplus(-margin).mean(1), accuracy, mean_s
 
 
+@keywords
 @with_cpu_threads
 def simulate(runs: list[Run], *, dtype: str = "float32", device: str = "auto", grams=None) -> Simulation:
     """GD from v = p = 0 with each run's step sizes, all runs at once (same n, n_test and number of steps).
@@ -187,6 +195,7 @@ def simulate(runs: list[Run], *, dtype: str = "float32", device: str = "auto", g
     History: train loss and accuracy, mean signal attention of clean and noisy training samples, test loss, accuracy
     and attention.
     """
+    runs = check_list_of("runs", runs, Run, "paper2.Run(train, test, step_sizes) makes one", "run")
     if not runs:
         raise ParameterError("runs is empty: give at least one Run")
     for run in runs:
@@ -328,6 +337,7 @@ def signal_norm_grid(low: float, high: float, steps_per_doubling: int) -> list[f
     return [float(low * 2 ** (k / steps_per_doubling)) for k in range(count)]
 
 
+@keywords
 @with_cpu_threads
 def snr_sweep(n_values, signal_norm_values, *, d: int, noise_ratio: float, step_size_factors, n_test: int = 1000,
               num_seeds: int = 1, seed: int = 0, dtype: str = "float32", device: str = "auto") -> pd.DataFrame:

@@ -1,4 +1,5 @@
-"""What every run leaves next to its results: metrics, parameters, seeds, versions and device, written atomically."""
+"""What every run leaves next to its results: metrics, parameters, seeds, versions and device, written atomically;
+and the output folders that may receive them (writable, not another notebook's)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ import json
 import math
 import os
 import platform
+import shutil
 import subprocess
 import tempfile
 from importlib import metadata
 from pathlib import Path
 
 from . import __version__
+from .checks import ParameterError
 from .paths import ROOT, results_dir
 
 PACKAGES = ("torch", "numpy", "pandas", "matplotlib", "seaborn", "papermill", "jupytext", "jupyter-book")
@@ -28,12 +31,20 @@ def output_dir(notebook: str, out_dir: str = "") -> Path:
     return path
 
 
-def _git_commit() -> str | None:
+COMMIT_FILE = "COMMIT"  # in a source archive (`book.source_archive`): the commit it was made from
+
+
+def git_commit() -> str | None:
+    """The commit of the project this process runs: git's HEAD in a clone, the archive's COMMIT file in an unpacked
+    source archive, else None."""
     try:
         out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
     except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() if out.returncode == 0 else None
+        out = None
+    if out is not None and out.returncode == 0:
+        return out.stdout.strip()
+    recorded = ROOT / COMMIT_FILE
+    return recorded.read_text().strip() or None if recorded.is_file() else None
 
 
 def environment(device=None) -> dict:
@@ -45,7 +56,7 @@ def environment(device=None) -> dict:
         except metadata.PackageNotFoundError:
             versions[name] = None
     env = {"versions": versions, "platform": platform.platform(), "processor": platform.machine(),
-           "cpu_count": os.cpu_count(), "git_commit": _git_commit()}
+           "cpu_count": os.cpu_count(), "git_commit": git_commit()}
     if device is not None:
         env["device"] = str(device)
         if str(device).startswith("cuda"):
@@ -68,6 +79,78 @@ def write_atomic(path: Path, data: bytes | str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def check_writable(folder: Path, flag: str) -> None:
+    """Refuse, in one line (ParameterError), a folder that cannot be made or written (`flag` names the option that
+    gave it): a file on its path, a read-only file system, no permission, no space left. Makes its parents."""
+    folder = Path(folder)
+    for above in [folder, *folder.parents]:
+        if above.exists():
+            if not above.is_dir():
+                what = "is a file" if above == folder else f"cannot be made: {above} is a file"
+                raise ParameterError(f"{flag} {folder} {what}: give a folder")
+            break
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix=".benign-probe.", dir=folder.parent) as probe:
+            (Path(probe) / "probe").write_bytes(bytes(65536))
+        if folder.exists() and not os.access(folder, os.W_OK | os.X_OK):
+            raise PermissionError(13, "Permission denied")
+    except OSError as err:
+        raise ParameterError(f"{flag} {folder} cannot be written: {err.strerror or err}") from None
+
+
+def check_out(name: str, out: Path, force: bool = False) -> bool:
+    """Refuse (ParameterError, one line) an output folder that cannot be written, or that holds anything but this
+    notebook's results, unless `force`. Whether it holds another's (which a forced run replaces)."""
+    check_writable(out, "--out")
+    held = [p for p in out.iterdir() if not p.name.startswith(".")] if out.is_dir() else []
+    if not held:
+        return False
+    try:
+        owner = json.loads((out / "metrics.json").read_text()).get("notebook")
+    except (OSError, ValueError, AttributeError):
+        owner = None
+    if owner == name:
+        return False
+    if not force:
+        files = f"{len(held)} files that are" if len(held) > 1 else "a file that is"
+        what = f"{owner}'s results" if owner else f"{files} not {name}'s results"
+        raise ParameterError(f"--out {out} holds {what}: give an empty folder or {name}'s own, or add --force to "
+                             "replace what it holds")
+    return True
+
+
+def remove_stale(out: Path) -> None:
+    """Remove the temporary folders `notebooks.run` left beside `out` (named .OUT.PID.*) from processes that no
+    longer exist (a killed run)."""
+    for folder in out.parent.glob(f".{out.name}.*.*"):
+        pid = folder.name[len(out.name) + 2:].split(".")[0]
+        if folder.is_dir() and pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def move_in(work: Path, out: Path, replace: bool) -> None:
+    """The finished run's files into `out` (`replace`: after removing what `out` held)."""
+    if replace:
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for item in work.iterdir():
+        target = out / item.name
+        if target.is_dir() and not item.is_dir():
+            shutil.rmtree(target)
+        os.replace(item, target)
 
 
 ATTENTION_WORDS = ("attention", "score", "shown")  # a headline key with one of these words is an attention share,

@@ -13,10 +13,15 @@ machine in each of several workers.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import hashlib
 import itertools
 import json
+import math
+import signal
+import sys
+import threading
 import time
 import warnings
 from concurrent.futures import Future, as_completed
@@ -25,12 +30,15 @@ from pathlib import Path
 import pandas as pd
 
 from . import __version__
-from .checks import GRID_RULE, ParameterError, check, unknown_parameter
-from .device import count_block, cpu_threads, given_cores, worker_processes
+from .checks import GRID_RULE, RENAMED, REPLACED, RULES, ParameterError, check, rule_for, unknown_parameter
+from .device import count_block, cpu_threads, given_cores, stop_workers, worker_processes
 from .progress import bar
 from .records import code_fingerprint, write_atomic
 
 CACHE_FORMAT = 1
+
+
+MAX_RUNS = 10**6  # the largest grid `grid` and `arange` make: a million points hold about a gigabyte of rows
 
 
 def arange(name: str, spec) -> list:
@@ -39,21 +47,51 @@ def arange(name: str, spec) -> list:
         raise ParameterError(f"{name} = {spec!r} is not allowed: {name} must be {GRID_RULE[1]}")
     start, stop, step = spec
     count = int(round((stop - start) / step)) + 1
+    if count > MAX_RUNS:
+        raise ParameterError(f"{name} = {spec!r} has {count:,} values: at most {MAX_RUNS:,} (a larger step)")
     values = [start + i * step for i in range(count)]
     return [int(round(v)) for v in values] if all(isinstance(v, int) for v in spec) else [round(v, 10) for v in values]
 
 
 def grid(**axes) -> list[dict]:
-    """The cartesian product of the axes (lists) with the fixed values (scalars), every value checked."""
+    """The cartesian product of the axes (a list, tuple, range or array of values each) with the fixed values
+    (scalars), every name known and every value checked, at most `MAX_RUNS` points."""
     lists = {}
     for name, values in axes.items():
-        values = list(values) if isinstance(values, (list, tuple)) else [values]
+        if rule_for(name) is None:
+            raise unknown_axis(name)
+        values = [_plain(v) for v in values] if _is_axis(values) else [_plain(values)]
         if not values:
             raise ParameterError(f"grid axis {name!r} is empty: give at least one value")
         for value in values:
             check(name, value)
         lists[name] = values
+    size = math.prod(len(v) for v in lists.values())
+    if size > MAX_RUNS:
+        shape = " × ".join(f"{len(v):,} {k}" for k, v in lists.items() if len(v) > 1)
+        raise ParameterError(f"a grid of {size:,} runs ({shape}) is too large: at most {MAX_RUNS:,} (about "
+                             f"{size * 1e3 / 1e9:,.0f} GB of rows); split it or take fewer values")
     return [dict(zip(lists, combo)) for combo in itertools.product(*lists.values())]
+
+
+def unknown_axis(name: str) -> ParameterError:
+    """The error for a grid axis no parameter rule knows: its new name if it was renamed, else the nearest names."""
+    import difflib
+
+    if name in RENAMED or name in REPLACED:
+        return unknown_parameter(name, sorted(RULES), "a grid")
+    near = difflib.get_close_matches(name, RULES, n=3)
+    hint = f"did you mean {' or '.join(repr(n) for n in near)}?" if near else "see benign.checks.RULES"
+    return ParameterError(f"unknown parameter {name!r} for a grid: an axis must be a parameter of the kernel; {hint}")
+
+
+def _is_axis(values) -> bool:
+    return isinstance(values, (list, tuple, range)) or (hasattr(values, "__array__") and getattr(values, "ndim", 0) == 1)
+
+
+def _plain(value):
+    """A numpy scalar as the Python number it holds (a cache key and a check see plain values)."""
+    return value.item() if hasattr(value, "item") and getattr(value, "ndim", None) == 0 else value
 
 
 def grid_points(defaults: dict, parameters: dict, **axes) -> list[dict]:
@@ -133,6 +171,10 @@ def run(kernel, points: list[dict], *, by=("d", "seed"), executor=None, cache=No
     share cores with other work far better than one chunk on two threads), else this process, chunk after chunk.
     `cache`: a folder for finished chunks (None: no cache). `progress`: a bar over chunks (`benign.progress`). The
     table's `attrs` record the number of chunks, how many were computed (not cached) and the wall time.
+
+    Ctrl-C (KeyboardInterrupt) stops it at once: chunks not started are dropped, this machine's workers are killed
+    with their running chunks, every finished chunk stays cached, and `SweepInterrupted` (a KeyboardInterrupt) says
+    how many were kept and where.
     """
     started = time.perf_counter()
     groups = chunks(points, by)
@@ -150,8 +192,10 @@ def run(kernel, points: list[dict], *, by=("d", "seed"), executor=None, cache=No
         chunk_bar.update()
 
     workers = given_cores()
-    if executor is None and len(todo) > 1 and workers > 1 and _picklable(kernel):
+    own_pool = executor is None and len(todo) > 1 and workers > 1 and _picklable(kernel)
+    if own_pool:
         executor = local_processes(workers, code)
+    futures = {}
     try:
         if executor is None:
             for i in todo:
@@ -163,11 +207,42 @@ def run(kernel, points: list[dict], *, by=("d", "seed"), executor=None, cache=No
                 threads, rows = future.result()
                 count_block(threads)  # this process's record of the threads its work ran with
                 finish(futures[future], rows)
+    except KeyboardInterrupt:
+        with _no_interrupts():  # a second Ctrl-C must not leave workers running
+            if own_pool:
+                close_pool()
+            for future in futures:
+                future.cancel()
+        raise SweepInterrupted(_interrupted(results, cache)) from None
     finally:
         chunk_bar.close()
     table = pd.DataFrame([row for rows in results for row in rows])
     table.attrs.update(chunks=len(groups), computed_chunks=len(todo), wall_s=time.perf_counter() - started)
     return table
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or a kernel's interrupt) stopped a sweep: its message says how many chunks are kept, and where."""
+
+
+def _interrupted(results: list, cache: Path | None) -> str:
+    if cache is None:
+        return f"none of {len(results)} chunks kept: no cache folder was given"
+    kept = sum(rows is not None for rows in results)
+    return f"{kept} of {len(results)} chunks kept in {cache}; rerun the same command to resume"
+
+
+@contextlib.contextmanager
+def _no_interrupts():
+    """SIGINT ignored for a block of clean-up (in the main thread; elsewhere signals cannot be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def in_threads(kernel, chunk: list[dict]) -> tuple[int, list[dict]]:
@@ -185,16 +260,25 @@ def local_processes(workers: int, code: str):
     """`device.worker_processes(workers)`, kept for later sweeps while the kernel's code (`code`, its fingerprint)
     and `sys.path` stay the same. A worker imports a module once, so another code gets fresh workers: a cached chunk
     is always computed by the code its key names."""
-    import sys
-
     key = (workers, code, tuple(sys.path))
-    if _POOL.get("key") != key or _POOL["pool"]._broken:
-        if _POOL:
-            _POOL["pool"].shutdown(wait=False, cancel_futures=True)
-        else:
-            atexit.register(lambda: _POOL["pool"].shutdown(wait=True))  # before the interpreter tears modules down
+    if _POOL.get("key") != key or "pool" not in _POOL or _POOL["pool"]._broken:
+        if "pool" in _POOL:
+            _POOL.pop("pool").shutdown(wait=True)  # idle between sweeps: its workers exit at once
+        if "key" not in _POOL:  # the first pool: registered after multiprocessing's own exit hook, run before it
+            atexit.register(_shut_at_exit)
         _POOL.update(key=key, pool=worker_processes(workers))
     return _POOL["pool"]
+
+
+def close_pool() -> None:
+    """Stop the kept pool's workers now (running chunks are dropped) and forget the pool."""
+    if "pool" in _POOL:
+        stop_workers(_POOL.pop("pool"))
+
+
+def _shut_at_exit() -> None:
+    if "pool" in _POOL:
+        _POOL.pop("pool").shutdown(wait=True)
 
 
 def _picklable(kernel) -> bool:

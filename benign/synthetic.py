@@ -20,7 +20,7 @@ import pandas as pd
 import torch
 
 from . import grams, sweep, tables
-from .checks import ParameterError, check_all
+from .checks import ParameterError, check_all, check_flags, check_indices, check_list_of, keywords
 from .data import (DATA_DEFAULTS, DATA_SHARED, RELEVANT, Run, TokenData, balanced_labels, clean_test_stream,
                    init_W, noise_mask, observed_labels, token_types)
 from .device import resolve_device, resolve_dtype, with_cpu_threads
@@ -53,7 +53,22 @@ def outputs(logits: torch.Tensor, h: torch.Tensor):
 
 @dataclass
 class Simulation:
-    """The result of `simulate`: tidy tables and the final parameters."""
+    """The result of `simulate` for R runs of n training samples with T tokens, over num_steps steps (step 0 is
+    p = 0: uniform attention, the head ν alone).
+
+    - history: one row per run × step 0 … num_steps. Columns: run (its label), step, train_loss and train_acc
+      (every step), test_loss and test_acc (at the logged steps, NaN elsewhere), and score_<group>_<type>: the mean
+      attention score of one token of that type (relevant, weak_aligned, weak_opposite, irrelevant) over the clean
+      or the noisy training samples (group clean or noisy; NaN where the group or the type is empty).
+    - scores: one row per run × step × tracked training sample × token. Columns: run, step, sample (its index),
+      noisy (its label was flipped), token (its position 0 … T−1; its type is the data's token_type), score.
+    - final: one row per run. Columns: run, d, signal_norm, n, T, rho, noise_ratio, seed, and train_loss,
+      train_acc, test_loss, test_acc at the last step.
+    - q: the final q = W p of each run, a (d,) tensor on the CPU, in run order.
+    - frak_s: a (runs, n) tensor, Σ_τ 𝔖⁽ⁱ⁾(τ) over τ = 0 … num_steps−1 for each training sample i, with
+      𝔖 = (Σ_{t∈R} s_t)(1 − Σ_{t∈R} s_t), R the relevant token positions.
+    - info: device, dtype, wall_s (seconds), learning_rate, num_steps, log_every, train_W and track.
+    """
 
     history: pd.DataFrame  # one row per run × step
     scores: pd.DataFrame  # one row per run × step × tracked sample × token
@@ -157,21 +172,34 @@ def descend(G, H, h, y, relevant, *, alpha, num_steps, log_steps, train_W, keep_
     return A, scores, s, frak
 
 
+@keywords
 @with_cpu_threads
 def simulate(runs: list[Run], *, learning_rate: float, num_steps: int, log_every: int = 10, train_W: bool = True,
              track=None, dtype: str = "float32", device: str = "auto", progress: bool = False) -> Simulation:
     """Full-batch GD on (W, p) — or on p alone with `train_W=False` — from p = 0 for every run, batched.
 
-    All runs must share n and T (d may differ). `track` lists the training samples whose full score rows are kept
-    (default: the first clean sample, then the first noisy one if any). Train metrics are kept every step, test
-    metrics every `log_every` steps and at the last step.
+    `runs` is a list of `benign.data.Run`, one per setting; `benign.data.make_run` makes one:
+
+        run = data.make_run(d=2000, signal_norm=20.0, noise_ratio=0.2, seed=0)
+        sim = synthetic.simulate([run], learning_rate=5e-3, num_steps=1000)
+
+    All runs must share n and T (d may differ). learning_rate: the step size α; num_steps: GD steps; log_every:
+    test metrics every that many steps and at the last step (train metrics every step); train_W: train W too
+    (False: p alone, W = W₀); track: the training samples whose full score rows are kept in `scores` (default: the
+    first clean sample, then the first noisy one if any); dtype: float32 or float64; device: auto (cuda, then mps,
+    then cpu), cpu, cuda, cuda:N or mps; progress: a progress bar. Returns a `Simulation`, whose docstring lists
+    the columns of its tables (history, scores, final) and what q, frak_s and info hold.
     """
+    runs = check_list_of("runs", runs, Run, "data.make_run makes one", "run")
     check_all(learning_rate=learning_rate, num_steps=num_steps, log_every=log_every)
+    check_flags(train_W=train_W, progress=progress)
     if not runs:
         raise ParameterError("runs is empty: give at least one Run")
     n, T = runs[0].train.X.shape[:2]
     if any(r.train.X.shape[:2] != (n, T) for r in runs):
         raise ParameterError("runs differ in n or T: batch only runs with the same n and T")
+    if track is not None:
+        track = check_indices("track", track, n, "training-sample")
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
     started = time.perf_counter()
@@ -185,9 +213,7 @@ def simulate(runs: list[Run], *, learning_rate: float, num_steps: int, log_every
     noisy = torch.stack([r.train.noisy for r in runs]).to(dev)
     alpha = float(learning_rate)
 
-    track = tables.default_track(noisy[0]) if track is None else [int(i) for i in track]
-    if any(not 0 <= i < n for i in track):
-        raise ParameterError(f"track = {track} is not allowed: sample indices must lie in [0, {n - 1}]")
+    track = tables.default_track(noisy[0]) if track is None else track
 
     log_steps = sorted(set(range(0, num_steps + 1, log_every)) | {num_steps})
     with torch.inference_mode():

@@ -185,8 +185,9 @@ if theirs is not None:
                        (at_top.frak_clean_1 + at_top.frak_clean_2) / (at_top.frak_noisy_1 + at_top.frak_noisy_2))
     tables.seed_spread(metrics, "authors_top_eta_test_acc", at_top.test_acc)
 # the fixed head under uniform attention (p = 0, step 0): the test accuracy before any training
-test_set = data.make_run(d, signal_norm, seed=seed, n=n, n_test=n_test, T=T, rho=rho, n_relevant=n_relevant,
-                         n_weak=n_weak, authors_test_seed=authors_test_seed, W_init="identity").test
+test_set = data.make_run(d, signal_norm, noise_ratio=0.0, seed=seed, n=n, n_test=n_test, T=T, rho=rho,  # clean test set
+                         n_relevant=n_relevant, n_weak=n_weak, authors_test_seed=authors_test_seed,
+                         W_init="identity").test
 metrics["test_acc_uniform_attention"] = synthetic.attend(test_set, torch.zeros(d, dtype=test_set.X.dtype))["acc"]
 metrics.update(n_train=n, noise_ratio_max=top, replicates=replicates)
 for label, by_m in collapses.items():  # the sweep over n

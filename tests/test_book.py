@@ -66,7 +66,7 @@ def test_a_failing_notebook_keeps_its_report_and_stops_the_build(tmp_path, monke
 
     started = []
 
-    def second_fails(name, profile_name, reports):
+    def second_fails(name, profile_name, reports, children=None):
         started.append(name)
         return f"{name}: boom" if len(started) == 2 else fake_run(tmp_path, name)
 
@@ -136,7 +136,7 @@ def test_the_build_prints_one_line_per_notebook_and_reuses_runs_only_once_made(t
     """Two notebooks side by side; a notebook that reuses another's runs (`book.AFTER`) starts once that one ended."""
     events = []
 
-    def recorded(name, profile_name, reports):
+    def recorded(name, profile_name, reports, children=None):
         events.append(("start", name))
         fake_run(tmp_path, name, wait_s=0.05)
         events.append(("end", name))
@@ -169,6 +169,26 @@ def test_the_source_archive_holds_what_a_downloaded_notebook_needs(tmp_path):
                    "notebooks/profiles/fig3_dynamics.yml"):
         assert f"{root}/{needed}" in names, needed
     assert not [n for n in names if "__pycache__" in n or "/results" in n or "/.venv" in n]
+
+
+def test_runs_of_an_unpacked_source_archive_record_the_commit_it_was_made_from(tmp_path):
+    """The archive holds no .git: its COMMIT file (the commit it was made from) is what its runs record."""
+    import subprocess
+    import sys
+    import tarfile
+
+    head = records.git_commit()
+    if head is None:
+        pytest.skip("not a git clone: nothing to record")
+    archive = book.source_archive(tmp_path / "downloads")
+    with tarfile.open(archive) as tar:
+        tar.extractall(tmp_path / "unpacked", filter="data")
+    root = tmp_path / "unpacked" / archive.name.removesuffix(".tar.gz")
+    assert (root / records.COMMIT_FILE).read_text() == head + "\n"
+    seen = subprocess.run([sys.executable, "-c", "from benign import records; print(records.git_commit())"],
+                          cwd=root, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, capture_output=True,
+                          text=True, timeout=120)
+    assert seen.returncode == 0 and seen.stdout.strip() == head, seen.stderr
 
 
 def test_a_figure_page_shows_the_saved_png_linked_to_its_full_size_and_pdf_and_folds_code():

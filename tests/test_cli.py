@@ -1,6 +1,7 @@
 """The command line as a user meets it: list, smoke runs of every notebook, plain papermill, and bad input."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -97,6 +98,13 @@ BAD = [
      "snapshot_steps = [50, 5000] is not allowed: [5000] lie after the run's last step (300)"),
     (["run", "fig5_heatmap", "--profile", "smoke", "-p", "d_values_long", "[200]", "-p", "signal_norm_values_long",
       "[5.0]"], "is not a map: give at least two values of d and two of the signal norm"),
+    (["run", "fig3_dynamics", "-p", "out_dir", "/tmp/x"], "out_dir is not a parameter of benign run: give the output "
+     "folder as --out FOLDER"),
+    (["run", "fig3_dynamics", "-p", "n", "2"], "n = 2 with noise_ratio = 0.2 flips 0 of the 1 labels of each class"),
+    (["run", "theory_clock", "-p", "n_values", "[4, 20]"], "each of n_values must be at least 6 at this noise ratio"),
+    (["book", "--profile", "nosuch"], "unknown profile 'nosuch': use one of smoke, book, paper"),
+    (["book", "--profile", "nosuch", "--jobs", "0"], "--jobs 0 is not allowed: give 1 or more"),
+    (["book", "--jobs", "-2"], "--jobs -2 is not allowed: give 1 or more"),
 ]
 
 
@@ -104,13 +112,14 @@ BAD = [
 def test_bad_input_is_one_line_exit_2_and_leaves_out_untouched(benign_cli, tmp_path, args, message):
     out = tmp_path / "out"
     out.mkdir()
-    (out / "metrics.json").write_text("earlier results\n")
+    earlier = json.dumps({"notebook": args[1] if args[0] == "run" else "", "note": "earlier results"})
+    (out / "metrics.json").write_text(earlier)
     done = run(benign_cli, *args, "--out", str(out)) if args[0] == "run" and len(args) > 1 else run(benign_cli, *args)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     assert message in lines[0] and "Traceback" not in done.stderr
-    assert [p.name for p in tmp_path.iterdir()] == ["out"] and (out / "metrics.json").read_text() == "earlier results\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["out"] and (out / "metrics.json").read_text() == earlier
 
 
 def test_resolve_merges_defaults_profile_and_overrides():
@@ -177,3 +186,71 @@ def test_a_run_in_a_terminal_shows_cells_and_training_progress_there_not_in_the_
     outputs = json.dumps([c.get("outputs", []) for c in json.loads((out / "fig3_dynamics.ipynb").read_text())["cells"]])
     assert "gradient descent" not in outputs and "it/s" not in outputs
     assert json.loads((out / "metrics.json").read_text())["parameters"]["progress"] is True
+
+
+def checksums(folder: Path) -> dict:
+    import hashlib
+
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_out_holding_another_notebooks_results_is_refused_unless_forced(benign_cli, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "metrics.json").write_text(json.dumps({"notebook": "fig5_heatmap"}))
+    (out / "fig5_heatmap.png").write_bytes(b"a figure")
+    before = checksums(tmp_path)
+    done = run(benign_cli, "run", "fig1_token_selection", "--profile", "smoke", "--out", str(out))
+    assert done.returncode == 2 and done.stderr == (f"benign: error: --out {out} holds fig5_heatmap's results: give an "
+                                                    "empty folder or fig1_token_selection's own, or add --force to "
+                                                    "replace what it holds\n")
+    assert checksums(tmp_path) == before
+    (out / "metrics.json").unlink()
+    done = run(benign_cli, "run", "fig1_token_selection", "--profile", "smoke", "--out", str(out))
+    assert done.returncode == 2 and "holds a file that is not fig1_token_selection's results" in done.stderr
+    done = run(benign_cli, "run", "fig1_token_selection", "--profile", "smoke", "--out", str(out), "--force")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not (out / "fig5_heatmap.png").exists()  # replaced, not mixed
+    assert json.loads((out / "metrics.json").read_text())["notebook"] == "fig1_token_selection"
+
+
+def test_out_that_cannot_be_written_is_one_line_and_exit_2(benign_cli, tmp_path):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("kept")
+    cases = [(a_file, f"--out {a_file} is a file: give a folder"),
+             (a_file / "out", f"--out {a_file / 'out'} cannot be made: {a_file} is a file: give a folder"),
+             (Path("/proc/benign-test/out"), "--out /proc/benign-test/out cannot be written: ")]
+    if os.getuid() != 0:  # root writes anywhere: a read-only folder only stops others
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o555)
+        cases.append((locked / "out", "cannot be written: Permission denied"))
+    before = checksums(tmp_path)
+    for out, message in cases:
+        done = run(benign_cli, "run", "fig1_token_selection", "--profile", "smoke", "--out", str(out))
+        assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+        assert done.stderr.startswith(f"benign: error: {message}"), done.stderr
+    assert checksums(tmp_path) == before
+
+
+@pytest.mark.parametrize("text,message", [
+    ("smoke:\n  d: 300\n   n: [1,\n", "is not valid YAML at line 3, column 5: mapping values are not allowed here"),
+    ("- d: 300\n", "holds a list: it must map profile names (smoke, book, paper) to parameters"),
+    ("smoke:\n  - d: 300\n", "section 'smoke' holds a list: it must map parameter names to values (name: value, one per line)"),
+    ("smoky:\n  d: 300\n", "has a section 'smoky': use smoke, book, paper or profiles_of"),
+    ("profiles_of: nothing\n", "profiles_of = 'nothing' must name a notebook"),
+], ids=["syntax", "list", "section-list", "unknown-section", "profiles-of"])
+def test_a_broken_profile_file_is_one_line_naming_the_file(tmp_path, monkeypatch, capsys, text, message):
+    from benign import cli
+
+    profiles = tmp_path / "profiles"
+    profiles.mkdir()
+    (profiles / "fig3_dynamics.yml").write_text(text)
+    monkeypatch.setattr(notebooks, "PROFILES", profiles)
+    for argv in (["run", "fig3_dynamics", "--profile", "smoke", "--out", str(tmp_path / "out")],
+                 ["book", "--profile", "smoke", "--output", str(tmp_path / "site")]):
+        assert cli.main(argv) == 2
+        err = capsys.readouterr().err
+        assert err == f"benign: error: profile file {profiles / 'fig3_dynamics.yml'} {message}\n" or \
+            err == f"benign: error: profile file {profiles / 'fig3_dynamics.yml'}: {message}\n", err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["profiles"]  # nothing started, nothing written

@@ -49,7 +49,7 @@ def test_bernoulli_noise_rate_and_reproducibility():
 
 
 def test_seeds_reproduce_and_differ():
-    a, b, c = (make_data(4, 20, 2.0, seed=s).X for s in (5, 5, 6))
+    a, b, c = (make_data(4, 20, 2.0, noise_ratio=0.0, seed=s).X for s in (5, 5, 6))
     assert torch.equal(a, b) and not torch.equal(a, c)
     assert torch.equal(init_W(30, 1), init_W(30, 1)) and not torch.equal(init_W(30, 1), init_W(30, 2))
 
@@ -62,9 +62,9 @@ def test_W_init_is_kaiming_uniform_bound():
 
 
 def test_test_set_is_independent_by_default_and_a_copy_with_the_authors_seed():
-    train, test = make_train_test(6, 20, 3.0, n_test=10, seed=2)
+    train, test = make_train_test(6, 20, 3.0, noise_ratio=0.0, n_test=10, seed=2)
     assert not torch.isclose(test.X[:6], train.X).any()
-    train, test = make_train_test(6, 20, 3.0, n_test=10, seed=2, authors_test_seed=True)
+    train, test = make_train_test(6, 20, 3.0, noise_ratio=0.0, n_test=10, seed=2, authors_test_seed=True)
     assert torch.equal(test.X[:3], train.X[:3])  # the authors' quirk: the first n/2 test inputs are training inputs
     assert test.noisy.sum() == 0
 

@@ -135,12 +135,12 @@ def test_train_and_test_share_the_signals_but_not_the_noise():
     (lambda: paper2.make_data(10, 50, 3.0, noise_ratio=0.6),
      "noise_ratio = 0.6 is not allowed in paper 2: it must be a number in [0, 0.5)"),
     (lambda: paper2.first_step_threshold(0.5), "noise_ratio = 0.5 is not allowed in paper 2"),
-    (lambda: paper2.make_data(1, 50, 3.0), "n = 1 is not allowed"),
-    (lambda: paper2.make_data(10, 50, -1.0), "signal_norm = -1.0 is not allowed"),
-    (lambda: paper2.simulate([paper2.Run(paper2.make_data(5, 9, 1.0), None, [0.1, -1.0])]),
+    (lambda: paper2.make_data(1, 50, 3.0, noise_ratio=0.0), "n = 1 is not allowed"),
+    (lambda: paper2.make_data(10, 50, -1.0, noise_ratio=0.0), "signal_norm = -1.0 is not allowed"),
+    (lambda: paper2.simulate([paper2.Run(paper2.make_data(5, 9, 1.0, noise_ratio=0.0), None, [0.1, -1.0])]),
      "step_sizes = [0.1, -1.0] is not allowed: step_sizes must be a non-empty list, each a number in (0.0, inf)"),
-    (lambda: paper2.simulate([paper2.Run(paper2.make_data(5, 9, 1.0), None, [0.1]),
-                              paper2.Run(paper2.make_data(6, 9, 1.0), None, [0.1])]), "runs differ in n"),
+    (lambda: paper2.simulate([paper2.Run(paper2.make_data(5, 9, 1.0, noise_ratio=0.0), None, [0.1]),
+                              paper2.Run(paper2.make_data(6, 9, 1.0, noise_ratio=0.0), None, [0.1])]), "runs differ in n"),
     (lambda: paper2.simulate([]), "runs is empty"),
 ])
 def test_bad_arguments_are_one_line_parameter_errors(call, message):
@@ -259,7 +259,7 @@ def test_head_is_the_smaller_draw_and_given_grams_are_used():
         assert torch.equal(getattr(head, field), getattr(fresh, field)), field
     torch.testing.assert_close(head.xi, fresh.xi, rtol=1e-12, atol=1e-12)
     assert head.params["n"] == 12 and head.xi.data_ptr() == big.xi.data_ptr()  # a view, no copy
-    test = paper2.make_data(9, 60, 2.0, seed=3, split=paper2.TEST, u=big.u)
+    test = paper2.make_data(9, 60, 2.0, noise_ratio=0.0, seed=3, split=paper2.TEST, u=big.u)
     runs = [paper2.Run(head.with_signal_norm(r), test.with_signal_norm(r), [0.2, 1.0]) for r in (1.0, 3.0)]
     grams = (big.xi @ big.xi.T)[:12, :12], (test.xi @ big.xi.T)[:, :12]
     given = paper2.simulate(runs, dtype="float64", device="cpu", grams=grams)

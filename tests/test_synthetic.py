@@ -78,7 +78,7 @@ def test_tracked_scores_and_token_means_are_consistent():
 
 
 def test_bad_trainer_arguments_are_refused():
-    run = data.make_run(20, 5.0, n=4, T=3, n_test=4)
+    run = data.make_run(20, 5.0, noise_ratio=0.25, n=4, T=3, n_test=4)
     with pytest.raises(ParameterError, match="learning_rate"):
         synthetic.simulate([run], learning_rate=-1.0, num_steps=5)
     with pytest.raises(ParameterError, match="track"):

@@ -20,7 +20,7 @@ import pandas as pd
 import torch
 
 from ..checks import ParameterError, check_all
-from ..device import cpu_threads, resolve_device, worker_processes
+from ..device import cpu_threads, resolve_device, stop_workers, worker_processes
 from ..paths import cache_dir
 from ..records import code_fingerprint, environment, write_atomic
 from .backbones import BACKBONE_LABELS, Backbone, backbone_folder
@@ -324,6 +324,9 @@ def _compute_in_workers(parameters: dict, data: dict, protocol: Protocol, device
                 futures.append(pool.submit(_grid_of, p, name))
         for future in futures:
             future.result()  # a row's error, raised here
+    except KeyboardInterrupt:
+        stop_workers(pool)  # Ctrl-C: now, not when the running rows finish; their finished runs stay cached
+        raise
     except BaseException:
         pool.shutdown(wait=True, cancel_futures=True)  # rows not started yet are dropped
         raise

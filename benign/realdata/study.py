@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..checks import ParameterError
-from ..device import cpu_threads, worker_processes
+from ..device import cpu_threads, stop_workers, worker_processes
 from . import image_backbone, runs
 from .image_backbone import NAME as IMAGE_BACKBONE
 from .report import REACH_TESTS_CLAIM, summarize
@@ -114,6 +114,9 @@ def study_runs(parameters: dict) -> pd.DataFrame:
             futures = {(f, s): pool.submit(f, p, s) for f, s in jobs(p, family)}
             done = {job: future.result() for job, future in futures.items()}  # a job's error, raised here
             parts = [done[_shape_grid, s] for s in family]
+        except KeyboardInterrupt:
+            stop_workers(pool)  # Ctrl-C: now, not when the running backbones finish; finished runs stay cached
+            raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
     else:
