@@ -171,7 +171,9 @@ def interrupt_in_one_line() -> None:
     def one_line(shell, etype, value, tb, tb_offset=None):
         if "matplotlib.pyplot" in sys.modules:
             sys.modules["matplotlib.pyplot"].close("all")
-        return [f"{etype.__name__}: {value}" if str(value) else etype.__name__]
+        stb = [f"{etype.__name__}: {value}" if str(value) else etype.__name__]
+        shell._showtraceback(etype, value, stb)  # IPython's hook that publishes the error (ename, evalue) to clients
+        return stb
 
     shell.set_custom_exc((KeyboardInterrupt,), one_line)
 
@@ -392,12 +394,13 @@ def _interrupts_to_kernels():
     """Within the block, SIGINT goes to the kernels started (their process groups: a kernel and its workers, which
     ignore it) and the block goes on until the running cell ends with the interrupt; it is sent again every
     `RESEND_S` while the block runs (an interrupt that finds the kernel between cells is ignored by it). A second
-    SIGINT from the user raises KeyboardInterrupt here, and the kernels are killed. Only in the main thread."""
+    SIGINT from the user raises KeyboardInterrupt here, and the kernels are killed. Only in the main thread, and
+    only where SIGINT is not ignored."""
     import threading
 
     kernels = _Kernels()
-    if threading.current_thread() is not threading.main_thread():
-        yield kernels
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        yield kernels  # a process started with Ctrl-C ignored (nohup, a shell's background job) keeps ignoring it
         return
     done = threading.Event()
 
