@@ -45,6 +45,13 @@ SWEEP = textwrap.dedent("""
 """)
 
 
+def start(command, **kwargs) -> subprocess.Popen:
+    """The command as a terminal's foreground job runs it: SIGINT raises KeyboardInterrupt even when this test runs
+    with SIGINT ignored (under nohup, or as a background job of a non-interactive shell, which children inherit)."""
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **kwargs)
+
+
 def descendants(pid: int) -> set[int]:
     """Every process below `pid` (from /proc), e.g. a sweep's worker processes or a notebook's kernel."""
     parents = {}
@@ -104,7 +111,7 @@ def sweep_script(tmp_path):
 def test_ctrl_c_stops_a_sweep_at_once_and_keeps_every_finished_chunk(sweep_script, tmp_path):
     cache = tmp_path / "cache"
     command = sweep_script(cache)
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = start(command)
     took, below = interrupt(process, lambda: len(list(cache.glob("*.json"))) >= 2)
     err = process.stderr.read()
     assert process.returncode == 130 and took < STOP_S, (process.returncode, took, err)
@@ -155,9 +162,8 @@ def test_ctrl_c_stops_benign_run_in_a_sweep_and_leaves_out_and_no_folder(benign_
     out.mkdir()
     earlier = json.dumps({"notebook": "fig5_heatmap", "note": "earlier results"})
     (out / "metrics.json").write_text(earlier)
-    process = subprocess.Popen([benign_cli, "run", "fig5_heatmap", "--profile", "smoke", "-p", "num_steps", "100000",
-                                "-p", "use_cache", "False", "--out", str(out)], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    process = start([benign_cli, "run", "fig5_heatmap", "--profile", "smoke", "-p", "num_steps", "100000", "-p",
+                     "use_cache", "False", "--out", str(out)])
     took, below = interrupt(process, kernel_started(process, settle_s=3.0))  # the kernel's sweep workers started
     err = process.stderr.read()
     assert process.returncode == 130 and took < STOP_S, (process.returncode, took, err)
@@ -185,8 +191,7 @@ def test_a_killed_run_s_folder_is_removed_by_the_next_run(benign_cli, tmp_path):
 def test_ctrl_c_stops_benign_book_and_every_notebook_it_runs(benign_cli, tmp_path):
     results = tmp_path / "results"
     env = {**os.environ, paths.RESULTS_ENV: str(results)}
-    process = subprocess.Popen([benign_cli, "book", "--profile", "smoke", "--output", str(tmp_path / "site")],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    process = start([benign_cli, "book", "--profile", "smoke", "--output", str(tmp_path / "site")], env=env)
     took, below = interrupt(process, kernel_started(process, settle_s=8.0))
     err = process.stderr.read()
     assert process.returncode == 130 and took < STOP_S, (process.returncode, took, err)
