@@ -42,6 +42,7 @@ The book's verdicts and words:
     pages       tables as a reader reads them
     plots       one visual style for every figure
     words       words built from numbers
+    textcheck   the rendered-text check: the words a reader sees on the built pages
 """
 
 import importlib
@@ -50,8 +51,8 @@ __version__ = "0.1.0"
 
 __all__ = ["authors", "book", "checks", "cli", "clock", "data", "device", "draws", "encoder", "etasweep", "expected",
            "grams", "ledger", "models", "notebooks", "pages", "paper2", "paper2_edge", "paths", "plots", "progress",
-           "realdata", "records", "regimes", "rules", "sweep", "synthetic", "tables", "theory", "thresholds",
-           "timing", "verdicts", "words"]
+           "realdata", "records", "regimes", "rules", "sweep", "synthetic", "tables", "textcheck", "theory",
+           "thresholds", "timing", "verdicts", "words"]
 
 
 def __getattr__(name: str):

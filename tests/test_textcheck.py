@@ -1,0 +1,175 @@
+"""The rendered-text check on hand-written pages shaped like the book's Jupyter-Book HTML (pydata-sphinx-theme):
+each rule finds its defect in prose or tables, and none flags the same text in code cells, `<pre>`, math, inline
+code or navigation."""
+
+import pytest
+
+from benign import textcheck
+
+
+def page(body: str, hidden: str = "") -> str:
+    """A rendered page: navigation and a search box around `article.bd-article` holding `body`, a code cell whose
+    input, stream output and script carry `hidden`, and a figure with an alt text."""
+    return f"""<!DOCTYPE html><html><head><title>{hidden}</title><script>var x = "{hidden}";</script></head>
+<body><div class="bd-header"><form class="bd-search"><input placeholder="{hidden}"></form></div>
+<div class="bd-container"><div class="bd-sidebar-primary"><nav class="bd-links"><ul><li><a href="#">{hidden}</a></li>
+</ul></nav></div>
+<main class="bd-main"><div class="bd-content"><article class="bd-article">
+<section id="page"><h1>A page<a class="headerlink" href="#page" title="Link to this heading">#</a></h1>
+{body}
+<div class="cell tag_hide-input docutils container">
+<details class="hide above-input"><summary aria-label="Toggle hidden content">
+<p class="collapsed admonition-title">Show code cell source</p></summary>
+<div class="cell_input docutils container"><div class="highlight-ipython3 notranslate"><div class="highlight">
+<pre><span></span><span class="n">x</span> <span class="o">=</span> <span class="s2">"{hidden}"</span></pre>
+</div></div></div></details>
+<div class="cell_output docutils container"><div class="output stream highlight-myst-ansi notranslate">
+<div class="highlight"><pre><span></span>{hidden}</pre></div></div>
+<a class="benign-figure reference internal image-reference" href="../_images/fig.png">
+<img alt="A figure of the map" class="benign-figure" src="../_images/fig.png"/></a>
+<p>Full size: <a class="reference download internal" download="" href="../_downloads/x/fig.png">
+<code class="xref download docutils literal notranslate"><span class="pre">fig5_heatmap.png</span></code></a></p>
+</div></div></section></article></div>
+<footer class="bd-footer-content"><p>{hidden}</p></footer></main></div>
+<footer class="bd-footer"><p>{hidden}</p></footer></body></html>"""
+
+
+def table(header: str, cell: str) -> str:
+    """A table as the book's notebooks render one in a cell's output."""
+    return f"""<div class="cell_output docutils container"><div class="output text_html">
+<div class="benign-table-box"><table class="benign-table benign-frame"><thead><tr><th>{header}</th></tr></thead>
+<tbody><tr><td>{cell}</td></tr></tbody></table></div></div></div>"""
+
+
+def math(tex: str) -> str:
+    return f'<span class="math notranslate nohighlight">\\({tex}\\)</span>'
+
+
+def code(text: str) -> str:
+    return f'<code class="docutils literal notranslate"><span class="pre">{text}</span></code>'
+
+
+def findings(html: str, rule: str) -> list[textcheck.Finding]:
+    return textcheck.RULES[rule](textcheck.page_text(html, "p.html"))
+
+
+# (rule, a defect as it reads in prose, the text its finding must show, how many findings)
+DEFECTS = [
+    ("identifier", "its regime_by_order column", "regime_by_order", 1),
+    ("identifier", "a raw test_threshold and frak_ratio", "frak_ratio", 2),
+    ("missing_value", "slope nan ± nan over 0 rows", "nan ± nan", 2),
+    ("missing_value", "beyond nan% of the cells", "nan%", 1),
+    ("missing_value", "the ratio is inf, and −inf below, None in between", "inf", 3),
+    ("exponent", "train losses 1.6e-25 and 5.1E+03", "1.6e-25", 2),
+    ("repeated_word", "(the The theorem’s clock: how long", "the The", 1),
+    ("zero_hundred_percent", "in only 0% of the noisy samples", "0%", 1),
+    ("zero_hundred_percent", "fitted 0 %, and 100.0% of the cells", "100.0%", 2),
+    ("too_many_digits", "titles ‖μ‖ = 2.81171 and 56.2341", "2.81171", 2),
+    ("plural", "ViT, 1 layers and 1 chunks", "1 layers", 2),
+    ("plural", "the runs: 1 draws", "1 draws", 1),
+]
+
+
+@pytest.mark.parametrize("rule, defect, shown, count", DEFECTS)
+def test_each_rule_finds_its_defect_in_prose(rule, defect, shown, count):
+    found = findings(page(f"<p>Of the cells, {defect}. And a draw.</p>"), rule)
+    assert len(found) == count, found
+    assert all(f.rule == rule and f.kind == textcheck.PROSE and f.page == "p.html" for f in found)
+    assert shown in found[0].snippet or shown in found[-1].snippet
+
+
+@pytest.mark.parametrize("rule, defect, shown, count", DEFECTS)
+def test_no_rule_flags_code_pre_math_or_navigation(rule, defect, shown, count):
+    hidden = f"Of the cells, {defect}. And a draw."
+    body = f"<p>A clean sentence with {math(hidden)} and {code(hidden)} in it.</p><pre>{hidden}</pre>"
+    rule_found = [f for f in findings(page(body, hidden), rule) if rule != "code_in_prose"]
+    assert rule_found == []
+
+
+def test_page_text_keeps_prose_tables_headings_and_alt_text_only():
+    html = page(f"<p>The map has {math('d')} rows and uses {code('benign.sweep.run')}.</p>"
+                + table("test accuracy", "0.95"), hidden="SECRET")
+    blocks = textcheck.page_text(html, "p.html")
+    kinds = {b.kind: b for b in blocks}
+    assert kinds[textcheck.HEADING].text == "A page"
+    assert kinds[textcheck.HEADER].text == "test accuracy" and kinds[textcheck.CELL].text == "0.95"
+    assert kinds[textcheck.ALT].text == "A figure of the map"
+    prose = [b for b in blocks if b.kind == textcheck.PROSE]
+    assert prose[0].text == f"The map has {textcheck.MATH} rows and uses {textcheck.CODE} ."
+    assert prose[0].code == ("benign.sweep.run",)
+    assert prose[1].text == f"Full size: {textcheck.FILE}"  # a download link's file name is not prose
+    assert not any("SECRET" in b.text or "Show code cell" in b.text or b.text == "#" for b in blocks)
+
+
+def test_table_cells_and_headers_are_checked_for_identifiers_and_missing_values():
+    html = page(table("regime_by_order", "−0.00 ± nan (2)") + table("index", "3.00 ± NaN (2)"))
+    ident = findings(html, "identifier")
+    assert [(f.kind, f.snippet) for f in ident] == [(textcheck.HEADER, "regime_by_order"),
+                                                    (textcheck.HEADER, "index")]
+    missing = findings(html, "missing_value")
+    assert [f.kind for f in missing] == [textcheck.CELL, textcheck.CELL]
+
+
+def test_a_paragraph_inside_a_table_cell_is_that_cell():
+    """docutils (MyST markdown tables) wraps each cell's text in <p>."""
+    html = page('<div class="pst-scrollable-table-container"><table class="table"><thead><tr class="row-odd">'
+                '<th class="head"><p>regime_by_order</p></th></tr></thead><tbody><tr class="row-even">'
+                '<td><p>111.44</p></td></tr></tbody></table></div>')
+    blocks = textcheck.page_text(html)
+    assert [(b.kind, b.text) for b in blocks if b.text in ("regime_by_order", "111.44")] == [
+        (textcheck.HEADER, "regime_by_order"), (textcheck.CELL, "111.44")]
+    assert findings(html, "too_many_digits") == []
+
+
+def test_prose_only_rules_leave_tables_alone():
+    html = page(table("loss", "1.6e-25") + table("share", "0%") + table("‖μ‖", "2.81171"))
+    for rule in ("exponent", "zero_hundred_percent", "too_many_digits"):
+        assert findings(html, rule) == []
+
+
+def test_code_in_prose_reports_each_inline_code_but_not_download_links():
+    html = page(f"<p>{code('vit_layers')} layers, set by {code('make book')}.</p>")
+    found = findings(html, "code_in_prose")
+    assert [f.snippet.rsplit("[", 1)[1] for f in found] == ["vit_layers]", "make book]"]
+    assert findings(html, "identifier") == []  # the code itself is not read as words
+
+
+@pytest.mark.parametrize("rule, text", [
+    ("missing_value", "None of the seeds fits them. Nothing else: none, nancy, infinite, info."),
+    ("exponent", "the 3e model and the e5 are names; 1e is not a number"),
+    ("repeated_word", "that is, it is 4 4 times the theorem, then the"),
+    ("zero_hundred_percent", "10% and 50 % and 1000% and 0.5%"),
+    ("too_many_digits", "in 2025 with torch 2.13.0, arXiv:2410.07746, 0.6431, 1.007 and 12345 runs"),
+    ("plural", "0.1 seconds, 11 runs, 1.5 layers, n·SNR² = 1 gives, phase 1 epochs, Figure 1 shows, 1 layer"),
+    ("identifier", "a plain sentence with no under score; 3_000 steps"),
+])
+def test_rules_leave_english_alone(rule, text):
+    assert findings(page(f"<p>{text}.</p>"), rule) == []
+
+
+def test_significant_digits():
+    assert [textcheck.significant_digits(x) for x in ("2.81171", "56.2341", "0.0120", "1.007", "0.5")] == [
+        6, 6, 3, 4, 1]
+
+
+def test_check_book_walks_pages_and_main_reports(tmp_path, capsys):
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "notebooks" / "fig.html").write_text(page("<p>only 0% of them, 1 chunks.</p>"), encoding="utf-8")
+    (tmp_path / "clean.html").write_text(page("<p>A clean page.</p>"), encoding="utf-8")
+    (tmp_path / "_static" / "macros.html").write_text(page("<p>nan nan</p>"), encoding="utf-8")
+    (tmp_path / "search.html").write_text(page("<p>nan</p>"), encoding="utf-8")
+
+    found = textcheck.check_book(tmp_path)
+    assert sorted((f.page, f.rule) for f in found) == [("notebooks/fig.html", "plural"),
+                                                       ("notebooks/fig.html", "zero_hundred_percent")]
+    assert textcheck.check_book(tmp_path, ["plural"]) == [f for f in found if f.rule == "plural"]
+
+    assert textcheck.main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "2 findings" in out and "zero_hundred_percent   1" in out and "notebooks/fig.html" in out
+    assert textcheck.main([str(tmp_path), "--strict"]) == 1
+    assert textcheck.main([str(tmp_path), "--strict", "--rules", "exponent"]) == 0
+    with pytest.raises(SystemExit) as exit_:
+        textcheck.main([str(tmp_path), "--rules", "no_such_rule"])
+    assert exit_.value.code == 2
