@@ -42,6 +42,11 @@ def slope_words(slope: float, se: float, rising: str = "rises", falling: str = "
     return f"{trend(slope, se, rising, falling, level)} ({numbers})"
 
 
+def count(n: int, one: str, many: str = "") -> str:
+    """A count with its noun in the right number: '1 layer', '4 layers' (`many` defaults to `one` + 's')."""
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
 def share_words(count: int, total: int, one: str = "run", many: str = "runs") -> str:
     """A count out of a total as a reader says it: 'no runs', 'the only run', 'both runs', 'all 12 runs',
     '3 of the 12 runs'."""

@@ -12,6 +12,11 @@ def test_lists_and_signed_numbers_read_as_a_reader_says_them():
     assert words.percent(0.49, ".1%") == "49.0%"
 
 
+def test_a_count_takes_its_noun_in_the_right_number():
+    assert [words.count(n, "layer") for n in (0, 1, 4)] == ["0 layers", "1 layer", "4 layers"]
+    assert words.count(1, "patch", "patches") == "1 patch" and words.count(49, "patch", "patches") == "49 patches"
+
+
 def test_a_slopes_direction_and_counts_in_words():
     assert words.trend(0.76, 0.1) == "rises" and words.trend(-0.5, 0.1) == "falls"
     assert words.trend(0.1, 0.1) == "does not change measurably" and words.trend(np.nan, np.nan) == "cannot be fitted"

@@ -34,6 +34,7 @@ from ..checks import ParameterError, check_all
 from ..paths import cache_dir
 from ..progress import iterate
 from ..records import code_fingerprint, environment, write_atomic
+from ..words import count
 from .datasets import MNIST5K_BACKBONE, mnist_5k, mnist_5k_backbone_digits, mnist_5k_file, to_rgb
 
 NAME = "vit-mnist-digits"
@@ -200,8 +201,9 @@ def _pretrain(made: dict, folder: Path, progress: bool) -> None:
 
 def _summary(made: dict) -> str:
     a = made["architecture"]
-    return (f"ViT, {a['num_hidden_layers']} layers of width {a['hidden_size']}, {a['num_attention_heads']} heads, "
-            f"{a['patch_size']}×{a['patch_size']} patches, {made['epochs']} epochs on {made['samples']} digits")
+    return (f"ViT, {count(a['num_hidden_layers'], 'layer')} of width {a['hidden_size']}, "
+            f"{count(a['num_attention_heads'], 'head')}, {a['patch_size']}×{a['patch_size']} patches, "
+            f"{count(made['epochs'], 'epoch')} on {made['samples']} digits")
 
 
 def _file_sha(file: Path) -> str:

@@ -26,6 +26,7 @@ import pandas as pd
 
 from ..checks import ParameterError
 from ..device import cpu_threads, stop_workers, worker_processes
+from ..words import count
 from . import image_backbone, runs
 from .image_backbone import NAME as IMAGE_BACKBONE
 from .report import REACH_TESTS_CLAIM, summarize
@@ -251,7 +252,7 @@ def width_words(found: pd.DataFrame) -> str:
     default = images[images.width == WIDTH].set_index("layers")
     said = []
     for _, r in images[images.width != WIDTH].iterrows():
-        line = (f"at {r.layers} layers and width {r.width}, {_percent(r.reach)} of the flipped labels are within "
+        line = (f"at {count(r.layers, 'layer')} and width {r.width}, {_percent(r.reach)} of the flipped labels are within "
                 f"reach and phase 2 fits {_percent(r.fitted)} ({r.regime}, test − base {_points(r.test_minus_base)} "
                 f"points)")
         if r.layers in default.index:
