@@ -47,6 +47,16 @@ def count(n: int, one: str, many: str = "") -> str:
     return f"{n} {one if n == 1 else many or one + 's'}"
 
 
+def estimate(value: float, se: float, n: int, unit: str, fmt: str = ".2f") -> str:
+    """A fitted number as a table shows it, with its standard error and what it was fitted over:
+    '0.25 ± 0.03 (5 rows)', '3.00 (2 rows, no spread)', '— (1 row)'; never 'nan', never '−0.00'."""
+    over = count(n, unit)
+    if math.isnan(value):
+        return f"— ({over})"
+    shown = signed(0.0 if float(format(value, fmt)) == 0 else value, fmt)
+    return f"{shown} ({over}, no spread)" if math.isnan(se) else f"{shown} ± {format(se, fmt)} ({over})"
+
+
 def share_words(count: int, total: int, one: str = "run", many: str = "runs") -> str:
     """A count out of a total as a reader says it: 'no runs', 'the only run', 'both runs', 'all 12 runs',
     '3 of the 12 runs'."""

@@ -67,7 +67,7 @@ import numpy as np
 
 import pandas as pd
 
-from benign import authors, clock, notebooks, paths, plots, regimes, sweep, synthetic, theory, thresholds, timing
+from benign import authors, clock, notebooks, paths, plots, regimes, sweep, synthetic, theory, thresholds, timing, words
 
 nb = notebooks.start("fig5_heatmap", globals())
 points = sweep.grid_points(synthetic.GRID_DEFAULTS, nb.parameters, d=sweep.arange("d_grid", d_grid),
@@ -283,9 +283,9 @@ for t in steps_drawn:
         fit = regimes.boundary_slope(d_long, mu_long, long_maps[f"regime_{t}"], lower, upper)
         metrics.update({f"{key}_{k}_at_{t}": v for k, v in fit.items()})
         pair = f"{lower} / {upper}".replace("_", " ")
-        entry[f"{pair}: log ‖μ*‖ on log d (rows)"] = f"{fit['slope']:.2f} ± {fit['slope_se']:.2f} ({fit['rows']})"
-        entry[f"{pair}: log d* on log ‖μ‖ (columns)"] = (f"{fit['slope_d']:.2f} ± {fit['slope_d_se']:.2f} "
-                                                         f"({fit['columns']})")
+        entry[f"{pair}: log ‖μ*‖ on log d"] = words.estimate(fit["slope"], fit["slope_se"], fit["rows"], "row")
+        entry[f"{pair}: log d* on log ‖μ‖"] = words.estimate(fit["slope_d"], fit["slope_d_se"], fit["columns"],
+                                                             "column")
     for name in theory.REGIMES:
         metrics[f"share_{name}_at_{t}"] = float((long[f"regime_{t}"] == name).mean())
     slopes.append(entry)

@@ -17,6 +17,14 @@ def test_a_count_takes_its_noun_in_the_right_number():
     assert words.count(1, "patch", "patches") == "1 patch" and words.count(49, "patch", "patches") == "49 patches"
 
 
+def test_a_fitted_number_in_a_table_reads_without_nan_or_negative_zero():
+    nan = float("nan")
+    assert words.estimate(0.2512, 0.031, 5, "row") == "0.25 ± 0.03 (5 rows)"
+    assert words.estimate(-0.31, 0.1, 4, "column") == "−0.31 ± 0.10 (4 columns)"
+    assert words.estimate(-0.001, nan, 2, "row") == "0.00 (2 rows, no spread)"
+    assert words.estimate(nan, nan, 1, "row") == "— (1 row)" and words.estimate(nan, nan, 0, "row") == "— (0 rows)"
+
+
 def test_a_slopes_direction_and_counts_in_words():
     assert words.trend(0.76, 0.1) == "rises" and words.trend(-0.5, 0.1) == "falls"
     assert words.trend(0.1, 0.1) == "does not change measurably" and words.trend(np.nan, np.nan) == "cannot be fitted"
