@@ -76,7 +76,6 @@ def run_all(profile_name: str, reports: Path, jobs: int = 0) -> dict[str, dict]:
     Ctrl-C is passed to the running notebooks once; they stop within a second or two, keeping what finished (sweep
     chunks, fine-tuning runs), and `notebooks.Interrupted` says how many notebooks had finished."""
     names = toc_notebooks()
-    check(profile_name)
     jobs = jobs or min(4, len(os.sched_getaffinity(0)))
     pending, running, records, failures = start_order(), {}, {}, []
     children: dict[str, subprocess.Popen] = {}
@@ -331,7 +330,7 @@ def build(profile_name: str = "book", output: Path | None = None, jobs: int = 0)
     """Run (`jobs` notebooks side by side, 0: one per core, at most 4), stage and render; returns the folder
     holding html/ (default: the repository's _build/)."""
     output = Path(output) if output else ROOT
-    check(profile_name)
+    check(profile_name)  # before anything is written or run
     check_writable(output / "_build", "--output")
     records = run_all(profile_name, output / "_build" / "reports", jobs)
     staged = stage(profile_name, records)

@@ -299,10 +299,10 @@ def check_together(name: str, params: dict) -> None:
             for n in value if isinstance(value, list) else [value]:
                 if not _flips_both_ways(n, eta):
                     least = next(m for m in range(2, 10**6) if _flips_both_ways(m, eta))
+                    which = f"each of {key}" if isinstance(value, list) else key
                     raise ParameterError(f"{key} = {value!r} with noise_ratio = {eta} flips "
                                          f"{math.ceil(n * eta) // 2} of the {n // 2} labels of each class (⌈n·η⌉/2, "
-                                         f"rounded down): {'each of ' if isinstance(value, list) else ''}{key} must be at least {least} at "
-                                         "this noise ratio")
+                                         f"rounded down): {which} must be at least {least} at this noise ratio")
 
 
 def _flips_both_ways(n: int, eta: float) -> bool:

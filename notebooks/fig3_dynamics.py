@@ -135,7 +135,8 @@ nb.save_figure(fig)
 # {glue:text}`large_noise_test_acc_min:.3f`–{glue:text}`large_noise_test_acc_max:.3f` (large noise) and
 # {glue:text}`large_signal_test_acc_min:.3f`–{glue:text}`large_signal_test_acc_max:.3f` (large signal). The paper's
 # large-signal panel fits none of its noisy labels; where a seed here fits some, that setting is not the paper's
-# "not overfitting" at step 1000 but on its way to fitting them (the page on {doc}`the theorem's clock <theory_clock>` follows such runs longer).
+# "not overfitting" at step 1000 but on its way to fitting them (the page on
+# {doc}`the theorem's clock <theory_clock>` follows such runs longer).
 
 # %% [markdown]
 # ## What training adds

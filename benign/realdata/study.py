@@ -252,9 +252,9 @@ def width_words(found: pd.DataFrame) -> str:
     default = images[images.width == WIDTH].set_index("layers")
     said = []
     for _, r in images[images.width != WIDTH].iterrows():
-        line = (f"at {count(r.layers, 'layer')} and width {r.width}, {_percent(r.reach)} of the flipped labels are within "
-                f"reach and phase 2 fits {_percent(r.fitted)} ({r.regime}, test − base {_points(r.test_minus_base)} "
-                f"points)")
+        line = (f"at {count(r.layers, 'layer')} and width {r.width}, {_percent(r.reach)} of the flipped labels are "
+                f"within reach and phase 2 fits {_percent(r.fitted)} ({r.regime}, test − base "
+                f"{_points(r.test_minus_base)} points)")
         if r.layers in default.index:
             d = default.loc[r.layers]
             line += (f", against {_percent(d.reach)} and {_percent(d.fitted)} at width {WIDTH} ({d.regime}, "
