@@ -229,7 +229,8 @@ def link_figures(notebook: dict) -> dict:
             if not figure:
                 continue
             where = f"../downloads/{figure['notebook']}/{figure['name']}"
-            markdown = (f"```{{image}} {where}.png\n:alt: {notebooks.title(figure['notebook'])}: {figure['name']}\n"
+            alt = f"{notebooks.title(figure['notebook'])}: {figure.get('alt') or 'figure'}"
+            markdown = (f"```{{image}} {where}.png\n:alt: {alt}\n"
                         f":width: 100%\n:class: benign-figure\n```\n\n"
                         f"Full size: {{download}}`PNG <{where}.png>` · {{download}}`PDF <{where}.pdf>`\n")
             cell["outputs"][k] = {"output_type": "display_data", "metadata": {}, "data": {"text/markdown": markdown}}

@@ -20,7 +20,7 @@ import pandas as pd
 from . import authors, synthetic
 from .checks import ParameterError, check, check_all
 from .data import Run, TokenData, make_train_test, signals, token_types
-from .words import and_list
+from .words import and_list, share_words
 
 W0_BYTES = 1 << 30  # the W₀ (float32, d × d each) that one batched trainer call holds at once
 
@@ -78,7 +78,7 @@ def dynamics_outcomes(settings: dict, seeds, *, n: int = 20, n_test: int = 1000,
 
     `settings` maps a name to (d, ‖μ‖). Columns: setting, d, signal_norm, seed; clean_fitted and noisy_fitted, the
     training samples of clean_count and noisy_count whose observed label the final q = Wp predicts, and train_acc;
-    test_acc_at_step_0 (p = 0: uniform attention, the fixed head alone), test_acc (after the last step) and
+    test_acc_step0 (p = 0: uniform attention, the fixed head alone), test_acc (after the last step) and
     test_gain (their difference), on the setting's one test set (`authors_test` at the first seed).
     """
     seeds = _seeds(seeds)
@@ -97,7 +97,7 @@ def dynamics_outcomes(settings: dict, seeds, *, n: int = 20, n_test: int = 1000,
             for run, q in zip(runs, sim.q):
                 first, last = test_acc[(run.label, 0)], test_acc[(run.label, num_steps)]
                 rows.append({"setting": name, "d": d, "signal_norm": signal_norm, "seed": run.train.params["seed"],
-                             **_fitted(run.train, q), "test_acc_at_step_0": float(first), "test_acc": float(last),
+                             **_fitted(run.train, q), "test_acc_step0": float(first), "test_acc": float(last),
                              "test_gain": float(last - first)})
     return pd.DataFrame(rows)
 
@@ -137,14 +137,9 @@ def spread(outcomes: pd.DataFrame, by: str, columns) -> dict:
 
 
 def _draws(k: int, total: int, one: str, many: str) -> str:
-    """'none of the 50 draws fits', '1 of 50 draws fits', '7 of 50 draws fit', 'all 50 draws fit'."""
-    if total == 1:
-        return f"the one draw {one}" if k else f"the one draw does not {many}"
-    if k == 0:
-        return f"none of the {total} draws {one}"
-    if k == total:
-        return f"all {total} draws {many}"
-    return f"{k} of {total} draws {one if k == 1 else many}"
+    """`words.share_words` over draws with its verb in the right number: 'no draws fit', 'the only draw fits',
+    '1 of the 50 draws fits', 'all 50 draws fit'."""
+    return f"{share_words(k, total, 'draw', 'draws')} {one if k == 1 else many}"
 
 
 def fitted_words(outcomes: pd.DataFrame, by: str) -> dict[str, str]:

@@ -21,7 +21,7 @@ import torch
 from torch.func import grad_and_value, vmap
 from torch.nn.functional import gelu, layer_norm, softplus
 
-from . import models, sweep, tables
+from . import models, sweep, tables, thresholds, words
 from .checks import ParameterError, check_all, check_flags, check_indices, check_list_of, keywords
 from .data import (DATA_DEFAULTS, DATA_SHARED, Run, balanced_labels, clean_test_stream, gaussian_noise, noise_mask,
                    observed_labels, signal_pattern, token_types)
@@ -278,6 +278,60 @@ def simulate(runs: list[Run], *, hidden: int = 2000, skip: bool = True, learning
     return EncoderSimulation(history, tables.scores(labels, scores[:, :, track], track, noisy),
                              tables.final(runs, labels, history, num_steps),
                              {k: v.detach().cpu() for k, v in params.items()}, info)
+
+
+def noise_costs(final: pd.DataFrame, runs: list[Run], clean_runs: list[Run]) -> pd.DataFrame:
+    """What the flipped labels cost each run: its final test accuracy against the same run on clean labels.
+
+    `clean_runs[i]` is `runs[i]` made again with noise_ratio 0 (`make_run(…, noise_ratio=0.0)`, same seed): the
+    same training and test inputs bit for bit, the same clean labels and test labels, the same seed (so `simulate`
+    draws the same initialisation); only the observed training labels differ. Anything else raises. `final` holds
+    both runs' final rows (`EncoderSimulation.final` of one or two simulations, concatenated).
+
+    Returns one row per run: run, clean_run, test_acc, clean_test_acc, noise_cost = clean_test_acc − test_acc, and
+    costly (noise_cost > `thresholds.HARM`).
+    """
+    def setting(run):  # everything but the labels' noise
+        return {k: v for k, v in run.train.params.items() if k != "noise_ratio"}
+
+    if len(runs) != len(clean_runs):
+        raise ParameterError(f"{len(runs)} runs but {len(clean_runs)} clean runs: give one clean run per run")
+    for run, clean in zip(runs, clean_runs):
+        same = (setting(run) == setting(clean) and torch.equal(run.train.X, clean.train.X)
+                and torch.equal(run.train.y_clean, clean.train.y_clean) and run.test is not None
+                and clean.test is not None and torch.equal(run.test.X, clean.test.X)
+                and torch.equal(run.test.y, clean.test.y))
+        if not same:
+            raise ParameterError(f"clean run {clean.label!r} is not run {run.label!r} on clean labels: make it with "
+                                 "the same arguments and noise_ratio = 0.0")
+        if clean.train.noisy.any():
+            raise ParameterError(f"clean run {clean.label!r} has flipped labels: make it with noise_ratio = 0.0")
+    acc = final.set_index("run").test_acc
+    rows = pd.DataFrame({"run": [r.label for r in runs], "clean_run": [c.label for c in clean_runs]})
+    rows["test_acc"] = acc.loc[rows.run].to_numpy(dtype=float)
+    rows["clean_test_acc"] = acc.loc[rows.clean_run].to_numpy(dtype=float)
+    rows["noise_cost"] = rows.clean_test_acc - rows.test_acc
+    rows["costly"] = rows.noise_cost > thresholds.HARM.value
+    return rows
+
+
+def cost_words(costs: pd.DataFrame, test_threshold: float) -> str:
+    """What the flipped labels cost a setting over its seeds (`noise_costs` rows of one setting), in words: on how
+    many seeds more than `thresholds.HARM` of test accuracy, and, where most seeds pay it, that the loss is theirs;
+    where the clean-label runs end below `test_threshold` on every seed too, that the low accuracy is (the rest of
+    it, or all of it) the encoder's own at that signal."""
+    harm = thresholds.HARM.value
+    costly = costs.costly.mean() > thresholds.MAJORITY.value
+    low_anyway = costs.clean_test_acc.max() < test_threshold
+    out = (f"the flipped labels cost more than {harm:g} of test accuracy on "
+           f"{words.share_words(int(costs.costly.sum()), len(costs), 'seed', 'seeds')}")
+    if costly and low_anyway:
+        return (out + f": part of the loss is theirs, and the clean-label runs end below {test_threshold:g} too, "
+                "so the rest is the encoder's own at this signal")
+    if low_anyway:
+        return (out + f": the clean-label runs end below {test_threshold:g} too, so the low accuracy is the "
+                "encoder's own at this signal, not theirs")
+    return out + (": the loss is theirs" if costly else "")
 
 
 GRID_SHARED = DATA_SHARED + ("hidden", "skip", "learning_rate", "num_steps", "dtype", "device")

@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass
 
 from . import thresholds
+from .words import reader_name
 
 OURS_DIFFER = "ours differs from the authors' code"
 AUTHORS_AGREE = "the authors' published code agrees with us"
@@ -351,17 +352,17 @@ def _table2_entries() -> list[Expected]:
     rows = [(ds, ds, PAPER) for ds in TABLE2] + [(ours, near[0], NEAREST) for ours, near in TABLE2_NEAREST.items()]
     out = []
     for ours, paper, kind in rows:
-        nearest = kind == NEAREST
+        nearest, label = kind == NEAREST, reader_name(ours)
         extra = dict(kind=kind, where="Table 2", cause=SUBSTITUTE if nearest else "",
                      note=f"against {paper}: another backbone and data set" if nearest else "")
         base, cells = TABLE2[paper]
-        out.append(Expected(f"{ours}_base_acc", f"{ours}: base accuracy (phase 1)", base / 100,
+        out.append(Expected(f"{ours}_base_acc", f"{label}: base accuracy (phase 1)", base / 100,
                             "nearest" if nearest else "table2", **extra))
         for (eta, n), (loss, acc, std) in cells.items():  # the cells count only where the runs test the claim
-            out.append(Expected(table2_key(ours, eta, n, "train_loss"), f"{ours}, η={eta:g}, n={n}: train loss", loss,
+            out.append(Expected(table2_key(ours, eta, n, "train_loss"), f"{label}, η = {eta:g}, n = {n}: train loss", loss,
                                 "nearest" if nearest else "table2_loss", testable=ours, **extra))
             spread = None if nearest else max(0.02, 2 * (std or 0) / 100)
-            out.append(Expected(table2_key(ours, eta, n, "test_acc"), f"{ours}, η={eta:g}, n={n}: test accuracy",
+            out.append(Expected(table2_key(ours, eta, n, "test_acc"), f"{label}, η = {eta:g}, n = {n}: test accuracy",
                                 acc / 100, "nearest" if nearest else "table2_std", tolerance_value=spread,
                                 testable=ours, **extra))
     return out

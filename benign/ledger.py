@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from .rules import (alpha_rule, attention_rises_rule, backbone_regimes_rule, boundary_rule, clock_rule, delayed_rule,
-                    encoder_regions_rule, encoder_rule, eq9_rule, eq10_rule, eta_rule, fig1_rule, noise_cost_grows_rule,
-                    noisy_relevant_vanishes_rule, not_overfitting_stage_rule, paper2_below_rule, paper2_benign_rule,
-                    paper2_boundary_rule, paper2_harmful_rule, realdata_rule, regime_rule, regions_rule, selection_rule)
+from .rules import (alpha_rule, attention_sharpens_rule, backbone_regimes_rule, boundary_rule, clock_rule,
+                    delayed_rule, encoder_regions_rule, encoder_rule, eq9_rule, eq10_rule, eta_rule, fig1_rule,
+                    noise_cost_grows_rule, noisy_relevant_vanishes_rule, not_overfitting_stage_rule,
+                    paper2_below_rule, paper2_benign_rule, paper2_boundary_rule, paper2_harmful_rule, realdata_rule,
+                    regime_rule, regions_rule, selection_rule)
 from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, OFFLINE, PART, VERDICTS, Finding, Record
 
 __all__ = ["CONTRADICTED", "HOLDS", "NOT_SEEN", "OFFLINE", "PART", "VERDICTS", "Finding", "Record", "Claim", "Entry",
@@ -112,7 +113,7 @@ CLAIMS = [
           "small ViTs of depths {p[vit_depths]} made here on MNIST digits, n in {p[sample_sizes]}, seeds and protocol "
           "of Table 2's {p[table2_profile]} profile", backbone_regimes_rule),
     Claim(S, "Figures 8, 9", "During fine-tuning the last layer's attention sharpens onto fewer tokens.",
-          "fig8_finetune_attention", "the Table-2 runs", attention_rises_rule),
+          "fig8_finetune_attention", "the Table-2 runs", attention_sharpens_rule),
     Claim(M, "Theorem (two steps)", "Two gradient steps of suitable sizes interpolate noisy data and generalize: clean "
           "inputs attend to the signal, noisy inputs to their noise.", "paper2_two_steps",
           "n = {p[n]}, d = {p[d]}, β = {p[step_sizes_benign]}", paper2_benign_rule),

@@ -94,12 +94,14 @@ class Notebook:
         import matplotlib.pyplot as plt
         from IPython.display import Image, display
 
-        from .plots import DPI, smallest_text_pt
+        from .plots import DPI, alt_text, smallest_text_pt
 
         name = name or self.name
         saved = save_figure(fig, self.out, name, dpi=DPI, description={"smallest_text_pt": smallest_text_pt(fig)})
+        alt = alt_text(fig)
         plt.close(fig)
-        display(Image(filename=str(saved[0])), metadata={FIGURE_KEY: {"notebook": self.name, "name": name}})
+        display(Image(filename=str(saved[0])),
+                metadata={FIGURE_KEY: {"notebook": self.name, "name": name, "alt": alt}})
 
     def save_metrics(self, metrics: dict, extra: dict | None = None) -> None:
         """Glue every headline number (a plain int or float, for the page's text) and every headline word (a str, as

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import expected, ledger
+from .words import reader_name
 
 PAGE = "../notebooks/{}.html"  # a notebook's page, from a page of book/
 TABLES = itertools.count(1)  # numbers the tables of a process, so footnote anchors are unique on a page
@@ -89,16 +90,18 @@ def cell(value) -> str:
         return "yes" if value else "no"
     if isinstance(value, (int, float, np.integer, np.floating)):
         return number(float(value))
-    return html.escape(str(value))
+    return html.escape(reader_name(value) if isinstance(value, str) else str(value))
 
 
 def frame(df) -> str:
-    """A pandas table on a page: a meaningful index becomes columns, no index column, cells as `cell` writes them."""
+    """A pandas table on a page: a meaningful index becomes columns (an unnamed one with no header), no index
+    column, headers and names from code in words (`words.reader_name`), cells as `cell` writes them."""
     import pandas as pd
 
     if not isinstance(df.index, pd.RangeIndex) or any(df.index.names):
-        df = df.reset_index()
-    columns = [" / ".join(str(c) for c in col if str(c)) if isinstance(col, tuple) else str(col) for col in df.columns]
+        df = df.reset_index(names=[name or " " * (i + 1) for i, name in enumerate(df.index.names)])  # blank headers
+    columns = [" / ".join(reader_name(c) for c in col if str(c)) if isinstance(col, tuple) else reader_name(col)
+               for col in df.columns]
     rows = [[cell(v) for v in record] for record in df.itertuples(index=False, name=None)]
     return table([html.escape(c) for c in columns], rows, Footnotes(), "benign-frame")
 

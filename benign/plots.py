@@ -66,6 +66,19 @@ def smallest_text_pt(fig) -> float:
     return float(min(sizes)) if sizes else float(plt.rcParams["font.size"])
 
 
+TEX_WORDS = {r"\|": "‖", r"\mu": "μ", r"\eta": "η", r"\alpha": "α", r"\rho": "ρ", r"\nu": "ν", r"\tau": "τ",
+             r"\delta": "δ", r"\mathrm": "", r"\cdot": "·", "{": "", "}": "", "$": "", "\\": ""}
+
+
+def alt_text(fig) -> str:
+    """What the figure shows, for a reader who cannot see it: its title and its panels' titles (maths in plain
+    Unicode, repeated titles said once), one line."""
+    titles = [fig.get_suptitle()] + [ax.get_title() for ax in fig.axes if ax.get_visible()]
+    for tex, word in TEX_WORDS.items():
+        titles = [t.replace(tex, word) for t in titles]
+    return "; ".join(dict.fromkeys(" ".join(t.split()) for t in titles if t.strip()))
+
+
 def token_color(token: int, types) -> str:
     from .data import TOKEN_TYPES
 
@@ -196,10 +209,11 @@ def max_attention_curves(ax, curves, title: str) -> None:
 SIZE_MARKERS = ("o", "s", "^", "D", "v")  # one marker per n, in increasing n
 
 
-def study_points(ax, points, x: str, xlabel: str, low: float, high: float, drop: float) -> None:
+def study_points(ax, points, x: str, xlabel: str, low: float, high: float, cost: float) -> None:
     """The backbone study on the paper's axes: per backbone a colour (text rows with hollow markers), per n a
-    marker, its points joined in increasing n; y = test minus base accuracy (points), the harmful threshold at −drop
-    dashed."""
+    marker, its points joined in increasing n; y = test minus base accuracy (points). Below or above each point, its
+    clean-label cell (same backbone and n on clean labels: `points.clean_minus_base`) as a dash of its colour joined
+    to it by a dotted line, and `cost` points below that dash a grey one: the point's harmful level."""
     sizes = sorted(points.n.unique())
     colors = dict(zip(points.backbone_label.unique(), sns.color_palette("deep")))
     for name, part in points.groupby("backbone_label", sort=False):
@@ -209,11 +223,20 @@ def study_points(ax, points, x: str, xlabel: str, low: float, high: float, drop:
         for n, row in part.groupby("n"):
             ax.plot(row[x], row.test_minus_base, linestyle="none", color=colors[name], markerfacecolor=face,
                     markersize=8, markeredgewidth=1.5, marker=SIZE_MARKERS[sizes.index(n) % len(SIZE_MARKERS)])
+        for at, y, level in zip(part[x], part.test_minus_base, part.clean_minus_base):
+            ax.plot([at, at], [y, level], color=colors[name], linestyle=":", linewidth=1)
+        ax.plot(part[x], part.clean_minus_base, linestyle="none", marker="_", markersize=14, markeredgewidth=2,
+                color=colors[name])
+        ax.plot(part[x], part.clean_minus_base - cost, linestyle="none", marker="_", markersize=10, markeredgewidth=1.5,
+                color="grey")
     for n in sizes:  # the markers' key, with no line
         ax.plot([], [], linestyle="none", marker=SIZE_MARKERS[sizes.index(n) % len(SIZE_MARKERS)], color="black",
                 label=f"n = {n}")
+    ax.plot([], [], linestyle="none", marker="_", markersize=14, markeredgewidth=2, color="black",
+            label="a point's clean-label cell")
+    ax.plot([], [], linestyle="none", marker="_", markersize=10, markeredgewidth=1.5, color="grey",
+            label=f"harmful level: {cost:g} points below the clean cell")
     ax.axhline(0, color="grey", linewidth=0.8)
-    ax.axhline(-drop, color="grey", linestyle="--", linewidth=0.8)
     ax.set(xlim=(-0.05, 1.05), ylim=(low, high), xlabel=xlabel, ylabel="test − base accuracy (points)")
 
 

@@ -48,7 +48,7 @@ def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
             return Finding(PART, evidence, "some noisy labels are fitted on some seeds")
         every, none = seeds_fit_every_label(m, prefix)
         gain_low, gain_high = m[f"{prefix}_test_gain_min"], m[f"{prefix}_test_gain_max"]
-        evidence += (f"; test accuracy {m[f'{prefix}_test_acc_at_step_0']:.3f} at step 0 (head alone), "
+        evidence += (f"; test accuracy {m[f'{prefix}_test_acc_step0']:.3f} at step 0 (head alone), "
                      f"{spread(m, f'{prefix}_test_acc')} at the end, so training adds "
                      f"{spread(m, f'{prefix}_test_gain', '+.3f')}")
         if named == "benign":
@@ -262,23 +262,45 @@ def eta_rule(m: Record) -> Finding:
 
 
 def encoder_rule(m: Record) -> Finding:
+    """Figure 6 against the right control: the encoder's head starts at chance, so its step 0 says nothing; each seed's
+    regime is read against the same run on clean labels (`regimes.trained_regime`: harmful when the flipped labels
+    cost more than `HARM` of test accuracy). Holds when every seed of every setting lands in the regime the setting
+    is named after, contradicted when no seed of any setting does. The paper's own reading (a test accuracy threshold)
+    is quoted beside it."""
     names = {"balanced": "balanced", "harmful": "harmful", "not_overfitting": "not overfitting"}
-    shares = {k: m[f"{k}_as_named_share"] for k in names}
-    evidence = "share of seeds in the named regime: " + ", ".join(
-        f"{label} {shares[k]:.2f} (test accuracy {spread(m, f'{k}_test_acc')})" for k, label in names.items())
+    shares = {k: m[f"{k}_as_named_trained_share"] for k in names}
+    evidence = "share of seeds in the named regime against clean-label runs (by the test threshold): " + ", ".join(
+        f"{label} {shares[k]:.2f} ({m[f'{k}_as_named_share']:.2f}; test accuracy {spread(m, f'{k}_test_acc')}, "
+        f"on clean labels {spread(m, f'{k}_clean_test_acc')})" for k, label in names.items())
     settled = [k for k, v in shares.items() if v == 1]
     if len(settled) == 3:
         return Finding(HOLDS, evidence)
     missed = ", ".join(names[k] for k in names if k not in settled)
     return Finding(PART if settled or any(shares.values()) else CONTRADICTED, evidence,
-                   f"not every seed lands in the named regime: {missed}")
+                   f"not every seed lands in the named regime against its clean-label run: {missed}")
 
 
-def attention_rises_rule(m: Record) -> Finding:
-    share = m["max_attention_rises_share"]
-    evidence = f"the mean maximum attention ends above its first epoch in a share {share:.2f} of the runs"
-    return Finding(HOLDS if share == 1 else PART if share > thresholds.MAJORITY.value else CONTRADICTED, evidence,
-                   "" if share == 1 else "some runs end lower")
+def attention_sharpens_rule(m: Record) -> Finding:
+    """Figures 8, 9 against each curve's own first epoch: the re-initialised attention starts near uniform, so any
+    training raises its largest score a little and a rise cannot fail. A curve counts as sharpened when its largest
+    score grows by `SHARPER` (the effective number of tokens attended halves); holds when every curve does,
+    contradicted when at most `MAJORITY` of them do. The clean-label control (flipped labels against the same
+    fine-tuning on clean ones) is the evidence's second half."""
+    share, curves = m["sharpened_share"], m["sharpening_curves"]
+    evidence = (f"by the end of phase 2 the largest score was ×{m['sharpening_factor_min']:.2f} to "
+                f"×{m['sharpening_factor_max']:.2f} its first epoch's; {percent(share)} of the {curves:.0f} curves "
+                f"at least ×{thresholds.SHARPER.value:g}")
+    pairs = m.maybe("sharpening_pairs")
+    if pairs and pairs > 0:
+        evidence += (f"; with flipped labels the curve ended sharper than on clean labels in "
+                     f"{percent(m['noisy_sharper_share'])} of {pairs:.0f} pairs")
+    if share == 1:
+        return Finding(HOLDS, evidence)
+    if share > thresholds.MAJORITY.value:
+        return Finding(PART, evidence, f"some curves end below ×{thresholds.SHARPER.value:g} their first epoch's "
+                       "largest score: attention moved there, but did not concentrate onto fewer tokens")
+    return Finding(CONTRADICTED, evidence, f"most curves end below ×{thresholds.SHARPER.value:g} their first "
+                   "epoch's largest score: fitting the labels did not concentrate attention onto fewer tokens")
 
 
 def alpha_rule(m: Record) -> Finding:

@@ -305,13 +305,13 @@ def controls(sim: Simulation, runs: list[Run], clean_sim: Simulation, clean_runs
     history, final = sim.history.set_index(["run", "step"]), sim.final.set_index("run")
     clean_final = clean_sim.final.set_index("run")
     qs = dict(zip(sim.final.run, sim.q))
-    out = {key: [] for key in ("test_acc_at_step_0", "test_gain", "clean_labels_test_acc", "noise_cost",
+    out = {key: [] for key in ("test_acc_step0", "test_gain", "clean_labels_test_acc", "noise_cost",
                                "test_attention_relevant")}
     for run, clean in zip(runs, clean_runs):
         start, end = float(history.loc[(run.label, 0), "test_acc"]), float(final.loc[run.label, "test_acc"])
         clean_end = float(clean_final.loc[clean.label, "test_acc"])
         s = attend(run.test, qs[run.label].double())["scores"]
-        out["test_acc_at_step_0"].append(start)
+        out["test_acc_step0"].append(start)
         out["test_gain"].append(end - start)
         out["clean_labels_test_acc"].append(clean_end)
         out["noise_cost"].append(clean_end - end)

@@ -35,6 +35,10 @@ NEAR_CHANCE = Threshold(0.75, "test accuracy below which a model has collapsed t
 REGION = Threshold(0.01, "share of a map's cells a regime must hold to count as a region (15 of Figure 5's 1521 "
                    "cells): a handful of cells is a draw, not a region")
 VANISHED = Threshold(0.1, "a score 'goes to zero' when it ends below this fraction of its step-0 value 1/T")
+SHARPER = Threshold(2.0, "factor by which the largest attention score must grow over fine-tuning to count as "
+                   "'sharpened onto fewer tokens': the effective number of tokens attended (one over the largest "
+                   "score) halves. Re-initialised attention starts near uniform, so any training raises the largest "
+                   "score a little: a rise alone cannot fail")
 REAL_FITTED = Threshold(0.95, "share of real-data training labels (clean or flipped) that counts as 'fitted' (the "
                         "same notion as every label fitted on the synthetic pages, allowing one label in twenty)")
 DELAY_MIN_RUNS = Threshold(10, "benign runs below which delayed generalization is 'not seen': too few to fit how the "

@@ -1,7 +1,9 @@
 """Words built from numbers, shared by every page: a list as a reader says it, a signed number with a true minus
-sign, a share ('none', 'all', '49%'), a count out of a total, and a fitted slope's direction computed from the slope and its standard error."""
+sign, a share ('none', 'all', '49%'), a count out of a total, a fitted slope's direction computed from the slope and
+its standard error, and a name from code (a table's column, a regime, a data set) as a reader reads it."""
 
 import math
+import re
 
 from . import thresholds
 
@@ -65,3 +67,31 @@ def share_words(count: int, total: int, one: str = "run", many: str = "runs") ->
     if count == total:
         return {1: f"the only {one}", 2: f"both {many}"}.get(total, f"all {total} {many}")
     return f"{count} of the {total} {many}"
+
+
+NAMES = {  # a name from code as a page's reader reads it; any other identifier reads with spaces for underscores
+    "noise_ratio": "η", "signal_norm": "‖μ‖", "n_snr2": "n·SNR²", "train_acc": "train accuracy",
+    "test_acc": "test accuracy", "train_loss": "train loss", "test_loss": "test loss",
+    "regime_by_order": "regime by the theorem's order", "frak_ratio": "Eq. 9 ratio", "flipped_share": "labels flipped",
+    "test_acc_step0": "test accuracy at step 0", "test_gain": "test accuracy gained",
+    "attention_clean_relevant": "clean samples' attention on the relevant token",
+    "attention_noisy_relevant": "noisy samples' attention on the relevant token",
+    "clean_signal_attention": "clean inputs' attention on the signal",
+    "noisy_signal_attention": "noisy inputs' attention on the signal",
+    "test_signal_attention": "test inputs' attention on the signal", "train_W": "W trained",
+    "rotten_tomatoes": "Rotten Tomatoes", "rotten_tomatoes_3class": "Rotten Tomatoes (3 classes)",
+    "mnist_5k": "MNIST digits", "fashion_mnist": "Fashion-MNIST",
+}
+IDENTIFIER = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+
+
+def reader_name(name) -> str:
+    """A name from code as a reader reads it (`NAMES`; 'large_noise_seed43' → 'large noise, seed 43'; any other
+    snake_case name with spaces); anything else unchanged."""
+    name = str(name)
+    if name in NAMES:
+        return NAMES[name]
+    if not IDENTIFIER.fullmatch(name):
+        return name
+    base, seed = re.fullmatch(r"(.*?)(?:_seed(\d+))?", name).groups()
+    return NAMES.get(base, base.replace("_", " ")) + (f", seed {seed}" if seed else "")

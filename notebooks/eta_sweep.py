@@ -188,7 +188,7 @@ if theirs is not None:
 test_set = data.make_run(d, signal_norm, noise_ratio=0.0, seed=seed, n=n, n_test=n_test, T=T, rho=rho,  # clean test set
                          n_relevant=n_relevant, n_weak=n_weak, authors_test_seed=authors_test_seed,
                          W_init="identity").test
-metrics["test_acc_uniform_attention"] = synthetic.attend(test_set, torch.zeros(d, dtype=test_set.X.dtype))["acc"]
+metrics["test_acc_step0"] = synthetic.attend(test_set, torch.zeros(d, dtype=test_set.X.dtype))["acc"]
 metrics.update(n_train=n, noise_ratio_max=top, replicates=replicates)
 for label, by_m in collapses.items():  # the sweep over n
     for m, c in by_m.items():
@@ -231,7 +231,7 @@ nb.save_metrics(metrics)
 #
 # **Why the test accuracy stays high under heavy noise.** The head $\nu$ is fixed and reads the class signal:
 # with $p = 0$ the attention is uniform and the test accuracy is already
-# {glue:text}`test_acc_uniform_attention:.3f` before any step. Training moves only $p$, i.e. which tokens each
+# {glue:text}`test_acc_step0:.3f` before any step. Training moves only $p$, i.e. which tokens each
 # input attends to; as long as the signal part of $p$ does not turn against the true class, fresh inputs keep the
 # head's answer, so the test accuracy says little about the flipped labels until the Eq. 9 ratio drops below one.
 #

@@ -123,7 +123,7 @@ nb.save_figure(fig)
 # noisy samples put {glue:text}`large_noise_noisy_on_irrelevant:.2f` of their attention on the irrelevant tokens
 # together, memorising noise that fresh samples share only by chance; the plotted (median) noisy sample puts
 # {glue:text}`large_noise_shown_noisy_on_irrelevant:.2f` there. The test accuracy ends at
-# {glue:text}`large_noise_test_acc:.3f` against {glue:text}`large_noise_test_acc_at_step_0:.3f` at step 0 (with
+# {glue:text}`large_noise_test_acc:.3f` against {glue:text}`large_noise_test_acc_step0:.3f` at step 0 (with
 # $p = 0$ the attention is uniform and the fixed head already reads the relevant token's signal).
 #
 # Counted over all {glue:text}`replicates:.0f` seeds, the noisy labels fitted, of
@@ -142,9 +142,9 @@ nb.save_figure(fig)
 # ## What training adds
 #
 # The fixed head classifies before any training. At step 0, $p = 0$ and the attention is uniform, so
-# $f(X) = \nu^\top \bar x$ and the test accuracy is the head's own: {glue:text}`balanced_test_acc_at_step_0:.3f`
-# (balanced), {glue:text}`large_noise_test_acc_at_step_0:.3f` (large noise) and
-# {glue:text}`large_signal_test_acc_at_step_0:.3f` (large signal) on the plotted seed — the dotted line in each right
+# $f(X) = \nu^\top \bar x$ and the test accuracy is the head's own: {glue:text}`balanced_test_acc_step0:.3f`
+# (balanced), {glue:text}`large_noise_test_acc_step0:.3f` (large noise) and
+# {glue:text}`large_signal_test_acc_step0:.3f` (large signal) on the plotted seed — the dotted line in each right
 # panel. A claim about generalizing or harm is a claim about what training does to that level, so the claims ledger
 # reads three controls, on every seed:
 #
@@ -223,7 +223,7 @@ outcomes = draws.dynamics_outcomes(settings, range(seed, seed + outcome_draws), 
 draw_metrics = {**draws.spread(outcomes, "setting", ["test_acc", "test_gain"]),
                 **draws.fitted_words(outcomes, "setting"), **draws.gain_words(outcomes, "setting")}
 for name, rows in outcomes.groupby("setting", sort=False):
-    draw_metrics[f"{name}_draws_test_acc_at_step_0"] = float(rows.test_acc_at_step_0.iloc[0])  # one test set
+    draw_metrics[f"{name}_draws_test_acc_step0"] = float(rows.test_acc_step0.iloc[0])  # one test set
 fig, axes = plots.figure(1, len(settings), row_height=2.6, sharey=True)
 for ax, (name, (d, mu)) in zip(axes, settings.items()):
     fitted = outcomes[outcomes.setting == name].noisy_fitted
@@ -241,12 +241,12 @@ nb.save_figure(fig, "fig3_dynamics_draws")
 #
 # Test accuracy at the end, median over the draws (lowest to highest), against the head alone on the same test set:
 # balanced {glue:text}`balanced_draws_test_acc_median:.3f` ({glue:text}`balanced_draws_test_acc_min:.3f` to
-# {glue:text}`balanced_draws_test_acc_max:.3f`, head alone {glue:text}`balanced_draws_test_acc_at_step_0:.3f`;
+# {glue:text}`balanced_draws_test_acc_max:.3f`, head alone {glue:text}`balanced_draws_test_acc_step0:.3f`;
 # {glue:md}`balanced_draws_gain_words`), large noise {glue:text}`large_noise_draws_test_acc_median:.3f`
 # ({glue:text}`large_noise_draws_test_acc_min:.3f` to {glue:text}`large_noise_draws_test_acc_max:.3f`, head alone
-# {glue:text}`large_noise_draws_test_acc_at_step_0:.3f`; {glue:md}`large_noise_draws_gain_words`) and large signal
+# {glue:text}`large_noise_draws_test_acc_step0:.3f`; {glue:md}`large_noise_draws_gain_words`) and large signal
 # {glue:text}`large_signal_draws_test_acc_median:.3f` ({glue:text}`large_signal_draws_test_acc_min:.3f` to
-# {glue:text}`large_signal_draws_test_acc_max:.3f`, head alone {glue:text}`large_signal_draws_test_acc_at_step_0:.3f`;
+# {glue:text}`large_signal_draws_test_acc_max:.3f`, head alone {glue:text}`large_signal_draws_test_acc_step0:.3f`;
 # {glue:md}`large_signal_draws_gain_words`). The median change from step 0 is
 # {glue:text}`balanced_draws_test_gain_median:+.3f`, {glue:text}`large_noise_draws_test_gain_median:+.3f` and
 # {glue:text}`large_signal_draws_test_gain_median:+.3f`.
@@ -284,7 +284,7 @@ for name in settings:  # every seed: labels fitted (clean and noisy) and test ac
         tables.seed_spread(metrics, f"{name}_{key}", values)
 metrics.update(draw_metrics)  # How often does each setting land where the paper puts it?
 gap = metrics["balanced_test_acc"] - metrics["large_noise_test_acc"]  # the paper's contrast: balanced against harmful
-metrics["large_noise_head_share_of_gap"] = ((metrics["balanced_test_acc"] - metrics["large_noise_test_acc_at_step_0"])
+metrics["large_noise_head_share_of_gap"] = ((metrics["balanced_test_acc"] - metrics["large_noise_test_acc_step0"])
                                             / gap if gap > 0 else float("nan"))
 nb.save_metrics(metrics, extra={"trainer_wall_s": round(sim.info["wall_s"], 3)})
 sim.final

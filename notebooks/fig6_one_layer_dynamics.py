@@ -66,7 +66,8 @@ out_dir = ""  # empty: results/fig6_one_layer_dynamics/book
 # %%
 import pandas as pd
 
-from benign import authors, data, encoder, notebooks, paths, plots, sweep, tables, theory
+from benign import (authors, data, encoder, notebooks, paths, plots, regimes, sweep, tables, theory, thresholds,
+                    words)
 
 nb = notebooks.start("fig6_one_layer_dynamics", globals())
 paper_settings = {"balanced": (d_balanced, signal_norm_balanced), "harmful": (d_harmful, signal_norm_harmful),
@@ -84,18 +85,28 @@ pd.DataFrame([{"setting": name, "paper d": paper_settings[name][0], "paper ‖μ
 # reaches the head, so it computes the [CLS] query, the attention row and the MLP for that position alone, with
 # the products reassociated — the same function and gradients as the literal module `benign.models.OneLayerEncoder`
 # (the test suite checks agreement with autograd SGD on the module to $10^{-10}$ in float64). Runs of one $d$ are
-# batched with `torch.func.vmap`; here each setting has its own $d$, so each is one call.
+# batched with `torch.func.vmap`; here each setting has its own $d$, so each is one call, holding its seeds' runs and
+# the control of each: the same run on clean labels (same inputs, same initialisation, no flipped label).
 
 # %%
 seeds = [seed + k for k in range(replicates)]
-sims = {name: encoder.simulate([data.make_run(d, mu, seed=s, n=n, n_test=n_test, T=T, rho=rho,
-                                              noise_ratio=noise_ratio, label_noise=label_noise,
-                                              authors_test_seed=authors_test_seed, W_init="identity",
-                                              label=name if s == seed else f"{name}_seed{s}") for s in seeds],
-                               hidden=width, skip=skip, learning_rate=learning_rate, num_steps=num_steps,
-                               log_every=log_every, track=list(range(n)), dtype=dtype, device=device,
-                               progress=progress)
+
+
+def make(d, mu, s, eta, label):  # one run of a setting; eta = 0: the same inputs and seed on clean labels
+    return data.make_run(d, mu, seed=s, n=n, n_test=n_test, T=T, rho=rho, noise_ratio=eta, label_noise=label_noise,
+                         authors_test_seed=authors_test_seed, W_init="identity", label=label)
+
+
+runs = {name: [make(d, mu, s, noise_ratio, name if s == seed else f"{name}_seed{s}") for s in seeds]
+        for name, (d, mu, _) in settings.items()}
+# the control: every run again on clean labels (same inputs, same initialisation), trained in the same batch
+clean_runs = {name: [make(d, mu, s, 0.0, f"{run.label}_clean") for s, run in zip(seeds, runs[name])]
+              for name, (d, mu, _) in settings.items()}
+sims = {name: encoder.simulate(runs[name] + clean_runs[name], hidden=width, skip=skip, learning_rate=learning_rate,
+                               num_steps=num_steps, log_every=log_every, track=list(range(n)), dtype=dtype,
+                               device=device, progress=progress)
         for name, (d, mu, width) in settings.items()}
+costs = {name: encoder.noise_costs(sims[name].final, runs[name], clean_runs[name]) for name in settings}
 types = data.token_types(T)
 wall_s = sum(sim.info["wall_s"] for sim in sims.values())
 
@@ -106,11 +117,11 @@ wall_s = sum(sim.info["wall_s"] for sim in sims.values())
 # median of its group by its final attention on the relevant token (half the group ends above it; relevant
 # token in blue, the weakly relevant token aligned with the true class in green, the one aligned with the *flipped*
 # label in red, irrelevant tokens in grey; the rest of the row goes to the [CLS] token itself). Right: train and
-# test accuracy.
+# test accuracy, and, thin and grey, the test accuracy of the same run on clean labels.
 
 # %%
 titles = {"balanced": "balanced", "harmful": "harmful", "not_overfitting": "not overfitting"}
-fig, axes = plots.figure_rows([f"{titles[name]}: d = {settings[name][0]}, ‖μ‖ = {settings[name][1]:g}"
+fig, axes = plots.figure_rows([f"{titles[name]}: d = {settings[name][0]}, ‖μ‖ = {settings[name][1]:.3g}"
                                for name in sims], 3, sharex=True)
 shown = {}
 for row, (name, sim) in enumerate(sims.items()):
@@ -120,6 +131,8 @@ for row, (name, sim) in enumerate(sims.items()):
     plots.score_dynamics(axes[row, 0], sim.scores, name, shown[name][0], types, "median clean sample")
     plots.score_dynamics(axes[row, 1], sim.scores, name, shown[name][1], types, "median noisy sample")
     plots.accuracy_curves(axes[row, 2], sim.history, name, "accuracy")
+    control = sim.history[(sim.history.run == f"{name}_clean") & sim.history.test_acc.notna()]
+    axes[row, 2].plot(control.step, control.test_acc, color="#999999", lw=0.8, label="test, clean labels")
     axes[row, 0].set_ylabel("[CLS] attention")
     axes[row, 1].set_ylabel("[CLS] attention")
 plots.legend_above(fig, axes[0, 0], ncols=2)
@@ -127,8 +140,12 @@ axes[0, 2].legend(loc="lower right")
 nb.save_figure(fig)
 
 # %%
-every_seed = pd.concat([sim.final for sim in sims.values()], ignore_index=True)
+every_seed = pd.concat([sims[name].final[sims[name].final.run.isin([r.label for r in runs[name]])]
+                        for name in settings], ignore_index=True)  # the runs with flipped labels, every seed
 every_seed["regime"] = theory.observed_regime(every_seed.train_acc, every_seed.test_acc, test_threshold)
+control_acc = pd.concat(costs.values()).set_index("run").clean_test_acc  # the same runs on clean labels
+every_seed["regime_trained"] = regimes.trained_regime(every_seed.train_acc, every_seed.test_acc,
+                                                      control_acc.loc[every_seed.run].to_numpy())
 attention = pd.concat([sim.history[sim.history.step == num_steps] for sim in sims.values()]).set_index("run")
 every_seed["attention_clean_relevant"] = attention.loc[every_seed.run, "score_clean_relevant"].to_numpy()
 every_seed["attention_noisy_relevant"] = attention.loc[every_seed.run, "score_noisy_relevant"].to_numpy()
@@ -150,9 +167,38 @@ final
 # {glue:text}`harmful_attention_noisy_relevant:.2f` and {glue:text}`not_overfitting_attention_noisy_relevant:.2f`.
 # Where the clean samples' mean ends below one half, attention has *not* moved onto the relevant token: the
 # encoder fits its labels through its MLP and value path as much as through token selection. With the strong
-# signal the test accuracy stays near one even where the noisy labels are fitted — the encoder memorises where the
-# analysed model would not, so the setting the paper calls *not overfitting* can overfit benignly here; with the
-# weak signal the test accuracy is {glue:text}`harmful_test_acc:.3f`.
+# signal the test accuracy stays high even where the noisy labels are fitted — the encoder memorises where the
+# analysed model would not; with the weak signal the test accuracy is {glue:text}`harmful_test_acc:.3f`. Whether
+# either is the flipped labels' doing is what the next section measures.
+
+# %% [markdown]
+# ## What the flipped labels cost
+#
+# A low test accuracy is harm only if the flipped labels cause it, and a high one is benign only if fitting them
+# costs nothing. The encoder's step 0 cannot tell: its head is random, so it starts near chance (test accuracy
+# {glue:text}`balanced_test_acc_step0:.3f`, {glue:text}`harmful_test_acc_step0:.3f` and
+# {glue:text}`not_overfitting_test_acc_step0:.3f` on the plotted seed). The control is the same run on clean labels —
+# same inputs, same initialisation, same seed, no flipped label (the thin grey line in the right panels, for the
+# plotted seed). On the plotted seed the test accuracy with flipped labels against clean labels
+# is {glue:text}`balanced_test_acc:.3f` against {glue:text}`balanced_clean_test_acc:.3f` (balanced),
+# {glue:text}`harmful_test_acc:.3f` against {glue:text}`harmful_clean_test_acc:.3f` (harmful) and
+# {glue:text}`not_overfitting_test_acc:.3f` against {glue:text}`not_overfitting_clean_test_acc:.3f` (not
+# overfitting). Over {glue:md}`seed_count_words`, clean labels minus flipped labels, with a cost counted where it
+# exceeds {glue:text}`harm_threshold:.2f` of test accuracy (`benign.thresholds.HARM`):
+#
+# - balanced ({glue:text}`balanced_test_acc_min:.3f` to {glue:text}`balanced_test_acc_max:.3f` with flipped labels,
+#   {glue:text}`balanced_clean_test_acc_min:.3f` to {glue:text}`balanced_clean_test_acc_max:.3f` on clean labels):
+#   {glue:md}`balanced_cost_spread_words`; {glue:md}`balanced_cost_words`;
+# - harmful ({glue:text}`harmful_test_acc_min:.3f` to {glue:text}`harmful_test_acc_max:.3f`, against
+#   {glue:text}`harmful_clean_test_acc_min:.3f` to {glue:text}`harmful_clean_test_acc_max:.3f`):
+#   {glue:md}`harmful_cost_spread_words`; {glue:md}`harmful_cost_words`;
+# - not overfitting ({glue:text}`not_overfitting_test_acc_min:.3f` to {glue:text}`not_overfitting_test_acc_max:.3f`,
+#   against {glue:text}`not_overfitting_clean_test_acc_min:.3f` to
+#   {glue:text}`not_overfitting_clean_test_acc_max:.3f`): {glue:md}`not_overfitting_cost_spread_words`;
+#   {glue:md}`not_overfitting_cost_words`.
+
+# %%
+pd.concat(costs.values(), ignore_index=True)  # every seed: test accuracy with flipped and with clean labels
 
 # %% [markdown]
 # ## The authors' code
@@ -196,16 +242,34 @@ for row in final.itertuples():
     for key, (sample, kind) in on.items():
         metrics[f"{row.run}_shown_{key}"] = tables.final_share(sims[row.run].scores, row.run, sample,
                                                                 (types == kind).nonzero().flatten().tolist())
-    metrics[f"{row.run}_regime"] = row.regime
+    metrics[f"{row.run}_regime"] = words.reader_name(row.regime)
     metrics[f"{row.run}_as_named"] = float(row.regime == expected_regime[row.run])
     if row.run in theirs:
-        metrics[f"authors_{row.run}_regime"] = theirs[row.run]["regime"]
+        metrics[f"authors_{row.run}_regime"] = words.reader_name(theirs[row.run]["regime"])
         metrics[f"authors_{row.run}_as_named"] = float(theirs[row.run]["regime"] == expected_regime[row.run])
 for name in settings:  # over every seed: the share of runs in the regime the setting is named after
     runs_of = every_seed[every_seed.run.isin([name] + [f"{name}_seed{s}" for s in seeds[1:]])]
     metrics[f"{name}_as_named_share"] = float((runs_of.regime == expected_regime[name]).mean())
+    metrics[f"{name}_as_named_trained_share"] = float((runs_of.regime_trained == expected_regime[name]).mean())
+    metrics[f"{name}_regime_trained_words"] = words.and_list([
+        f"{words.share_words(k, len(runs_of), 'seed', 'seeds')} {words.reader_name(r)}"
+        for r, k in runs_of.regime_trained.value_counts().items()])
     tables.seed_spread(metrics, f"{name}_test_acc", runs_of.test_acc)
+    # against the controls: its own step 0 (a random head) and the same runs on clean labels, seed by seed
+    start = sims[name].history[(sims[name].history.run == name) & (sims[name].history.step == 0)]
+    metrics[f"{name}_test_acc_step0"] = float(start.test_acc.iloc[0])  # the random head's, before training
+    metrics[f"{name}_clean_test_acc"] = float(costs[name].clean_test_acc.iloc[0])
+    metrics[f"{name}_noise_cost"] = float(costs[name].noise_cost.iloc[0])
+    tables.seed_spread(metrics, f"{name}_clean_test_acc", costs[name].clean_test_acc)
+    tables.seed_spread(metrics, f"{name}_noise_cost", costs[name].noise_cost)
+    metrics[f"{name}_costly_share"] = float(costs[name].costly.mean())
+    low, high = (words.signed(metrics[f"{name}_noise_cost_{end}"], "+.3f").replace("+0.000", "0.000")
+                 .replace("−0.000", "0.000") for end in ("min", "max"))
+    metrics[f"{name}_cost_spread_words"] = low if low == high else f"{low} to {high}"
+    metrics[f"{name}_cost_words"] = encoder.cost_words(costs[name], test_threshold)
 metrics["replicates"] = replicates
+metrics["seed_count_words"] = words.count(replicates, "seed")
+metrics["harm_threshold"] = thresholds.HARM.value
 nb.save_metrics(metrics, extra={"trainer_wall_s": round(wall_s, 2),
                                 "settings_run": {k: list(v) for k, v in settings.items()}})
 
@@ -216,18 +280,25 @@ nb.save_metrics(metrics, extra={"trainer_wall_s": round(wall_s, 2),
 # Harmful: train {glue:text}`harmful_train_acc:.3f`, test {glue:text}`harmful_test_acc:.3f`.
 # Not overfitting: train {glue:text}`not_overfitting_train_acc:.3f`, test
 # {glue:text}`not_overfitting_test_acc:.3f`. The paper shows Figure 6 as curves and names the settings by their
-# regime; it gives no numbers, so nothing on this page is compared as a number. Whether the regime observed here
-# (test accuracy threshold `test_threshold`) is the one each setting is named after is a claim of the ledger
-# ({doc}`../book/summary`), judged from this page's record.
+# regime; it gives no numbers, so nothing on this page is compared as a number. Whether each setting lands in the
+# regime it is named after is a claim of the ledger ({doc}`../book/summary`), judged from this page's record against
+# the control of the section above — harmful when the flipped labels cost more than
+# {glue:text}`harm_threshold:.2f` of test accuracy against the same run on clean labels, benign when every label is
+# fitted and they do not, not overfitting while a label is unfitted. By that reading the seeds are: balanced
+# {glue:md}`balanced_regime_trained_words`; harmful {glue:md}`harmful_regime_trained_words`; not overfitting
+# {glue:md}`not_overfitting_regime_trained_words`. The paper's own reading, a test accuracy threshold of 0.95,
+# calls the plotted seed's runs {glue:md}`balanced_regime`, {glue:md}`harmful_regime` and
+# {glue:md}`not_overfitting_regime` (balanced / harmful / not overfitting).
 #
-# The authors' script, at the same shrunk settings, ends the same way: train accuracy
+# The authors' script, at the same shrunk settings and by that threshold, ends {glue:md}`authors_balanced_regime`,
+# {glue:md}`authors_harmful_regime` and {glue:md}`authors_not_overfitting_regime`: train accuracy
 # {glue:text}`authors_balanced_train_acc:.3f` / {glue:text}`authors_harmful_train_acc:.3f` /
 # {glue:text}`authors_not_overfitting_train_acc:.3f` and test accuracy
 # {glue:text}`authors_balanced_test_acc:.3f` / {glue:text}`authors_harmful_test_acc:.3f` /
 # {glue:text}`authors_not_overfitting_test_acc:.3f` (balanced / harmful / not overfitting). In particular it fits
 # every noisy label of the setting the paper calls *not overfitting* (final train loss
-# {glue:text}`authors_not_overfitting_train_loss:.4f`), as our trainer does: that miss is not ours, the
-# published code with all parameters trained by SGD does not leave the noisy labels unfitted at these settings.
+# {glue:text}`authors_not_overfitting_train_loss:.4f`), as our trainer does: the published code with all parameters
+# trained by SGD does not leave the noisy labels unfitted at these settings either.
 # The `paper` profile runs both at the paper's scale.
 # %%
 nb.compare(metrics)

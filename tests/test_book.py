@@ -193,7 +193,8 @@ def test_runs_of_an_unpacked_source_archive_record_the_commit_it_was_made_from(t
 
 def test_a_figure_page_shows_the_saved_png_linked_to_its_full_size_and_pdf_and_folds_code():
     shown = {"output_type": "display_data", "data": {"image/png": "iVBOR"},
-             "metadata": {records.FIGURE_KEY: {"notebook": "fig3_dynamics", "name": "fig3_dynamics"}}}
+             "metadata": {records.FIGURE_KEY: {"notebook": "fig3_dynamics", "name": "fig3_dynamics",
+                                               "alt": "balanced; large noise"}}}
     other = {"output_type": "stream", "name": "stdout", "text": "12 runs\n"}
     page = {"cells": [{"cell_type": "code", "metadata": {}, "source": "nb.save_figure(fig)", "outputs": [other, shown]},
                       {"cell_type": "code", "metadata": {"tags": ["remove-cell"]}, "source": "x", "outputs": []},
@@ -204,8 +205,26 @@ def test_a_figure_page_shows_the_saved_png_linked_to_its_full_size_and_pdf_and_f
     markdown = first["outputs"][1]["data"]["text/markdown"]
     assert "```{image} ../downloads/fig3_dynamics/fig3_dynamics.png" in markdown and ":width: 100%" in markdown
     assert "{download}`PDF <../downloads/fig3_dynamics/fig3_dynamics.pdf>`" in markdown
+    assert f":alt: {notebooks.title('fig3_dynamics')}: balanced; large noise\n" in markdown  # what it shows
     assert first["metadata"]["tags"] == ["hide-input"] and removed["metadata"]["tags"] == ["remove-cell"]
     assert "tags" not in text["metadata"]
+
+
+def test_a_figures_alt_text_names_its_title_and_panels_in_plain_words():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from benign import plots
+
+    fig, axes = plt.subplots(1, 3)
+    fig.suptitle("Figure 3")
+    axes[0].set_title(r"balanced, $\|\mu\| = 20$")
+    axes[1].set_title(r"balanced, $\|\mu\| = 20$")  # repeated: said once
+    axes[2].set_visible(False)
+    assert plots.alt_text(fig) == "Figure 3; balanced, ‖μ‖ = 20"
+    plt.close(fig)
 
 
 def test_a_saved_figure_records_its_smallest_text_and_dpi(tmp_path):

@@ -61,7 +61,7 @@ def test_fast_outcomes_agree_with_the_authors_script_on_the_same_draws():
         assert abs(row.clean_fitted - int(fits[~train["noisy"]].sum())) <= slack
         assert abs(row.train_acc - run["final"]["train_accuracy"]) <= slack / SMALL["n"]
         assert abs(row.test_acc - run["final"]["test_accuracy"]) <= near_zero(model, their_test) / SMALL["n_test"]
-        assert row.test_acc_at_step_0 == pytest.approx(head_alone, abs=1e-12)  # p = 0: the head alone
+        assert row.test_acc_step0 == pytest.approx(head_alone, abs=1e-12)  # p = 0: the head alone
         assert row.test_gain == pytest.approx(row.test_acc - head_alone, abs=1e-12)
 
 
@@ -110,11 +110,11 @@ def test_spread_counts_the_draws_that_fit_none_and_all():
 
 def test_fitted_words_read_as_counts():
     words = draws.fitted_words(TABLE, "setting")
-    assert words["a_draws_fitted_words"] == ("1 of 4 draws leaves every noisy label unfitted, 2 of 4 draws fit all 4 "
-                                             "and 1 of 4 draws fits some but not all (the number fitted is 0 in 1 "
-                                             "draw, 3 in 1 draw and 4 in 2 draws)")
-    assert words["b_draws_fitted_words"] == ("all 2 draws leave every noisy label unfitted and none of the 2 draws "
-                                             "fits all 4 (the number fitted is 0 in 2 draws)")
+    assert words["a_draws_fitted_words"] == ("1 of the 4 draws leaves every noisy label unfitted, 2 of the 4 draws "
+                                             "fit all 4 and 1 of the 4 draws fits some but not all (the number "
+                                             "fitted is 0 in 1 draw, 3 in 1 draw and 4 in 2 draws)")
+    assert words["b_draws_fitted_words"] == ("both draws leave every noisy label unfitted and no draws fit all 4 (the "
+                                             "number fitted is 0 in 2 draws)")
 
 
 def test_no_draw_is_one_clear_error():
@@ -127,5 +127,5 @@ def test_no_draw_is_one_clear_error():
 def test_gain_words_name_only_the_cases_that_occur():
     table = pd.DataFrame({"setting": ["a"] * 3 + ["b"] * 2, "test_gain": [-0.02, -0.01, 0.0, 0.0, 0.0]})
     words = draws.gain_words(table, "setting")
-    assert words == {"a_draws_gain_words": "2 of 3 draws end below it and 1 of 3 draws ends level with it",
-                     "b_draws_gain_words": "all 2 draws end level with it"}
+    assert words == {"a_draws_gain_words": "2 of the 3 draws end below it and 1 of the 3 draws ends level with it",
+                     "b_draws_gain_words": "both draws end level with it"}

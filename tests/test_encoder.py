@@ -172,3 +172,62 @@ def test_bad_input_is_one_clear_line():
         encoder.grid_chunk([{"d": D, "signal_norm": 2.0, "W_init": "kaiming"}])
     with pytest.raises(ParameterError, match="a grid chunk must share"):
         encoder.grid_chunk([{"d": D, "signal_norm": 2.0}, {"d": 30, "signal_norm": 2.0}])
+
+
+def test_noise_costs_compare_each_run_with_itself_on_clean_labels():
+    common = dict(n=8, n_test=50, W_init="identity")
+    runs = [data.make_run(D, 3.0, seed=s, noise_ratio=0.25, label=f"s{s}", **common) for s in (3, 4)]
+    clean = [data.make_run(D, 3.0, seed=s, noise_ratio=0.0, label=f"s{s}_clean", **common) for s in (3, 4)]
+    for run, twin in zip(runs, clean):  # the control is the same run: same inputs bit for bit, only labels differ
+        assert torch.equal(run.train.X, twin.train.X) and torch.equal(run.test.X, twin.test.X)
+        assert torch.equal(run.train.y_clean, twin.train.y_clean) and torch.equal(run.test.y, twin.test.y)
+        assert torch.equal(twin.train.y, twin.train.y_clean) and not twin.train.noisy.any()
+        assert torch.equal(run.train.y != twin.train.y, run.train.noisy) and run.train.noisy.sum() == 2
+    sim = encoder.simulate(runs + clean, **FAST)
+    start = sim.history[sim.history.step == 0].set_index("run")
+    first = sim.scores[sim.scores.step == 0]
+    for run, twin in zip(runs, clean):  # same seed, so the same initialisation: the same model at step 0
+        assert start.loc[run.label, "test_acc"] == pytest.approx(start.loc[twin.label, "test_acc"], abs=1e-12)
+        assert first[first.run == twin.label].score.to_numpy() == pytest.approx(
+            first[first.run == run.label].score.to_numpy(), rel=1e-12)
+    alone = encoder.simulate(clean[:1], **FAST)  # the clean run trained in the batch is the clean run trained alone
+    assert torch.allclose(alone.params["to_qkv.weight"][0], sim.params["to_qkv.weight"][2], rtol=1e-12, atol=1e-14)
+    costs = encoder.noise_costs(sim.final, runs, clean)
+    final = sim.final.set_index("run").test_acc
+    assert list(costs.run) == ["s3", "s4"] and list(costs.clean_run) == ["s3_clean", "s4_clean"]
+    for row in costs.itertuples():
+        assert row.noise_cost == final[row.clean_run] - final[row.run]
+        assert row.costly == (row.noise_cost > 0.01)
+
+
+def test_noise_costs_refuse_a_control_that_is_not_the_same_run():
+    common = dict(n=8, n_test=50, noise_ratio=0.0, W_init="identity")
+    run = small_run(seed=3, label="r")
+    with pytest.raises(ParameterError, match="clean run 'c' is not run 'r' on clean labels"):
+        encoder.noise_costs(None, [run], [data.make_run(D, 3.0, seed=4, label="c", **common)])
+    with pytest.raises(ParameterError, match="clean run 'c' is not run 'r' on clean labels"):
+        encoder.noise_costs(None, [run], [data.make_run(D, 4.0, seed=3, label="c", **common)])
+    with pytest.raises(ParameterError, match="clean run 'c' has flipped labels"):
+        encoder.noise_costs(None, [run], [small_run(seed=3, label="c")])
+    with pytest.raises(ParameterError, match="1 runs but 2 clean runs"):
+        encoder.noise_costs(None, [run], [run, run])
+
+
+def test_cost_words_name_whose_loss_it_is():
+    import pandas as pd
+
+    def costs(clean, noisy):
+        rows = pd.DataFrame({"clean_test_acc": clean, "test_acc": noisy})
+        rows["costly"] = rows.clean_test_acc - rows.test_acc > 0.01
+        return rows
+
+    assert encoder.cost_words(costs([0.99, 0.98, 0.99], [0.90, 0.91, 0.99]), 0.95) == (
+        "the flipped labels cost more than 0.01 of test accuracy on 2 of the 3 seeds: the loss is theirs")
+    assert encoder.cost_words(costs([0.70, 0.72, 0.69], [0.70, 0.715, 0.70]), 0.95) == (
+        "the flipped labels cost more than 0.01 of test accuracy on no seeds: the clean-label runs end below 0.95 "
+        "too, so the low accuracy is the encoder's own at this signal, not theirs")
+    assert encoder.cost_words(costs([0.80, 0.85], [0.70, 0.72]), 0.95) == (
+        "the flipped labels cost more than 0.01 of test accuracy on both seeds: part of the loss is theirs, and the "
+        "clean-label runs end below 0.95 too, so the rest is the encoder's own at this signal")
+    assert encoder.cost_words(costs([0.99], [0.985]), 0.95) == (
+        "the flipped labels cost more than 0.01 of test accuracy on no seeds")

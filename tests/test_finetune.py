@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import torch
 
-from benign import notebooks
+from benign import notebooks, plots
 from benign.checks import ParameterError
 from benign.realdata import backbones, firsttoken, image_backbone, reach, reference, report, runs, study, training
 from benign.realdata import datasets as rdata  # (`datasets` is the Hugging Face library)
@@ -810,8 +810,9 @@ def test_the_study_splits_the_drop_into_phase_two_s_cost_and_the_noise_s():
     split, control = study.cost_tables(costs.reset_index())
     assert list(split.iloc[0]) == ["A", "−10.0", "−10.0", "100 %", "25 %"]
     assert list(control.iloc[0]) == ["A", "−10.0 (epoch 100)", "−11.0 (epoch 2000)", "−20.0 (epoch 2000)"]
-    assert list(study.regime_table(found).iloc[0][["fitted by phase 2", "test − base (points)", "base accuracy"]]) == [
-        "25 %", "−20.0", "90.0 %"]
+    assert list(study.regime_table(found).iloc[0][["fitted by phase 2", "test − base (points)",
+                                                   "test − clean cell (points)", "base accuracy"]]) == [
+        "25 %", "−20.0", "−10.0", "90.0 %"]
     # a protocol that never stops a run: the control trains no longer than the clean runs, and says so
     unstopped = study.noise_costs(pd.DataFrame(_study_cells("A", 0.9, 0.8, 0.7, 0.8, 0.25, epochs=2000)))
     assert study.control_reading(unstopped).startswith("the clean runs trained every epoch already")
@@ -821,13 +822,97 @@ def test_the_study_splits_the_drop_into_phase_two_s_cost_and_the_noise_s():
     assert study.noise_costs(pd.concat([both, extra])).noise.iloc[0] == pytest.approx(-7.5)
 
 
+def test_the_study_s_regime_is_read_against_the_clean_cell_with_the_book_s_thresholds():
+    """The regime uses `thresholds.REAL_FITTED` and `REAL_COST` against the clean-label cell (same backbone, n and
+    seed on clean labels), as Table 2's ledger rule does, never a drop below the base accuracy."""
+    from benign import thresholds
+
+    cells = pd.DataFrame(
+        # fits every flipped label and loses 7 points to its clean cell, only 2 to the base accuracy: harmful
+        _study_cells("C", base=0.9, clean=0.95, noisy=0.88, whole=0.95, flipped_fitted=1.0, epochs=50) +
+        # fits 60 % of them (at least half: the old rule's "overfits"), no cost at all: not overfitting
+        _study_cells("D", base=0.9, clean=0.9, noisy=0.9, whole=0.9, flipped_fitted=0.6, epochs=50) +
+        # fits every one, 12 points below the base accuracy but only 2 below its clean cell: benign
+        _study_cells("E", base=0.9, clean=0.8, noisy=0.78, whole=0.8, flipped_fitted=1.0, epochs=50))
+    points = study.placed(cells)
+    np.testing.assert_allclose(points.test_minus_clean, [-7, 0, -2], atol=1e-9)
+    np.testing.assert_allclose(points.test_minus_base, [-2, 0, -12], atol=1e-9)
+    np.testing.assert_allclose(points.clean_minus_base, [5, 0, -10], atol=1e-9)  # where the figure marks clean cells
+    found = study.regimes(points)
+    assert list(found.regime) == [study.HARMFUL, study.NOT_OVERFITTING, study.BENIGN]
+    # the same cost as the page's split of the drop (`noise_costs`: the noise on top)
+    np.testing.assert_allclose(found.test_minus_clean, study.noise_costs(cells).noise, atol=1e-9)
+    fitted, cost = thresholds.REAL_FITTED.value, thresholds.REAL_COST.value
+    assert study.regime(fitted, -cost) == study.HARMFUL and study.regime(fitted, -cost + 0.1) == study.BENIGN
+    assert study.regime(fitted - 1e-3, -3 * cost) == study.NOT_OVERFITTING
+    assert study.regime(1.0, np.nan) == study.UNREAD  # fitted noise with no clean cell is not read as either
+    metrics = study.study_metrics(found.iloc[:1], found.iloc[0])
+    assert metrics["vit1_test_minus_clean"] == pytest.approx(-7) and metrics["vit1_test_minus_base"] == pytest.approx(-2)
+    assert (metrics["backbones_harmful"], metrics["backbones_benign"]) == (1, 0)
+    words = study.regime_words(found)
+    assert words["rule_words"] == ("a backbone overfits when phase 2 fits at least 95 % of its flipped labels (means "
+                                   "over its cells with noise and seeds), and overfits harmfully when its test "
+                                   "accuracy is on average 5 points or more below that of its clean-label cells (the "
+                                   "same backbone, n and seed trained on clean labels), benignly when it is not")
+    assert words["backbone_lines"].startswith("C: within reach 100 %, fitted 100 %, test minus base −2.0 points and "
+                                              "minus its clean cell −7.0 points (harmful); D:")
+    # the figure marks each point's clean cell and the harmful level REAL_COST points below it
+    fig, ax = plots.figure(1, 1)
+    low, high = study.axis_limits(points)
+    plots.study_points(ax, points, "fitted", "fitted", low, high, cost)
+    dashes = [line for line in ax.lines if line.get_marker() == "_" and len(line.get_ydata())]
+    np.testing.assert_allclose(dashes[0].get_ydata(), [5.0], atol=1e-9)  # C's clean cell: 95 % against a base of 90 %
+    np.testing.assert_allclose(dashes[1].get_ydata(), [5.0 - cost], atol=1e-9)
+    # room of 3 points around the lowest harmful level (E's: its clean cell at −10, minus 5) and the highest clean cell
+    assert (low, high) == (pytest.approx(-10 - cost - 3), pytest.approx(5 + 3))
+    plots.plt.close(fig)
+
+
 def test_a_backbone_of_another_width_is_read_against_its_depth_at_the_family_s_width():
     found = pd.DataFrame([
         dict(backbone_label="ViT, 4 layers", kind="image", layers=4, width=128, reach=0.3, fitted=0.25,
-             test_minus_base=-12.0, regime=study.NOT_OVERFITTING),
-        dict(backbone_label="ViT, 4 layers, width 64", kind="image", layers=4, width=64, reach=0.9, fitted=0.85,
-             test_minus_base=-20.0, regime=study.HARMFUL)])
+             test_minus_base=-12.0, test_minus_clean=-4.0, regime=study.NOT_OVERFITTING),
+        dict(backbone_label="ViT, 4 layers, width 64", kind="image", layers=4, width=64, reach=0.9, fitted=0.97,
+             test_minus_base=-20.0, test_minus_clean=-9.0, regime=study.HARMFUL)])
     assert study.width_words(found) == (
-        "width is another: at 4 layers and width 64, 90 % of the flipped labels are within reach and phase 2 fits 85 % (harmful, "
-        "test − base −20.0 points), against 30 % and 25 % at width 128 (not overfitting, −12.0 points)")
+        "width is another: at 4 layers and width 64, 90 % of the flipped labels are within reach and phase 2 fits 97 % (harmful, "
+        "test − clean cell −9.0 points), against 30 % and 25 % at width 128 (not overfitting, −4.0 points)")
     assert study.width_words(found.iloc[:1]).startswith("this build made every backbone at width 128 (`vit_widths` adds")
+
+
+def attention_ends_table():
+    # first/last largest scores per curve: text at n = 20 barely moves, the others at least double
+    return pd.DataFrame({"dataset": ["rotten_tomatoes"] * 4 + ["mnist_5k"] * 2,
+                         "noise_ratio": [0.0, 0.2, 0.0, 0.2, 0.0, 0.2], "n": [20, 20, 200, 200, 20, 20],
+                         "first": [0.06, 0.06, 0.06, 0.06, 0.09, 0.09],
+                         "last": [0.07, 0.08, 0.12, 0.15, 0.36, 0.27]})
+
+
+def test_sharpening_reads_each_curve_against_its_own_first_epoch():
+    ends = report.sharpening(attention_ends_table())
+    assert ends.factor.tolist() == pytest.approx([7 / 6, 8 / 6, 2.0, 2.5, 4.0, 3.0])
+    assert ends.sharpened.tolist() == [False, False, True, True, True, True]  # ×2 exactly counts (SHARPER)
+
+
+def test_noisy_curves_are_read_against_the_clean_curve_of_the_same_data_set_and_n():
+    control = report.noisy_against_clean(attention_ends_table())
+    assert control[["dataset", "n"]].values.tolist() == [["rotten_tomatoes", 20], ["rotten_tomatoes", 200],
+                                                         ["mnist_5k", 20]]
+    assert control.ratio.tolist() == pytest.approx([8 / 7, 1.25, 0.75])
+    no_clean = attention_ends_table().query("noise_ratio > 0")
+    assert report.noisy_against_clean(no_clean).empty  # nothing to compare with: no pair, not a NaN
+
+
+def test_sharpening_words_name_the_curves_below_the_threshold_and_the_control():
+    ends = report.sharpening(attention_ends_table())
+    words = report.sharpening_words(ends, report.noisy_against_clean(ends))
+    assert words == ("By the end of phase 2 the largest score was ×1.17 to ×4.00 its first epoch's; 4 of the 6 curves "
+                     "at least doubled it, the threshold for *sharpened onto fewer tokens* (the effective number of "
+                     "tokens attended halves) — not Rotten Tomatoes at η = 0, n = 20 (×1.2) and Rotten Tomatoes at "
+                     "η = 0.2, n = 20 (×1.3). Against the same fine-tuning on clean labels, the curve with flipped "
+                     "labels ended sharper in 2 of the 3 pairs of data set and n (last score with noise over last "
+                     "score without: 0.75 to 1.25).")
+    flat = report.sharpening(attention_ends_table().assign(last=0.06))
+    assert report.sharpening_words(flat, report.noisy_against_clean(flat)).startswith(
+        "By the end of phase 2 the largest score was ×0.67 to ×1.00 its first epoch's; no curves at least doubled it, "
+        "the threshold for *sharpened onto fewer tokens* (the effective number of tokens attended halves). Against")

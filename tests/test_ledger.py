@@ -312,7 +312,7 @@ def delay_record(share: float, slope: float, se: float) -> dict:
 def setting(prefix: str, noisy=(4, 4), gain=(0.0, 0.0), cost=(0.0, 0.0), attention=(0.8, 0.8), step0=1.0) -> dict:
     record = {f"{prefix}_noisy_fitted": noisy[0], f"{prefix}_noisy_fitted_min": noisy[0],
               f"{prefix}_noisy_fitted_max": noisy[1], f"{prefix}_noisy_count": 4, f"{prefix}_clean_fitted_min": 16,
-              f"{prefix}_clean_count": 16, f"{prefix}_test_acc_at_step_0": step0}
+              f"{prefix}_clean_count": 16, f"{prefix}_test_acc_step0": step0}
     for key, (low, high) in {"test_gain": gain, "noise_cost": cost, "test_attention_relevant": attention,
                              "test_acc": (step0 + gain[0], step0 + gain[1])}.items():
         record.update({f"{prefix}_{key}": low, f"{prefix}_{key}_min": low, f"{prefix}_{key}_max": high})
@@ -333,11 +333,14 @@ def realdata_record(kind: str, fitted: float, mean: float, worst: float) -> dict
             f"{kind}_testing_test_vs_base_mean": mean}
 
 
-def encoder_record(share: float) -> dict:
+def encoder_record(trained_share: float, threshold_share: float = 1.0) -> dict:
+    """Figure 6's record: the share of seeds as named against clean-label runs (what decides) and by the test
+    threshold (quoted only)."""
     record = {}
     for k in ("balanced", "harmful", "not_overfitting"):
-        record.update({f"{k}_as_named_share": share, f"{k}_test_acc": 0.9, f"{k}_test_acc_min": 0.9,
-                       f"{k}_test_acc_max": 0.9})
+        record.update({f"{k}_as_named_trained_share": trained_share, f"{k}_as_named_share": threshold_share,
+                       f"{k}_test_acc": 0.9, f"{k}_test_acc_min": 0.9, f"{k}_test_acc_max": 0.9,
+                       f"{k}_clean_test_acc": 0.95, f"{k}_clean_test_acc_min": 0.95, f"{k}_clean_test_acc_max": 0.95})
     return record
 
 
@@ -400,7 +403,8 @@ CASES = {  # claim → (a record on which it holds, one on which it is contradic
     "The time scale is inversely proportional": (
         {"alpha_ratio_noisy": 1.05, "parameters": {"learning_rate_factors": [5.0], "learning_rate_factors_small": [0.5]}},
         {"alpha_ratio_noisy": 0.12, "parameters": {"learning_rate_factors": [5.0], "learning_rate_factors_small": [0.5]}}),
-    "A one-layer Transformer encoder trained end to end lands": (encoder_record(1.0), encoder_record(0.0)),
+    # the test threshold names every seed as the paper does, but against clean-label runs none lands there
+    "A one-layer Transformer encoder trained end to end lands": (encoder_record(1.0), encoder_record(0.0, 1.0)),
     "A one-layer Transformer encoder trained end to end shows": (
         {"share_benign": 0.5, "share_harmful": 0.2, "share_not_overfitting": 0.3,
          "share_train_loss_in_paper_limits": 0.1, "share_test_loss_in_paper_limits": 0.4},
@@ -416,8 +420,12 @@ CASES = {  # claim → (a record on which it holds, one on which it is contradic
     "On pretrained backbones, too": (
         {"backbones": 4.0, "backbones_benign": 1.0, "backbones_harmful": 2.0, "backbones_not_overfitting": 1.0},
         {"backbones": 4.0, "backbones_benign": 0.0, "backbones_harmful": 4.0, "backbones_not_overfitting": 0.0}),
-    "During fine-tuning the last layer's attention sharpens": ({"max_attention_rises_share": 1.0},
-                                                               {"max_attention_rises_share": 0.2}),
+    "During fine-tuning the last layer's attention sharpens": (
+        {"sharpened_share": 1.0, "sharpening_curves": 24, "sharpening_factor_min": 2.1,
+         "sharpening_factor_max": 8.0, "sharpening_pairs": 12, "noisy_sharper_share": 0.8},
+        # every curve rises (the old rule's 'holds'), but by less than SHARPER: moved, not concentrated
+        {"sharpened_share": 0.25, "sharpening_curves": 24, "sharpening_factor_min": 1.1,
+         "sharpening_factor_max": 2.2, "sharpening_pairs": 12, "noisy_sharper_share": 0.5}),
     "Two gradient steps of suitable sizes": (paper2_steps(1.0, 0.99), paper2_steps(0.9, 0.7)),
     "A first step that is too large": (paper2_steps(1.0, 0.9), paper2_steps(1.0, 0.5)),
     "Benign overfitting needs SNR of order 1/√n": (

@@ -124,8 +124,8 @@ def test_controls_measure_training_against_step_0_and_clean_labels():
     final = sim.final.set_index("run").test_acc
     clean_final = clean_sim.final.set_index("run").test_acc
     for i, (run, c) in enumerate(zip(runs, clean)):
-        assert out["test_acc_at_step_0"][i] == pytest.approx(head_alone_accuracy(run), abs=1 / 200)
-        assert out["test_gain"][i] == pytest.approx(final[run.label] - out["test_acc_at_step_0"][i], abs=1e-12)
+        assert out["test_acc_step0"][i] == pytest.approx(head_alone_accuracy(run), abs=1 / 200)
+        assert out["test_gain"][i] == pytest.approx(final[run.label] - out["test_acc_step0"][i], abs=1e-12)
         assert out["noise_cost"][i] == pytest.approx(clean_final[c.label] - final[run.label], abs=1e-12)
         s = synthetic.attend(run.test, sim.q[i].double())["scores"][:, 0]
         assert out["test_attention_relevant"][i] == pytest.approx(float(s.mean()), abs=1e-9)

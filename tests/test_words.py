@@ -33,3 +33,26 @@ def test_a_slopes_direction_and_counts_in_words():
     assert words.slope_words(np.nan, np.nan).startswith("cannot be fitted")
     assert [words.share_words(k, t) for k, t in ((0, 48), (48, 48), (3, 48), (1, 1), (2, 2))] == [
         "no runs", "all 48 runs", "3 of the 48 runs", "the only run", "both runs"]
+
+
+def test_names_from_code_read_as_words_on_a_page():
+    assert words.reader_name("noise_ratio") == "η"
+    assert words.reader_name("not_overfitting") == "not overfitting"  # any other identifier: spaces
+    assert words.reader_name("large_noise_seed43") == "large noise, seed 43"
+    assert words.reader_name("rotten_tomatoes_3class") == "Rotten Tomatoes (3 classes)"
+    for kept in ("n", "d", "balanced", "ViT, 2 layers", "0.25 ± 0.03", "fig_3 is here"):  # not one identifier
+        assert words.reader_name(kept) == kept
+
+
+def test_a_pages_table_shows_headers_and_names_in_words():
+    import pandas as pd
+
+    from benign import pages
+
+    df = pd.DataFrame({"noise_ratio": [0.2], "regime_by_order": ["not_overfitting"], "seed": [43]},
+                      index=["large_noise_seed43"])
+    html = pages.frame(df)
+    for header in ("<th>η</th>", "<th>regime by the theorem&#x27;s order</th>", "<th>seed</th>"):
+        assert header in html
+    assert "large noise, seed 43" in html and "not overfitting" in html
+    assert "_" not in html.replace("benign-frame", "") and ">index<" not in html  # an unnamed index: no header

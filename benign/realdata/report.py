@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from .. import thresholds, timing
+from ..words import and_list, reader_name, share_words
 from ..expected import TABLE2_NEAREST, table2_key
 from .backbones import BACKBONE_LABELS
 from .image_backbone import record as backbone_record
@@ -113,6 +114,45 @@ def attention_ends(runs: pd.DataFrame) -> pd.DataFrame:
     each seed ran (seeds may stop at different epochs)."""
     ends = runs.assign(first=runs.max_attention.map(lambda v: v[0]), last=runs.max_attention.map(lambda v: v[-1]))
     return ends.groupby(["dataset", "noise_ratio", "n"], sort=False)[["first", "last"]].mean().reset_index()
+
+
+def sharpening(ends: pd.DataFrame) -> pd.DataFrame:
+    """`attention_ends` with, per curve, `factor` = last over first (the effective number of tokens attended, one
+    over the largest score, shrinks by this factor) and `sharpened`, whether it reached `thresholds.SHARPER`."""
+    factor = ends["last"] / ends["first"]
+    return ends.assign(factor=factor, sharpened=factor >= thresholds.SHARPER.value)
+
+
+def noisy_against_clean(ends: pd.DataFrame) -> pd.DataFrame:
+    """The clean-label control of `attention_ends`: per data set and n with a clean curve, each noisy curve's last
+    score over the clean curve's (`ratio`; above 1: fitting flipped labels ended sharper than fitting clean ones)."""
+    key = ["dataset", "n"]
+    clean = ends[ends.noise_ratio == 0].set_index(key)["last"]
+    noisy = ends[ends.noise_ratio > 0]
+    control = clean.reindex(pd.MultiIndex.from_frame(noisy[key])).to_numpy()
+    return noisy.assign(ratio=noisy["last"].to_numpy() / control).dropna(subset=["ratio"])[key + ["noise_ratio",
+                                                                                                    "ratio"]]
+
+
+def sharpening_words(ends: pd.DataFrame, control: pd.DataFrame) -> str:
+    """What `sharpening` and `noisy_against_clean` measured, in words: the factor's range, how many curves reached
+    `thresholds.SHARPER` and which did not, and the clean-label control."""
+    out = (f"By the end of phase 2 the largest score was ×{ends.factor.min():.2f} to ×{ends.factor.max():.2f} its "
+           "first epoch's; "
+           f"{share_words(int(ends.sharpened.sum()), len(ends), 'curve', 'curves')} at least "
+           f"{'doubled' if thresholds.SHARPER.value == 2 else f'multiplied by {thresholds.SHARPER.value:g}'} it, "
+           "the threshold for *sharpened onto fewer tokens* (the effective number of tokens attended halves)")
+    flat = ends[~ends.sharpened]
+    if 0 < len(flat) < len(ends):
+        out += " — not " + and_list([f"{reader_name(r.dataset)} at η = {r.noise_ratio:g}, n = {r.n} "
+                                     f"(×{r.factor:.1f})" for r in flat.itertuples()])
+    out += "."
+    if len(control):
+        out += (f" Against the same fine-tuning on clean labels, the curve with flipped labels ended sharper in "
+                f"{share_words(int((control.ratio > 1).sum()), len(control), 'pair', 'pairs')} of data set and n "
+                f"(last score with noise over last score without: {control.ratio.min():.2f} to "
+                f"{control.ratio.max():.2f}).")
+    return out
 
 
 def differences(protocol: Protocol, seeds, noise_ratios, sample_sizes) -> pd.DataFrame:

@@ -12,9 +12,13 @@ key again from n samples) and the flipped labels on top. Runs with noise that ne
 clean ones stop once fitted, so a control (`whole_schedule`) trains the clean runs at the smallest n for every epoch
 too; it shares the frozen layers and phase 1 with the backbone's grid (`runs.run_grids`).
 
-A backbone's regime over its cells with noise (means over cells and seeds): *not overfitting* if phase 2 fits fewer
-than half of the flipped labels; else *benign* if the test accuracy stays within `HARMFUL_DROP` points of the base
-accuracy, *harmful* if it falls further — the three regions of the paper's Figure 5, read on real backbones.
+A backbone's regime over its cells with noise (means over cells and seeds), with the book's thresholds for real data
+(`benign.thresholds`, the same as Table 2's ledger rule): *not overfitting* if phase 2 fits less than `REAL_FITTED` of
+the flipped labels; else *harmful* if the test accuracy minus that of the clean-label cell (the same backbone, n and
+seed on clean labels: what the flipped labels cost, `test_minus_clean`) is `REAL_COST` points or more below zero on
+average, *benign* if not — the three regions of the paper's Figure 5, read on real backbones. Phase 2 moves the test
+accuracy away from the base accuracy even on clean labels, so the base accuracy is the paper's y axis here, not the
+control of harm.
 """
 
 from __future__ import annotations
@@ -24,16 +28,18 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from .. import thresholds
 from ..checks import ParameterError
 from ..device import cpu_threads, stop_workers, worker_processes
-from ..words import count
+from ..words import count, reader_name
 from . import image_backbone, runs
 from .image_backbone import NAME as IMAGE_BACKBONE
 from .report import REACH_TESTS_CLAIM, summarize
 
-FITS = 0.5  # a backbone overfits if phase 2 fits at least this share of its flipped labels
-HARMFUL_DROP = 5.0  # points of test accuracy below the base accuracy beyond which overfitting is harmful
+FITTED = thresholds.REAL_FITTED.value  # a backbone overfits if phase 2 fits at least this share of its flipped labels
+COST = thresholds.REAL_COST.value  # points lost against the clean-label cell from which overfitting is harmful
 BENIGN, HARMFUL, NOT_OVERFITTING = "benign", "harmful", "not overfitting"
+UNREAD = "no clean cell"  # fitted noise with no clean-label cell to read its cost against (a text row cached in part)
 
 
 WIDTH = image_backbone.ARCHITECTURE["hidden_size"]  # the family's width, unless vit_widths names others
@@ -129,19 +135,35 @@ def study_runs(parameters: dict) -> pd.DataFrame:
             if len(found):
                 parts.append(found.assign(control=False, layers=task.bb.model.config.num_hidden_layers,
                                           width=task.bb.model.config.hidden_size,
-                                          backbone_label=f"{name} (text, Table 2's runs)", kind="text"))
+                                          backbone_label=f"{reader_name(name)} (text, Table 2's runs)", kind="text"))
     return pd.concat(parts, ignore_index=True)
+
+
+def test_minus_clean(study: pd.DataFrame) -> pd.Series:
+    """Per run with noise (the control's runs left out), what the flipped labels cost: its test accuracy minus that
+    of its clean-label cell — the run of the same backbone, seed and n on clean labels — in points (NaN where that
+    cell was not run); indexed as `study`."""
+    main = study[~study.control]
+    cell = ["backbone_label", "seed", "n"]
+    clean_test = main[main.noise_ratio == 0].set_index(cell).test_acc
+    noisy = main[main.noise_ratio > 0]
+    return pd.Series(100 * (noisy.test_acc.to_numpy()
+                            - clean_test.reindex(pd.MultiIndex.from_frame(noisy[cell])).to_numpy()),
+                     index=noisy.index, name="test_minus_clean")
 
 
 def placed(study: pd.DataFrame) -> pd.DataFrame:
     """Per backbone (and text row) and n, with noise: the paper's axes — shares of the flipped labels within reach
     (free attention) and fitted by phase 2, and test accuracy minus base accuracy (points) — means over seeds, with
-    the base accuracy."""
-    noisy = study[(study.noise_ratio > 0) & ~study.control]
+    the base accuracy, the test accuracy minus the clean-label cell's (`test_minus_clean`, points) and where that
+    cell sits on the y axis (`clean_minus_base`: its test accuracy minus the base accuracy, points)."""
+    noisy = study[(study.noise_ratio > 0) & ~study.control].assign(test_minus_clean=test_minus_clean(study))
     g = noisy.groupby(["backbone_label", "kind", "layers", "width", "n"], sort=False)
     out = g.agg(reach=("reach_free", "mean"), token=("reach_token", "mean"), fitted=("fitted_noisy", "mean"),
-                test_acc=("test_acc", "mean"), base_acc=("base_acc", "mean"), seeds=("seed", "count")).reset_index()
+                test_acc=("test_acc", "mean"), base_acc=("base_acc", "mean"),
+                test_minus_clean=("test_minus_clean", "mean"), seeds=("seed", "count")).reset_index()
     out["test_minus_base"] = 100 * (out.test_acc - out.base_acc)
+    out["clean_minus_base"] = out.test_minus_base - out.test_minus_clean
     return out
 
 
@@ -154,15 +176,11 @@ def noise_costs(study: pd.DataFrame) -> pd.DataFrame:
     trained every epoch (`whole`, after `whole_epochs`; NaN where the control was not run) and of the runs with noise
     (`noisy`, after `noisy_epochs`)."""
     main = study[~study.control]
-    cell = ["backbone_label", "seed", "n"]
     clean = main[main.noise_ratio == 0]
     noisy = main[main.noise_ratio > 0]
-    clean_test = clean.set_index(cell).test_acc
     kept = noisy.train_acc * noisy.n - noisy.fitted_noisy.fillna(0) * noisy.n_flipped
     per_noisy = pd.DataFrame({
-        "backbone_label": noisy.backbone_label,
-        "noise": 100 * (noisy.test_acc.to_numpy()
-                        - clean_test.reindex(pd.MultiIndex.from_frame(noisy[cell])).to_numpy()),
+        "backbone_label": noisy.backbone_label, "noise": test_minus_clean(study),
         "clean_fitted": kept / (noisy.n - noisy.n_flipped),
         "flipped_fitted": noisy.fitted_noisy})
     by = lambda frame: frame.groupby("backbone_label", sort=False)
@@ -180,21 +198,33 @@ def noise_costs(study: pd.DataFrame) -> pd.DataFrame:
 
 
 def regimes(points: pd.DataFrame) -> pd.DataFrame:
-    """Per backbone: the means over its cells with noise, its regime, and whether it can test the paper's claim
-    (most flipped labels within reach)."""
+    """Per backbone: the means over its cells with noise (`worst`: its lowest cell of test − base), its regime, and
+    whether it can test the paper's claim (most flipped labels within reach)."""
     g = points.groupby(["backbone_label", "kind", "layers", "width"], sort=False)
     out = g.agg(reach=("reach", "mean"), token=("token", "mean"), fitted=("fitted", "mean"),
                 test_minus_base=("test_minus_base", "mean"), worst=("test_minus_base", "min"),
-                base_acc=("base_acc", "mean")).reset_index()
-    out["regime"] = [regime(f, d) for f, d in zip(out.fitted, out.test_minus_base)]
+                test_minus_clean=("test_minus_clean", "mean"), base_acc=("base_acc", "mean")).reset_index()
+    out["regime"] = [regime(f, c) for f, c in zip(out.fitted, out.test_minus_clean)]
     out["tests_claim"] = out.reach >= REACH_TESTS_CLAIM
     return out
 
 
-def regime(fitted: float, test_minus_base: float) -> str:
-    if not fitted >= FITS:
+def regime(fitted: float, test_minus_clean: float) -> str:
+    """A backbone's regime from the share of its flipped labels phase 2 fits and its test accuracy minus its
+    clean-label cells' (points; means over its cells with noise and seeds)."""
+    if not fitted >= FITTED:
         return NOT_OVERFITTING
-    return BENIGN if test_minus_base > -HARMFUL_DROP else HARMFUL
+    if test_minus_clean != test_minus_clean:
+        return UNREAD
+    return HARMFUL if test_minus_clean <= -COST else BENIGN
+
+
+def rule_words() -> str:
+    """Glued words: the rule that decides a backbone's regime, with the book's thresholds."""
+    return (f"a backbone overfits when phase 2 fits at least {100 * FITTED:.0f} % of its flipped labels (means over "
+            f"its cells with noise and seeds), and overfits harmfully when its test accuracy is on average "
+            f"{COST:g} points or more below that of its clean-label cells (the same backbone, n and seed "
+            f"trained on clean labels), benignly when it is not")
 
 
 def choose(found: pd.DataFrame) -> pd.Series:
@@ -209,14 +239,15 @@ def choose(found: pd.DataFrame) -> pd.Series:
 
 
 def study_metrics(found: pd.DataFrame, chosen: pd.Series) -> dict:
-    """Flat metrics: per image backbone vit<L>_reach, _token, _fitted, _test_minus_base, _base_acc (shares in %;
-    vit<L>w<W>_… at another width than the family's), the count of backbones in each regime, and the chosen
-    backbone's depth and width."""
+    """Flat metrics: per image backbone vit<L>_reach, _token, _fitted, _test_minus_base, _test_minus_clean (points
+    against the clean-label cells), _base_acc (shares in %; vit<L>w<W>_… at another width than the family's), the
+    count of backbones in each regime, and the chosen backbone's depth and width."""
     out = {}
     for _, r in found[found.kind == "image"].iterrows():
         key = f"vit{r.layers}" + (f"w{r.width}" if r.width != WIDTH else "")
         out.update({f"{key}_reach": 100 * r.reach, f"{key}_token": 100 * r.token, f"{key}_fitted": 100 * r.fitted,
-                    f"{key}_test_minus_base": r.test_minus_base, f"{key}_base_acc": 100 * r.base_acc})
+                    f"{key}_test_minus_base": r.test_minus_base, f"{key}_test_minus_clean": r.test_minus_clean,
+                    f"{key}_base_acc": 100 * r.base_acc})
     images = found[found.kind == "image"]
     for name in (BENIGN, HARMFUL, NOT_OVERFITTING):
         out[f"backbones_{name.replace(' ', '_')}"] = float((images.regime == name).sum())
@@ -232,15 +263,17 @@ def listing(names) -> str:
 
 
 def regime_words(found: pd.DataFrame) -> dict[str, str]:
-    """Glued words: per regime, which backbones (or "none"), and one sentence per backbone."""
-    words = {}
+    """Glued words: the rule (`rule_words`), per regime which backbones (or "none"), and one sentence per
+    backbone."""
+    words = {"rule_words": rule_words()}
     for name in (BENIGN, HARMFUL, NOT_OVERFITTING):
         names = found[found.regime == name].backbone_label.tolist()
         words[f"regime_{name.replace(' ', '_')}"] = listing(names) if names else "none"
     lines = []
     for _, r in found.iterrows():
-        lines.append(f"{r.backbone_label}: within reach {100 * r.reach:.0f} %, fitted {100 * r.fitted:.0f} %, test "
-                     f"minus base {_points(r.test_minus_base)} points ({r.regime})")
+        lines.append(f"{r.backbone_label}: within reach {_percent(r.reach)}, fitted {_percent(r.fitted)}, test "
+                     f"minus base {_points(r.test_minus_base)} points and minus its clean cell "
+                     f"{_points(r.test_minus_clean)} points ({r.regime})")
     words["backbone_lines"] = "; ".join(lines)
     words["width_words"] = width_words(found)
     return words
@@ -253,12 +286,12 @@ def width_words(found: pd.DataFrame) -> str:
     said = []
     for _, r in images[images.width != WIDTH].iterrows():
         line = (f"at {count(r.layers, 'layer')} and width {r.width}, {_percent(r.reach)} of the flipped labels are "
-                f"within reach and phase 2 fits {_percent(r.fitted)} ({r.regime}, test − base "
-                f"{_points(r.test_minus_base)} points)")
+                f"within reach and phase 2 fits {_percent(r.fitted)} ({r.regime}, test − clean cell "
+                f"{_points(r.test_minus_clean)} points)")
         if r.layers in default.index:
             d = default.loc[r.layers]
             line += (f", against {_percent(d.reach)} and {_percent(d.fitted)} at width {WIDTH} ({d.regime}, "
-                     f"{_points(d.test_minus_base)} points)")
+                     f"{_points(d.test_minus_clean)} points)")
         said.append(line)
     if not said:
         return (f"this build made every backbone at width {WIDTH} (`vit_widths` adds the deepest at other widths, as "
@@ -335,12 +368,13 @@ def _points(v) -> str:
 
 
 def regime_table(found: pd.DataFrame) -> pd.DataFrame:
-    """`regimes` as the page shows it: shares in %, test − base in signed points."""
+    """`regimes` as the page shows it: shares in %, test − base and test − clean cell in signed points."""
     return pd.DataFrame({
         "backbone": found.backbone_label, "layers": found.layers, "width": found.width,
         "flipped labels within reach": found.reach.map(_percent), "given by one token": found.token.map(_percent),
         "fitted by phase 2": found.fitted.map(_percent), "test − base (points)": found.test_minus_base.map(_points),
-        "worst cell": found.worst.map(_points), "base accuracy": found.base_acc.map(lambda v: _percent(v, 1)),
+        "worst cell": found.worst.map(_points), "test − clean cell (points)": found.test_minus_clean.map(_points),
+        "base accuracy": found.base_acc.map(lambda v: _percent(v, 1)),
         "regime": found.regime, "can test the claim": found.tests_claim})
 
 
@@ -351,7 +385,8 @@ def points_table(points: pd.DataFrame) -> pd.DataFrame:
         "given by one token": points.token.map(_percent), "fitted by phase 2": points.fitted.map(_percent),
         "test accuracy": points.test_acc.map(lambda v: _percent(v, 1)),
         "base accuracy": points.base_acc.map(lambda v: _percent(v, 1)),
-        "test − base (points)": points.test_minus_base.map(_points), "seeds": points.seeds})
+        "test − base (points)": points.test_minus_base.map(_points),
+        "test − clean cell (points)": points.test_minus_clean.map(_points), "seeds": points.seeds})
 
 
 def cost_tables(costs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -372,7 +407,8 @@ def cost_tables(costs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def axis_limits(points: pd.DataFrame) -> tuple[float, float]:
-    """The y-axis span of the picture, with room around the points (points of test accuracy minus base)."""
-    y = points.test_minus_base.to_numpy()
-    lo, hi = float(np.nanmin(y)), float(np.nanmax(y))
-    return min(lo, -HARMFUL_DROP) - 3, max(hi, 0) + 3
+    """The y-axis span of the picture, with room around the points, their clean cells and the harmful levels below
+    those (points of test accuracy minus base)."""
+    y, clean = points.test_minus_base.to_numpy(dtype=float), points.clean_minus_base.to_numpy(dtype=float)
+    lo, hi = np.nanmin(np.concatenate([y, clean - COST])), np.nanmax(np.concatenate([y, clean, [0.0]]))
+    return float(lo) - 3, float(hi) + 3
