@@ -190,7 +190,9 @@ def stage(profile_name: str, records: dict[str, dict]) -> Path:
         page = json.loads((results / f"{name}.ipynb").read_text())
         page = fold_code(link_figures(hide_injected_parameters(page)))
         (target / "notebooks" / f"{name}.ipynb").write_text(json.dumps(page))
-        shutil.copytree(results, target / "downloads" / name, ignore=shutil.ignore_patterns(".*"))
+        folder = target / "downloads" / name
+        shutil.copytree(results, folder, ignore=shutil.ignore_patterns(".*"))
+        (folder / "metrics.json").rename(folder / download_name(name, "metrics.json"))
     source_archive(target / "downloads")
     pages = {"summary": summary_page(judged, titles), "reproducibility": reproducibility_page(records, profile_name),
              "downloads": downloads_page(records, profile_name)}
@@ -303,6 +305,13 @@ def source_archive(folder: Path) -> Path:
     return archive
 
 
+def download_name(notebook: str, file: str) -> str:
+    """A result file's name among the downloads: the record named by its notebook (`fig3_dynamics.metrics.json`, so
+    that thirteen downloaded records are not thirteen `metrics.json`), every other file as saved (it carries the
+    notebook's or the figure's name already)."""
+    return f"{notebook}.{file}" if file == "metrics.json" else file
+
+
 def downloads_page(records: dict[str, dict], profile_name: str) -> str:
     from . import __version__
 
@@ -320,7 +329,8 @@ def downloads_page(records: dict[str, dict], profile_name: str) -> str:
              "```", "", "`make book` and `make test` work in that folder as in a clone. The papers and the authors' "
              "repository are linked from {doc}`references`.", ""]
     for name in records:
-        files = sorted(p.name for p in results_dir(name, profile_name).iterdir() if not p.name.startswith("."))
+        files = sorted(download_name(name, p.name) for p in results_dir(name, profile_name).iterdir()
+                       if not p.name.startswith("."))
         lines += [f"## {notebooks.title(name)}", ""]
         lines += [f"- {{download}}`{f} <../downloads/{name}/{f}>`" for f in files]
         lines.append("")

@@ -42,6 +42,7 @@ class Entry:
 
 S, M, BOOK = "Sakamoto & Sato", "Magen et al.", "this book"  # whose claim it is
 SOURCES = (S, M, BOOK)
+ARXIV = {S: "2409.17625", M: "2410.07746"}  # each paper's arXiv identifier: a row links its paper and names the place
 # A test's description is formatted with the record's parameters (`{p[name]}`): it says what this build ran.
 SEEDS = "{p[replicates]} seeds from {p[seed]} (the first plotted)"
 FIG1 = "hand-built p, c = {p[c_%s]}; d = {p[d]}, n = {p[n]}, " + SEEDS.replace("seeds", "data draws")

@@ -171,7 +171,10 @@ def row(entry: ledger.Entry, titles: dict[str, str]) -> str:
     """One claim: the verdict first, the claim, where it is made and one line of why; the book's test, the whole
     evidence, the record's keys and the page behind a click (`<details>`: no script)."""
     c, f = entry.claim, entry.finding
-    where = c.where if c.paper == ledger.BOOK else f"{c.paper}, {c.where}"
+    where = prose(c.where)
+    if c.paper in ledger.ARXIV:  # the paper linked (arXiv), the figure or section named
+        where = (f'<a href="https://arxiv.org/abs/{ledger.ARXIV[c.paper]}" title="arXiv:{ledger.ARXIV[c.paper]}">'
+                 f'{html.escape(c.paper)}</a>, {where}')
     kind, text = why(f)
     link = f'<a href="{PAGE.format(c.page)}">{html.escape(titles.get(c.page, c.page))}</a>'
     details = [("the book's test", prose(c.test)), ("evidence", prose(f.evidence))]
@@ -180,7 +183,7 @@ def row(entry: ledger.Entry, titles: dict[str, str]) -> str:
     details += [("page", link)]
     body = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in details)
     return (f'<details class="benign-row"><summary>{chip(f.verdict)}<span class="benign-row-text">'
-            f'<span class="benign-claim">{prose(c.claim)}</span> <span class="benign-where">{prose(where)}</span>'
+            f'<span class="benign-claim">{prose(c.claim)}</span> <span class="benign-where">{where}</span>'
             f'<span class="benign-why"><em>{kind}:</em> {prose(shorten(text))}</span></span></summary>'
             f'<dl class="benign-row-details">{body}</dl></details>')
 

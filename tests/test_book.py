@@ -31,6 +31,8 @@ def test_generated_pages_gather_every_notebook(built_book):
     for name in book.toc_notebooks():
         assert f">{name}<" in reproducibility
         assert any(link.endswith(f"/{name}.ipynb") for link in links), name
+        assert any(link.endswith(f"/{name}.metrics.json") for link in links), name  # records named by notebook
+    assert not any(link.endswith("/metrics.json") for link in links)
     assert any(link.endswith(".pdf") for link in links) and any(link.endswith(".png") for link in links)
     assert "torch" in reproducibility and "smoke" in reproducibility
 

@@ -101,6 +101,9 @@ def test_a_row_shows_one_line_of_why_and_opens_on_test_evidence_keys_and_page():
     assert "Figure 3" in opened and 'href="../notebooks/fig3_dynamics.html"' in pages.row(held, TITLES)
     assert "cause: the test accuracy drops" in row[1]["rows"][0]["summary"]  # a cause, where there is one, is the why
     assert "Sakamoto & Sato, Figure 3(a)" in shown["summary"]
+    assert '<a href="https://arxiv.org/abs/2409.17625" title="arXiv:2409.17625">' in pages.row(held, TITLES)
+    own = pages.row(entry(ledger.BOOK, ledger.HOLDS, "Ours."), TITLES)
+    assert "arxiv" not in own and '<span class="benign-where">Figure 3(a)</span>' in own  # no paper to link
     assert pages.shorten("a" * 200).endswith(" …") and len(pages.shorten("word " * 40)) <= pages.SHORT
 
 
