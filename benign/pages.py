@@ -179,7 +179,8 @@ def row(entry: ledger.Entry, titles: dict[str, str]) -> str:
     link = f'<a href="{PAGE.format(c.page)}">{html.escape(titles.get(c.page, c.page))}</a>'
     details = [("the book's test", prose(c.test)), ("evidence", prose(f.evidence))]
     details += [("cause", prose(f.cause))] if f.cause else []
-    details += [("keys read", ", ".join(f"<code>{html.escape(k)}</code>" for k in entry.keys) or "none")]
+    details += [("keys read", ", ".join(f'<code class="benign-key">{html.escape(k)}</code>' for k in entry.keys)
+                 or "none")]
     details += [("page", link)]
     body = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in details)
     return (f'<details class="benign-row"><summary>{chip(f.verdict)}<span class="benign-row-text">'

@@ -5,9 +5,15 @@ these numbers."""
 import numpy as np
 import pandas as pd
 
+from . import thresholds
 from .checks import check
-from .paper2 import first_step_threshold
+from .paper2 import SYMBOLS, first_step_threshold
+from . import words
 from .words import and_list, signed
+
+# The edge table's columns as a page shows them
+EDGE_COLUMNS = {**SYMBOLS, "test_acc": "test accuracy", "sqrt_n_snr": "√n·SNR", "in_tail": "in the tail",
+                "d_over_n2": "d/n²"}
 
 
 def edge_slope(edge: pd.DataFrame, log_step: float, n_min: int = 0) -> tuple[float, float, int]:
@@ -48,13 +54,15 @@ def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95, n_tail_min: in
     and d_over_n2 = d/n²) and the headline numbers: the slope b of SNR_edge ∝ n^b over every n and over the tail
     alone (with standard errors and counts), √n·SNR at the edge per n, its mean and spread (max/min) over every n
     and over the tail, the mean over the small n, the first-step estimate √(2/(1 − 2η)), the grid's ratio, d/n² per
-    n, the mean train and test accuracy below SNR = 1/√n, and the mean test accuracy of the largest ρ."""
+    n, the number of cells below SNR = 1/√n with their mean train and test accuracy and test inputs' mean weight on
+    their signal token, and the same test accuracy and weight at the largest ρ."""
     check("n_tail_min", n_tail_min)
     edge = benign_edge(grid, min_test_acc)
     d, noise_ratio = int(grid.d.iloc[0]), float(grid.noise_ratio.iloc[0])
     edge["in_tail"] = edge.n >= n_tail_min
     edge["d_over_n2"] = d / edge.n.astype(float) ** 2
-    cells = grid.groupby(["n", "signal_norm"], as_index=False)[["train_acc", "test_acc", "snr"]].mean()
+    cells = grid.groupby(["n", "signal_norm"], as_index=False)[["train_acc", "test_acc", "snr",
+                                                                "test_signal_attention"]].mean()
     below = cells[np.sqrt(cells.n) * cells.snr < 1]
     top = cells[cells.signal_norm == cells.signal_norm.max()]
     log_step = grid_log_step(grid.signal_norm)
@@ -74,9 +82,12 @@ def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95, n_tail_min: in
                "edge_n_count": count,
                **{f"edge_sqrt_n_snr_n{n}": float(v) for n, v in zip(edge.n, edge.sqrt_n_snr)},
                **{f"d_over_n2_n{n}": d / n ** 2 for n in sorted(cells.n.unique())},
+               "below_boundary_cell_count": len(below),
                "below_boundary_train_acc": float(below.train_acc.mean()),
                "below_boundary_test_acc": float(below.test_acc.mean()),
-               "largest_signal_norm_test_acc": float(top.test_acc.mean())}
+               "below_boundary_test_signal_attention": float(below.test_signal_attention.mean()),
+               "largest_signal_norm_test_acc": float(top.test_acc.mean()),
+               "largest_signal_norm_test_signal_attention": float(top.test_signal_attention.mean())}
     return edge, metrics
 
 
@@ -110,16 +121,28 @@ def tail_verdict(slope: float, se: float) -> str:
 
 
 def d_vs_n2_words(edge: pd.DataFrame, d: int, n_values, slope_tail: float, se_tail: float) -> dict[str, str]:
-    """Two sentences (Markdown) for the page, from a `sweep_summary` edge table: `d_vs_n2_words`, d against n² at
-    every n; `d_vs_n2_finding`, what the edge shows where d is below n² and where it is above."""
+    """Sentences (Markdown) for the page, from a `sweep_summary` edge table: `d_outside_assumption_words`, the n of
+    the grid at which d is at most n² (outside the theorem's d large against n²), from the parameters alone;
+    `d_vs_n2_words`, d against n² at every n; `d_vs_n2_finding`, what the edge shows where d is below n² and where
+    it is above."""
     n_values = sorted(int(n) for n in n_values)
     listing = and_list([f"{_times_n2(d / n ** 2)} at n = {n}" for n in n_values])
+    outside = [n for n in n_values if d / n ** 2 <= 1.02]  # d at most n² (n² itself within 2%)
+    if outside:
+        columns = "that column lies" if len(outside) == 1 else "those columns lie"
+        outside_words = (f"At d = {d}, d is at most n² for n = {and_list([str(n) for n in outside])} of this grid: "
+                         f"{columns} outside the theorem's assumption that d is large against n², and the section on "
+                         "d against n² below reads the edge there.")
+    else:
+        outside_words = (f"At d = {d}, d is above n² for every n of this grid (at least "
+                         f"{_times_n2(d / n_values[-1] ** 2)}); whether that is large enough for the theorem's "
+                         "assumption is not known here.")
     tail = edge[edge.in_tail]
     tail_below = [int(n) for n in tail.n if d < n ** 2]
     above = edge[edge.d_over_n2 > 1.02]  # d clearly above n²
     verdict = tail_verdict(slope_tail, se_tail)
     if tail.empty:
-        return {"d_vs_n2_words": f"d = {d} is {listing}.",
+        return {"d_outside_assumption_words": outside_words, "d_vs_n2_words": f"d = {d} is {listing}.",
                 "d_vs_n2_finding": "No value of n in the tail has a benign cell, so the tail says nothing here."}
     count = len(tail)
     values = f"{_count(count)} {'value' if count == 1 else 'values'} of n"
@@ -139,12 +162,37 @@ def d_vs_n2_words(edge: pd.DataFrame, d: int, n_values, slope_tail: float, se_ta
         values = and_list([f"{v:.2f} at n = {int(n)}" for n, v in zip(above.n, above.sqrt_n_snr)])
         finding += (f". Where d is above n² the edge's √n·SNR is {values}, against "
                     f"{tail.sqrt_n_snr.mean():.2f} on average in the tail")
-    return {"d_vs_n2_words": f"d = {d} is {listing}.", "d_vs_n2_finding": finding + "."}
+    return {"d_outside_assumption_words": outside_words, "d_vs_n2_words": f"d = {d} is {listing}.",
+            "d_vs_n2_finding": finding + "."}
+
+
+def below_boundary_words(metrics: dict) -> str:
+    """What the cells below SNR = 1/√n show, in words computed from `sweep_summary`'s numbers: whether the training
+    labels are fitted, the mean test accuracy against `thresholds.NEAR_CHANCE` (nearer chance than perfect below
+    it) and `thresholds.TEST_GOOD`, and the mean weight test inputs put on their signal token."""
+    count, train = metrics["below_boundary_cell_count"], metrics["below_boundary_train_acc"]
+    test = metrics["below_boundary_test_acc"]
+    if count == 0:
+        return "No cell of this grid lies below the boundary."
+    attention = metrics["below_boundary_test_signal_attention"]
+    fitted = (f"every training label is fitted (mean train accuracy {train:.2f})" if train == 1
+              else f"the training labels are fitted only in part (mean train accuracy {train:.2f})")
+    near, good = thresholds.NEAR_CHANCE.value, thresholds.TEST_GOOD.value
+    if test < near:
+        how = f"nearer chance (0.5) than perfect (1){': harmful overfitting' if train == 1 else ''}"
+    elif test < good:
+        how = f"above chance, though below the {good:g} that counts as generalizing here"
+    else:
+        how = f"at least the {good:g} that counts as generalizing here: this overfitting is not harmful"
+    return (f"Below the boundary ({words.count(count, 'cell')} averaged) {fitted}; fresh inputs put a mean weight of "
+            f"{attention:.2f} on their signal token and {1 - attention:.2f} on their noise token, and are classified "
+            f"with mean test accuracy {test:.2f}, {how}.")
 
 
 def edge_words(edge: pd.DataFrame, metrics: dict, n_tail_min: int) -> dict[str, str]:
     """Sentences (Markdown) for the page from `sweep_summary`'s edge table and metrics: `edge_tail_words`, the tail's
-    slope and √n·SNR at its edges; `edge_small_words`, the small n reported apart; `first_step_words`, the tail's edge
+    slope and √n·SNR at its edges; `edge_small_words`, the small n reported apart; `edge_all_words`, the slope over
+    every n; `first_step_words`, the tail's edge
     against the first-step estimate √(2/(1 − 2η)), to the grid's resolution."""
     tail, small = edge[edge.in_tail], edge[~edge.in_tail]
 
@@ -177,4 +225,8 @@ def edge_words(edge: pd.DataFrame, metrics: dict, n_tail_min: int) -> dict[str, 
         else:
             where = f"lies above the tail's edge ({estimate / high:.2f} times it)"
         first_words = f"The book's first-step estimate, {estimate:.2f}, {where}."
-    return {"edge_tail_words": tail_words, "edge_small_words": small_words, "first_step_words": first_words}
+    slope, se = metrics["edge_snr_slope"], metrics["edge_snr_slope_std"]
+    all_words = (f"Over every n together the slope is {signed(slope, '.2f')} ± {se:.2f}." if np.isfinite(slope)
+                 else "Over every n together there are too few edges for a slope.")
+    return {"edge_tail_words": tail_words, "edge_small_words": small_words, "edge_all_words": all_words,
+            "first_step_words": first_words}

@@ -70,10 +70,53 @@ TEX_WORDS = {r"\|": "‖", r"\mu": "μ", r"\eta": "η", r"\alpha": "α", r"\rho"
              r"\delta": "δ", r"\mathrm": "", r"\cdot": "·", "{": "", "}": "", "$": "", "\\": ""}
 
 
+def suptitles(fig) -> list[str]:
+    """The figure's title and its subfigures' (`figure_rows`' row titles), outermost first."""
+    return [fig.get_suptitle()] + [t for sub in fig.subfigs for t in suptitles(sub)]
+
+
+def overlaps(fig, tolerance_px: float = 1.0) -> list[str]:
+    """What a reader cannot read on the saved figure: two drawn texts whose boxes overlap by more than
+    `tolerance_px` each way, and a legend drawn over plotted points or lines of its axes. Empty when the layout
+    holds."""
+    import itertools
+
+    from matplotlib.collections import PathCollection
+    from matplotlib.lines import Line2D
+    from matplotlib.text import Text
+
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()
+             and (t.axes is None or t.axes.get_visible()) and t.get_window_extent(renderer).width > 0]
+    boxes = [(t.get_text(), t.get_window_extent(renderer).padded(-tolerance_px)) for t in texts]
+    found = [f"text {a!r} overlaps {b!r}" for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2)
+             if box_a.overlaps(box_b)]
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is None or not legend.get_visible() or not ax.get_visible():
+            continue
+        frame = legend.get_window_extent(renderer)
+        data = [line for line in ax.lines if len(line.get_xydata()) > 2]  # not a reference line (axhline: 2 points)
+        data += [c for c in ax.collections if isinstance(c, PathCollection)]  # scattered points
+        for artist in data:
+            line = isinstance(artist, Line2D)
+            xy = artist.get_xydata() if line else artist.get_offsets()
+            transform = artist.get_transform() if line else artist.get_offset_transform()
+            points = transform.transform(np.asarray(xy, dtype=float))
+            points = points[np.isfinite(points).all(1)]
+            if line and artist.get_linestyle() not in ("None", "none", "", " "):
+                t = np.linspace(0, 1, 16)[:, None, None]  # the segments between the points, not only their ends
+                points = (points[:-1] * (1 - t) + points[1:] * t).reshape(-1, 2)
+            if frame.count_contains(points):
+                found.append(f"the legend of {ax.get_title()!r} covers {artist.get_label()!r}")
+    return found
+
+
 def alt_text(fig) -> str:
     """What the figure shows, for a reader who cannot see it: its title and its panels' titles (maths in plain
     Unicode, repeated titles said once), one line."""
-    titles = [fig.get_suptitle()] + [ax.get_title() for ax in fig.axes if ax.get_visible()]
+    titles = suptitles(fig) + [ax.get_title() for ax in fig.axes if ax.get_visible()]
     for tex, word in TEX_WORDS.items():
         titles = [t.replace(tex, word) for t in titles]
     return "; ".join(dict.fromkeys(" ".join(t.split()) for t in titles if t.strip()))
@@ -176,8 +219,9 @@ def _noise_color(eta: float) -> str:
     return NOISE_COLORS.get(round(float(eta), 3), plt.cm.viridis(float(eta)))
 
 
-def finetune_cells(ax_acc, ax_loss, summary, title: str) -> None:
-    """Table 2 as a picture for one data set: test accuracy (± std over seeds) and final train loss against n."""
+def finetune_cells(ax_acc, ax_loss, summary) -> None:
+    """Table 2 as a picture for one data set (its title is its row's: `figure_rows`): test accuracy (± std over
+    seeds) and the train loss of the last epoch each run ran, against n."""
     for eta, part in summary.groupby("noise_ratio"):
         part = part.sort_values("n")
         color = _noise_color(eta)
@@ -188,8 +232,8 @@ def finetune_cells(ax_acc, ax_loss, summary, title: str) -> None:
     for ax in (ax_acc, ax_loss):
         ax.set_xscale("log")
         ax.set_xlabel("n (finetune samples)")
-    ax_acc.set(title=title, ylabel="test accuracy (%)")
-    ax_loss.set(title="final train loss (noisy labels)", ylabel="loss", ylim=(0, None))
+    ax_acc.set(title="test accuracy", ylabel="test accuracy (%)")
+    ax_loss.set(title="train loss, last epoch run", ylabel="loss on the training labels", ylim=(0, None))
     ax_acc.legend()
 
 

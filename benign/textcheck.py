@@ -27,8 +27,9 @@ DROPPED = ("script, style, nav, header, footer, aside, form, .bd-sidebar-primary
            ".bd-header, .bd-footer, .headerlink, div.cell_input, pre, .highlight, details.above-input > summary, "
            "details.below-input > summary")
 # Inline elements left out of the text, a marker keeping their place (so "the <math> the" is no repeated word).
-MATH, CODE, FILE = "⟨math⟩", "⟨code⟩", "⟨file⟩"
-MARKED = (("a.download", FILE), (".math, mjx-container", MATH), ("code", CODE))
+MATH, CODE, FILE, KEY = "⟨math⟩", "⟨code⟩", "⟨file⟩", "⟨key⟩"
+# later selectors win: a record's key (`benign.pages`' `code.benign-key`, meant for code) is not read as inline code
+MARKED = (("a.download", FILE), (".math, mjx-container", MATH), ("code", CODE), ("code.benign-key", KEY))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,11 +124,19 @@ def identifier(blocks: list[Block]) -> list[Finding]:
                     for b in blocks if b.kind == HEADER and b.text in RAW_HEADERS]
 
 
+BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+PROFILES = ("smoke", "book", "paper")  # a profile's name is what a reader types after --profile: code meant for code
+
+
 def code_in_prose(blocks: list[Block]) -> list[Finding]:
-    """Each inline `<code>` element in a paragraph, list, definition or table cell (a backticked parameter such as
-    `vit_layers`); some are legitimate commands, so this rule is reported apart from `identifier`."""
+    """Each inline `<code>` element in a paragraph, list, definition or table cell that is a bare code name (a
+    backticked parameter such as `vit_layers` standing for a word or a symbol). Code a reader types or opens — a
+    command (`make book`), a module or function (`benign.sweep.run`), a file (`main_math_frak.py`), a setting with its
+    value (`-p seed 7`), a profile's name, a record's key (marked `benign-key`) — is code meant for code, and not
+    flagged."""
     return [Finding(b.page, b.kind, _snippet(b.text, m.start(), m.end()) + f"  [{code}]", "code_in_prose")
-            for b in blocks for m, code in zip(re.finditer(re.escape(CODE), b.text), b.code)]
+            for b in blocks for m, code in zip(re.finditer(re.escape(CODE), b.text), b.code)
+            if BARE_NAME.fullmatch(code.strip()) and code.strip() not in PROFILES]
 
 
 MISSING = re.compile(r"(?<![\w.])(?:[-−+]?inf|[-−+]?Infinity|nan|NaN|NAN|None|NaT|<NA>)(?!\w)")

@@ -80,7 +80,9 @@ NAMES = {  # a name from code as a page's reader reads it; any other identifier 
     "noisy_signal_attention": "noisy inputs' attention on the signal",
     "test_signal_attention": "test inputs' attention on the signal", "train_W": "W trained",
     "rotten_tomatoes": "Rotten Tomatoes", "rotten_tomatoes_3class": "Rotten Tomatoes (3 classes)",
-    "mnist_5k": "MNIST digits", "fashion_mnist": "Fashion-MNIST",
+    "mnist_5k": "MNIST digits", "fashion_mnist": "Fashion-MNIST", "mnist": "MNIST", "cifar10": "CIFAR-10",
+    "stl10": "STL-10", "pneumoniamnist": "PneumoniaMNIST", "breastmnist": "BreastMNIST", "sst2": "SST-2",
+    "agnews": "AG News", "trec": "TREC",
 }
 IDENTIFIER = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 
@@ -95,3 +97,35 @@ def reader_name(name) -> str:
         return name
     base, seed = re.fullmatch(r"(.*?)(?:_seed(\d+))?", name).groups()
     return NAMES.get(base, base.replace("_", " ")) + (f", seed {seed}" if seed else "")
+
+
+SUPERSCRIPT = str.maketrans("0123456789−", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def power_of_ten(k: int) -> str:
+    """10^k as prose writes it, with superscript digits: '10⁻¹²', '10³'."""
+    return "10" + signed(k, "d").translate(SUPERSCRIPT)
+
+
+def tiny(x: float, floor: float = 1e-12) -> str:
+    """A number that may be vanishingly small, as prose says it (never in exponent notation): 'below 10⁻¹²' when
+    0 < x < `floor` (a power of ten), 'above −10⁻¹²' when −`floor` < x < 0, '0' for 0, else to three significant
+    digits in positional notation ('0.000153', '0.450', '−2.30')."""
+    k = round(math.log10(floor))
+    if not math.isclose(floor, 10.0 ** k):
+        raise ValueError(f"floor = {floor!r} is not a power of ten")
+    if x == 0:
+        return "0"
+    if abs(x) < floor:
+        return f"below {power_of_ten(k)}" if x > 0 else f"above −{power_of_ten(k)}"
+    x = float(f"{x:.3g}")  # rounded first: 0.9996 reads '1.00', not '1.000'
+    digits = max(0, 2 - math.floor(math.log10(abs(x))))
+    return signed(x, f".{digits}f")
+
+
+def correlation_words(r: float, x_low: str, y_high: str, y_low: str) -> str:
+    """A correlation's sign as the relation it states, computed from `r`: 'negative: the smaller d, the later'
+    (x_low, y_high), 'positive: the smaller d, the earlier' (x_low, y_low), 'zero', or 'not measured' for NaN."""
+    if math.isnan(r):
+        return "not measured: too few values"
+    return "zero" if r == 0 else f"negative: {x_low}, {y_high}" if r < 0 else f"positive: {x_low}, {y_low}"

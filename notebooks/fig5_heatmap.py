@@ -321,6 +321,8 @@ metrics.update(fitted_step_d_rank_corr=float(fitted.d.rank().corr(fitted.noisy_f
                else float("nan"), not_overfitting_end_cells=int(end.sum()),
                not_overfitting_end_max_d=float(long.d[end].max()) if end.any() else float("nan"),
                d_long_min=float(min(d_long)))
+metrics["fitted_step_d_words"] = words.correlation_words(metrics["fitted_step_d_rank_corr"], "the smaller d",
+                                                         "the later", "the earlier")
 # the prose below names the book's snapshot steps and the paper's three cells: a profile without them shows nan there
 for t in (1000, 10000, 100000):
     for key in ("share_not_overfitting", "overfit_slope_d", "overfit_slope_d_se", "harmful_slope", "harmful_slope_se"):
@@ -340,8 +342,8 @@ nb.save_metrics(metrics)
 # at step $10^5$. Every noisy label is fitted within the run in {glue:text}`noisy_fitted_share_long:.0%` of the cells
 # (median step {glue:text}`noisy_fitted_median_step:,.0f`, latest {glue:text}`noisy_fitted_latest_step:,.0f`; bottom
 # left). The rank correlation of $d$ with that step over the cells that fit is
-# {glue:text}`fitted_step_d_rank_corr:.2f` (negative: the smaller $d$, the later, as the memorisation speed
-# $\alpha d/n$ of {doc}`the clock's page <theory_clock>` has it). The first noisy label goes earlier (middle row,
+# {glue:text}`fitted_step_d_rank_corr:.2f` ({glue:md}`fitted_step_d_words`; the memorisation speed $\alpha d/n$ of
+# {doc}`the clock's page <theory_clock>` predicts a negative correlation). The first noisy label goes earlier (middle row,
 # right). At the last step {glue:text}`not_overfitting_end_cells` cells are left not overfitting, none with $d$ above
 # {glue:text}`not_overfitting_end_max_d:,.0f` (the grid starts at $d$ = {glue:text}`d_long_min:,.0f`).
 #

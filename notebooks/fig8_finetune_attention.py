@@ -67,15 +67,15 @@ report.differences(protocol, seeds, noise_ratios, sample_sizes)
 # %% [markdown]
 # ## The figure
 #
-# One row per data set, one column per finetune size $n$; blue without label noise, red with $\eta = 0.2$. Lines are
-# the mean over the seeds still running at that epoch, bands span them; the epoch axis is logarithmic, since runs
-# stop after a few epochs or after hundreds. The dotted line is uniform attention over the tokens of the input; the
-# dashed line is twice the panel's first-epoch largest score (the mean of its curves), the level a curve must reach
-# to count as *sharpened* (below).
+# One row per data set (its name above the row), one column per finetune size $n$; blue without label noise, red with
+# $\eta = 0.2$. Lines are the mean over the seeds still running at that epoch, bands span them; the epoch axis is
+# logarithmic, since runs stop after a few epochs or after hundreds. The dotted line is uniform attention over the
+# tokens of the input; the dashed line is twice the panel's first-epoch largest score (the mean of its curves), the
+# level a curve must reach to count as *sharpened* (below).
 
 # %%
 sizes = sorted(curves.n.unique())
-fig, axes = plots.figure(len(tasks), len(sizes), squeeze=False, sharey="row")
+fig, axes = plots.figure_rows([reader_name(task.dataset) for task in tasks], len(sizes), sharey=True)
 for row, task in enumerate(tasks):
     uniform = report.uniform_attention(task)  # the dotted line: uniform attention over the input's tokens
     for col, n in enumerate(sizes):
@@ -83,13 +83,13 @@ for row, task in enumerate(tasks):
         if part.empty:
             axes[row, col].set_axis_off()
             continue
-        plots.max_attention_curves(axes[row, col], part, f"{reader_name(task.dataset)}, n = {n}")
+        plots.max_attention_curves(axes[row, col], part, f"n = {n}")
         axes[row, col].axhline(uniform, color="grey", ls=":", lw=1)
         first = ends[(ends.dataset == task.dataset) & (ends.n == n)]["first"].mean()
         axes[row, col].axhline(thresholds.SHARPER.value * first, color="grey", ls="--", lw=1,
                                label=f"×{thresholds.SHARPER.value:g} first epoch")
         axes[row, col].set_xscale("log")
-    axes[row, 0].legend()
+plots.legend_above(fig, axes[0, 0], ncols=3)
 nb.save_figure(fig)
 
 # %%

@@ -229,6 +229,30 @@ def test_a_figures_alt_text_names_its_title_and_panels_in_plain_words():
     plt.close(fig)
 
 
+def test_overlaps_finds_texts_on_texts_and_a_legend_on_data_and_nothing_in_a_clean_layout():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from benign import plots
+
+    fig, ax = plots.figure()
+    ax.plot(range(10), range(10), label="rising")
+    ax.scatter([0.3], [8.6], label="point")
+    ax.legend(loc="lower right")  # clear of the line and the point
+    assert plots.overlaps(fig) == []
+    ax.legend(loc="center")  # on the line's middle
+    assert plots.overlaps(fig) == ["the legend of '' covers 'rising'"]
+    ax.legend(loc="upper left")  # on the point (the line's points are clear of it)
+    assert plots.overlaps(fig) == ["the legend of '' covers 'point'"]
+    ax.legend(loc="lower right")
+    ax.text(4, 1, "one label here")
+    ax.text(4.3, 1, "another label")
+    assert plots.overlaps(fig) == ["text 'one label here' overlaps 'another label'"]
+    plt.close(fig)
+
+
 def test_a_saved_figure_records_its_smallest_text_and_dpi(tmp_path):
     import matplotlib
 

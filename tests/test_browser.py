@@ -141,6 +141,19 @@ return Array.from(article.querySelectorAll('table')).filter(table => {
 }).map(table => table.innerText.slice(0, 60).replace(/\\s+/g, ' '));
 """
 
+TABLES_WITHOUT_CUE = """
+const article = document.querySelector('article');
+if (!article) return [];
+return Array.from(article.querySelectorAll('table')).filter(table => {
+  for (let box = table; box && box !== article; box = box.parentElement) {
+    const style = getComputedStyle(box);
+    if (style.overflowX === 'auto' || style.overflowX === 'scroll')
+      return box.scrollWidth > box.clientWidth + 1 && !style.backgroundImage.includes('gradient');
+  }
+  return false;
+}).map(table => table.innerText.slice(0, 60).replace(/\\s+/g, ' '));
+"""
+
 
 def local_file(url: str, root: Path, base: str) -> Path | None:
     """The file of the build a URL of the served book names (None for any other URL)."""
@@ -160,6 +173,9 @@ def figure_problems(browser, page: str, root: Path, base: str) -> list[str]:
         if not described:
             problems.append(f"{page}: a figure that does not record its text sizes: {figure['src']}")
             continue
+        if "overlaps" not in described:
+            problems.append(f"{page}: a figure that does not record what overlaps on it: {figure['src']}")
+        problems += [f"{page}: {what} on {figure['src']}" for what in described.get("overlaps", [])]
         px = described["smallest_text_pt"] / 72 * described["dpi"] * figure["shown"] / figure["natural"]
         if px < MIN_TEXT_PX:
             problems.append(f"{page}: a figure's smallest text renders at {px:.1f} px (under {MIN_TEXT_PX}): "
@@ -212,6 +228,8 @@ def reader_problems(browser, page: str, root: Path, base: str) -> list[str]:
     problems += figure_problems(browser, page, root, base)
     problems += [f"{page}: a table wider than its column, with no box to scroll in: {t!r}"
                  for t in browser.execute_script(TABLES_CUT)]
+    problems += [f"{page}: a table that scrolls with no cue that it does: {t!r}"
+                 for t in browser.execute_script(TABLES_WITHOUT_CUE)]
     if page.startswith("notebooks/") and not browser.execute_script(
             "return document.querySelectorAll('article .cell_output img').length"):
         problems.append(f"{page}: a notebook page without a figure")
@@ -270,7 +288,7 @@ def test_a_downloaded_copy_typesets_its_maths_from_disk(site, browser):
 def test_the_checks_see_what_they_look_for(site, browser, tmp_path):
     """A page with raw TeX, a machine path, an error output, a blank figure that records no text sizes, a figure
     whose text renders at 4 px with no link to a PDF, a printed dict of 400 entries, a log of 40 lines, unfolded code
-    and a wide table cut off by its box is flagged on every count."""
+    a wide table cut off by its box and one that scrolls with no cue is flagged on every count."""
     base, root = site
     import matplotlib
 
@@ -284,7 +302,7 @@ def test_the_checks_see_what_they_look_for(site, browser, tmp_path):
     fig, ax = plt.subplots(figsize=(20, 3))  # 3000 px wide, shown at the window's width: 6-pt text under 6 px
     ax.plot([0, 1], [0, 1])
     ax.tick_params(labelsize=6)
-    save_figure(fig, root, "_tiny_check", description={"smallest_text_pt": 6})
+    save_figure(fig, root, "_tiny_check", description={"smallest_text_pt": 6, "overlaps": ["text 'a' overlaps 'b'"]})
     plt.close(fig)
     page = root / "notebooks" / "_bad_check.html"
     log = "<br>".join(f"step {i}" for i in range(40))
@@ -297,7 +315,8 @@ def test_the_checks_see_what_they_look_for(site, browser, tmp_path):
                     f"<div class='output stream'><pre>{log}</pre></div>"
                     "<div class='cell_input'><pre>x = 1</pre></div>"
                     "<div style='overflow: hidden'><table><tr>" + "<td>a_long_unbreakable_cell</td>" * 60 +
-                    "</tr></table></div></article></body></html>")
+                    "</tr></table></div><div style='overflow-x: auto'><table><tr>" +
+                    "<td>a_long_unbreakable_cell</td>" * 60 + "</tr></table></div></article></body></html>")
     try:
         open_page(browser, urljoin(base, "notebooks/_bad_check.html"))
         found = "\n".join(reader_problems(browser, "notebooks/_bad_check.html", root, base))
@@ -306,7 +325,8 @@ def test_the_checks_see_what_they_look_for(site, browser, tmp_path):
         for name in ("_blank_check.png", "_tiny_check.png", "_tiny_check.pdf"):
             (root / name).unlink()
     for expected in ("raw TeX", "machine path", "error output", "blank figure", "does not record its text sizes",
-                     "smallest text renders at", "without a link to its PDF", "40 lines", "code cells shown unfolded", "a table wider than its column"):
+                     "smallest text renders at", "without a link to its PDF", "40 lines", "code cells shown unfolded", "a table wider than its column",
+                     "a table that scrolls with no cue", "text 'a' overlaps 'b'"):
         assert expected in found, (expected, found)
     assert found.count("wall of printed text") == 2, found  # the dict and the log
     fetched = browser.execute_async_script("const done = arguments[arguments.length - 1];"

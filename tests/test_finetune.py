@@ -636,14 +636,101 @@ def test_differences_show_what_the_book_reduces():
     assert list(same.setting) == ["none"]
     book = notebooks.resolve("table2_finetune", "book")
     diff = report.differences(runs.protocol_from(book), book["seeds"], book["noise_ratios"], book["sample_sizes"])
-    assert set(diff.setting) <= {"phase 2 stops a run once it fits every training label",
-                                 "phase 2 epochs at most (0: all)", "… for n at least (0: every n)"}  # only stopping
+    assert diff.to_dict(orient="records") == [  # only stopping, every value in words (no 0 for "no cap")
+        {"setting": "phase 2 stops a run once it fits every training label", "paper": "no", "here": "yes"},
+        {"setting": "phase 2 epochs at most", "paper": "no cap", "here": "300 for n ≥ 1000"}]
     assert book["seeds"] == [42, 314, 2718] and book["sample_sizes"] == [20, 200, 1000]
     assert book["num_epochs"] == 2000 and book["pretrain_num_epochs"] == 300 and book["stop_when_fitted"]
     paper = notebooks.resolve("table2_finetune", "paper")
     assert list(report.differences(runs.protocol_from(paper), paper["seeds"], paper["noise_ratios"],
                                    paper["sample_sizes"]).setting) == ["none"]
     assert len(paper["datasets"]) == 8 and paper["image_backbone"] == "google/vit-base-patch16-224-in21k"
+
+
+def test_differences_say_every_setting_in_words():
+    smoke = notebooks.resolve("table2_finetune", "smoke")
+    diff = report.differences(runs.protocol_from(smoke), smoke["seeds"], smoke["noise_ratios"], smoke["sample_sizes"])
+    said = dict(zip(diff.setting, zip(diff.paper, diff.here)))
+    assert said["phase 1 epochs"] == ("300", "2") and said["seeds"] == ("42, 314 and 2718", "42 and 314")
+    assert said["pretrain subset"] == ("the data set's", "32 samples")
+    assert said["test samples"] == ("the whole test split", "32") and said["n"] == ("20, 200 and 1000", "20")
+    assert said["phase 2 epochs at most"] == ("no cap", "300 for n ≥ 1000")
+    assert report.epoch_cap(300, 0) == "300" and report.epoch_cap(0, 1000) == "no cap"
+
+
+def checks_table(clean_train_acc: float, reach_free: float, tests_claim: bool) -> pd.DataFrame:
+    """`row_checks` for the Fashion-MNIST row alone."""
+    return pd.DataFrame([{"dataset": "fashion_mnist", "clean_train_acc": clean_train_acc, "reach_free": reach_free,
+                          "reach_token": 0.24, "fitted_noisy": 0.41, "test_minus_base": -12.3,
+                          "tests_claim": tests_claim, "why": ""}])
+
+
+def test_check_words_say_the_clean_fit_against_its_threshold():
+    kinds = {"fashion_mnist": "image"}
+    words = report.check_words(checks_table(0.92, 0.71, False), kinds)
+    assert words["fashion_reading"] == (
+        "on clean labels phase 2 fits 92% of the training labels, fewer than the 95% that count as fitted, so the row "
+        "does not test the claim: it stays in the table for what it shows, outside the paper-vs-here count")
+    assert words["image_rows_reading"] == (
+        "Fashion-MNIST: 71% of the flipped labels within reach, 24% given by a single token, 41% fitted by phase 2, "
+        "test minus base −12.3 points (not testable with this backbone: on clean labels phase 2 fits 92% of the "
+        "training labels, fewer than the 95% that count as fitted)")
+    assert report.check_words(checks_table(1.0, 0.71, True), kinds)["fashion_reading"] == (
+        "on clean labels phase 2 fits all of the training labels, at least the 95% that count as fitted, and the row "
+        "tests the claim and is counted")
+    assert report.check_words(checks_table(0.97, 0.3, False), kinds)["fashion_reading"].startswith(
+        "on clean labels phase 2 fits 97% of the training labels, at least the 95% that count as fitted, but free "
+        "attention over its last layer's tokens reaches 30% of its flipped labels, below the 50% a test of the claim "
+        "needs, so the row does not test the claim")
+
+
+def test_finding_words_count_cells_and_read_the_cost_trend_from_its_slope():
+    found = pd.DataFrame({"kind": "text", "n": [20, 200, 1000] * 2, "flipped labels fitted (%)": [100.0] * 6,
+                          "within reach of free attention (%)": 100.0, "a single token gives it (%)": 0.0,
+                          "test − base (points)": [3.0, 0.7, -2.8, 1.7, -2.4, -7.6],
+                          "epochs": [98, 56, 58, 106, 77, 78],
+                          "test − clean cell (points)": [-1.6, -4.0, -8.6, -2.9, -7.0, -12.8]})
+    words = report.finding_words(found, 2000)
+    assert words["text_cells_fitted"] == "all 6 cells with noise" and words["text_epochs_left"] == "1894 epochs"
+    assert words["text_test_vs_base_by_n"] == ("+2.4 points at n = 20, −0.8 points at n = 200 and −5.2 points at "
+                                               "n = 1000")
+    assert words["text_flipped_fitted_words"] == "all" and words["text_test_vs_base_words"] == "−1.2"
+    assert words["text_reach_token_words"] == "none"
+    assert words["text_cost_trend"] == "grows with n (slope −2.11 ± 0.54)"  # test − clean falls: the cost grows
+    half = report.finding_words(found.assign(**{"flipped labels fitted (%)": [100.0, 50.0] * 3}), 106)
+    assert half["text_cells_fitted"] == "3 of the 6 cells with noise" and half["text_epochs_left"] == "0 epochs"
+    assert half["text_flipped_fitted_words"] == "75%"
+    assert report.finding_words(found[found.n == 20], 2000)["text_cost_trend"] == "is measured at one n only"
+
+
+def test_tables_and_figure_titles_name_data_sets_for_a_reader():
+    shown = report.for_reader(checks_table(0.92, 0.71, False).set_index(pd.Index(["mnist_5k"])))
+    assert list(shown.index) == ["MNIST digits"] and list(shown.dataset) == ["Fashion-MNIST"]
+    assert list(shown.tests_claim) == ["no"]
+    task = runs.Task("rotten_tomatoes_3class", "all-minilm-l6-v2", None, None)
+    assert report.row_title(task) == "Rotten Tomatoes (3 classes) · all-MiniLM-L6-v2"
+
+
+def test_the_finetune_figure_draws_no_text_over_another():
+    summary = pd.DataFrame({"noise_ratio": [0.0, 0.0, 0.2, 0.2], "n": [20, 1000] * 2, "test_acc": [0.7, 0.8, 0.6, 0.5],
+                            "test_acc_std": [0.01] * 4, "train_loss": [0.2, 0.1, 0.3, 0.7], "base_acc": [0.65] * 4})
+    titles = ["Rotten Tomatoes (3 classes) · all-MiniLM-L6-v2", "Fashion-MNIST · small ViT pre-trained here on 2000 "
+              "MNIST digits"]
+    plots.style()
+    fig, axes = plots.figure_rows(titles, 2)
+    for row in axes:
+        plots.finetune_cells(row[0], row[1], summary)
+    fig.canvas.draw()
+    from matplotlib.text import Text
+    out_of_view = {id(label) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis)
+                   for tick in axis.get_major_ticks() + axis.get_minor_ticks()
+                   if not min(axis.get_view_interval()) <= tick.get_loc() <= max(axis.get_view_interval())
+                   for label in (tick.label1, tick.label2)}  # matplotlib keeps these labels but does not draw them
+    boxes = [t.get_window_extent() for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and id(t) not in out_of_view]
+    width, height = fig.canvas.get_width_height()
+    assert len(boxes) > 20 and all(b.x0 >= 0 and b.y0 >= 0 and b.x1 <= width and b.y1 <= height for b in boxes)
+    assert not [(a, b) for i, a in enumerate(boxes) for b in boxes[i + 1:] if a.overlaps(b)]
 
 
 @pytest.mark.parametrize("profile", ["smoke", "book", "paper"])

@@ -283,3 +283,22 @@ def test_signal_norm_grid_is_geometric_with_the_given_ratio():
         paper2.signal_norm_grid(2.0, 8.0, 2.5)
     with pytest.raises(ParameterError, match="signal_norm_max = 1.0 is not allowed"):
         paper2.signal_norm_grid(2.0, 1.0, 4)
+
+
+def test_page_table_writes_step_zero_without_accuracy_and_tiny_numbers_in_words():
+    """At step 0 every output is 0 (v = p = 0): the raw accuracy counts that tie as wrong (0); the page's table shows
+    no accuracy there. Numbers the page would write with an exponent read in words; paper 2's symbols head the table."""
+    train, test = paper2.make_train_test(200, 40000, 30.0, noise_ratio=0.05, n_test=100, seed=0)
+    sim = paper2.simulate([paper2.Run(train, test, [0.01, 1.0], "benign_steps")], device="cpu", dtype="float64")
+    history = sim.history
+    assert (history.loc[history.step == 0, ["train_acc", "test_acc"]] == 0).all(axis=None)  # sign(0) = 0: wrong
+    shown = paper2.page_table(history)
+    assert shown.loc[shown.step == 0, ["train_acc", "test_acc"]].isna().all(axis=None)
+    assert shown.loc[shown.step > 0, "train_acc"].tolist() == history.loc[history.step > 0, "train_acc"].tolist()
+    last = shown.iloc[-1]
+    assert history.iloc[-1].noisy_signal_attention < 1e-6 and last.noisy_signal_attention == "below 10⁻⁶"
+    assert last.clean_signal_attention == history.iloc[-1].clean_signal_attention  # ordinary numbers untouched
+    final = paper2.page_table(sim.final)
+    assert {"ρ", "SNR", "β", "η"} <= set(final.columns) and "signal_norm" not in final.columns
+    assert final["β"].tolist() == ["(0.01, 1)"]
+    assert final.train_acc.tolist() == sim.final.train_acc.tolist()  # no step column: accuracies kept

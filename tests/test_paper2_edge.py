@@ -19,9 +19,10 @@ def synthetic_map(c_small, c_tail, n_tail_min, d=40000, noise_ratio=0.05, n_valu
             snr = r / d ** 0.5
             benign = c <= np.sqrt(n) * snr < 8
             for seed in (0, 1):
-                test = 0.99 if benign else 0.6
-                rows.append((n, r, snr, d, noise_ratio, seed, 1.0, test))
-    return pd.DataFrame(rows, columns=["n", "signal_norm", "snr", "d", "noise_ratio", "seed", "train_acc", "test_acc"])
+                test, attention = (0.99, 0.9) if benign else (0.6, 0.2)
+                rows.append((n, r, snr, d, noise_ratio, seed, 1.0, test, attention))
+    return pd.DataFrame(rows, columns=["n", "signal_norm", "snr", "d", "noise_ratio", "seed", "train_acc", "test_acc",
+                                       "test_signal_attention"])
 
 
 def test_benign_edge_and_tail_slope_on_a_known_synthetic_map():
@@ -103,8 +104,40 @@ def test_sweep_summary_finds_where_benign_starts():
         400: [(2.5, 1.0, 0.55), (5.0, 1.0, 0.96), (10.0, 1.0, 1.0), (20.0, 0.7, 1.0)],
     }.items() for signal_norm, train, test in rows]
     grid = pd.DataFrame(cells, columns=["n", "signal_norm", "train_acc", "test_acc"]).assign(
-        snr=lambda t: t.signal_norm / d ** 0.5, d=d, noise_ratio=0.05)
+        snr=lambda t: t.signal_norm / d ** 0.5, d=d, noise_ratio=0.05, test_signal_attention=0.3)
     edge, metrics = paper2_edge.sweep_summary(grid, min_test_acc=0.95)
     assert edge.signal_norm.tolist() == [10.0, 5.0] and edge.sqrt_n_snr.to_numpy() == pytest.approx([1.0, 1.0])
     assert metrics["edge_sqrt_n_snr_spread"] == pytest.approx(1.0) and metrics["edge_n_count"] == 2
     assert metrics["below_boundary_test_acc"] == pytest.approx((0.6 + 0.55) / 2)  # √n·SNR = 0.5 in both columns
+    assert metrics["below_boundary_cell_count"] == 2 and metrics["below_boundary_test_signal_attention"] == 0.3
+
+
+def test_the_words_below_the_boundary_follow_the_number_not_a_label():
+    base = {"below_boundary_cell_count": 12, "below_boundary_train_acc": 1.0,
+            "below_boundary_test_signal_attention": 0.2}
+    said = {test: paper2_edge.below_boundary_words({**base, "below_boundary_test_acc": test})
+            for test in (0.66, 0.8, 0.97)}
+    assert "mean test accuracy 0.66, nearer chance (0.5) than perfect (1): harmful overfitting" in said[0.66]
+    assert "12 cells averaged" in said[0.66]
+    assert "a mean weight of 0.20 on their signal token and 0.80 on their noise token" in said[0.66]
+    assert "0.80, above chance, though below the 0.95" in said[0.8] and "chance (0.5)" not in said[0.8]
+    assert "not harmful" in said[0.97] and "harmful overfitting" not in said[0.97]
+    partly = paper2_edge.below_boundary_words({**base, "below_boundary_train_acc": 0.9, "below_boundary_test_acc": 0.6})
+    assert "fitted only in part (mean train accuracy 0.90)" in partly and "harmful overfitting" not in partly
+    one = paper2_edge.below_boundary_words({**base, "below_boundary_cell_count": 1, "below_boundary_test_acc": 0.6})
+    assert "(1 cell averaged)" in one
+
+
+def test_the_n_outside_the_theorems_assumption_come_from_d_and_the_grid():
+    grid = synthetic_map(2.1, 1.5, 200)
+    edge, metrics = paper2_edge.sweep_summary(grid, 0.95, n_tail_min=200)
+    slope, se = metrics["edge_snr_slope_tail"], metrics["edge_snr_slope_tail_se"]
+    said = paper2_edge.d_vs_n2_words(edge, 40000, [50, 100, 200, 400, 800, 1600], slope, se)
+    assert said["d_outside_assumption_words"].startswith(
+        "At d = 40000, d is at most n² for n = 200, 400, 800 and 1600 of this grid: those columns lie outside")
+    one = paper2_edge.d_vs_n2_words(edge, 2000, [20, 40, 80], slope, se)["d_outside_assumption_words"]
+    assert one.startswith("At d = 2000, d is at most n² for n = 80 of this grid: that column lies outside")
+    none = paper2_edge.d_vs_n2_words(edge, 40000, [50, 100], slope, se)["d_outside_assumption_words"]
+    assert none.startswith("At d = 40000, d is above n² for every n of this grid (at least 4 times n²)")
+    all_n = paper2_edge.edge_words(edge, metrics, 200)["edge_all_words"]
+    assert all_n.startswith("Over every n together the slope is −")

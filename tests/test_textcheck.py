@@ -127,10 +127,13 @@ def test_prose_only_rules_leave_tables_alone():
         assert findings(html, rule) == []
 
 
-def test_code_in_prose_reports_each_inline_code_but_not_download_links():
-    html = page(f"<p>{code('vit_layers')} layers, set by {code('make book')}.</p>")
+def test_code_in_prose_reports_a_bare_code_name_but_not_code_meant_for_code():
+    html = page(f"<p>{code('vit_layers')} layers and {code('scale')}, set by {code('make book')} or "
+                f"{code('-p seed 7')}, read in {code('benign.sweep.run')} and {code('main_math_frak.py')}.</p>")
     found = findings(html, "code_in_prose")
-    assert [f.snippet.rsplit("[", 1)[1] for f in found] == ["vit_layers]", "make book]"]
+    assert [f.snippet.rsplit("[", 1)[1] for f in found] == ["vit_layers]", "scale]"]
+    keys = page('<p>keys read: <code class="benign-key">balanced_test_acc</code>, the <code>paper</code> profile</p>')
+    assert findings(keys, "code_in_prose") == [] and findings(keys, "identifier") == []  # meant for code
     assert findings(html, "identifier") == []  # the code itself is not read as words
 
 

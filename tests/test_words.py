@@ -1,6 +1,7 @@
 """Words built from numbers: lists, true minus signs, counts out of a total and a slope's direction."""
 
 import numpy as np
+import pytest
 
 from benign import words
 
@@ -56,3 +57,21 @@ def test_a_pages_table_shows_headers_and_names_in_words():
         assert header in html
     assert "large noise, seed 43" in html and "not overfitting" in html
     assert "_" not in html.replace("benign-frame", "") and ">index<" not in html  # an unnamed index: no header
+
+
+def test_a_vanishing_number_reads_without_an_exponent():
+    assert words.tiny(1.5e-13) == "below 10⁻¹²" and words.tiny(5.1e-28) == "below 10⁻¹²"
+    assert words.tiny(-3e-15) == "above −10⁻¹²" and words.tiny(0.0) == "0"
+    assert words.tiny(1.6e-10, floor=1e-6) == "below 10⁻⁶" and words.tiny(2e-7, floor=1e-6) == "below 10⁻⁶"
+    assert [words.tiny(x) for x in (0.000153, 0.45, 1.0, 0.98765, 0.99996, -2.3, 123.4)] == [
+        "0.000153", "0.450", "1.00", "0.988", "1.00", "−2.30", "123"]
+    assert words.tiny(1.6e-10) == "0.000000000160"  # above the floor: positional, three significant digits
+    assert words.power_of_ten(3) == "10³"
+    with pytest.raises(ValueError):
+        words.tiny(0.1, floor=5e-3)
+
+
+def test_a_correlations_sign_reads_as_the_relation_it_states():
+    assert words.correlation_words(-0.4, "the smaller d", "the later", "the earlier") == "negative: the smaller d, the later"
+    assert words.correlation_words(0.2, "the smaller d", "the later", "the earlier") == "positive: the smaller d, the earlier"
+    assert words.correlation_words(float("nan"), "x", "a", "b") == "not measured: too few values"

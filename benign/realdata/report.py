@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from .. import thresholds, timing
-from ..words import and_list, reader_name, share_words
+from ..words import and_list, count, percent, reader_name, share_words, signed, slope_words
 from ..expected import TABLE2_NEAREST, table2_key
 from .backbones import BACKBONE_LABELS
 from .image_backbone import record as backbone_record
@@ -84,10 +84,11 @@ def epochs_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def with_paper(ours: pd.DataFrame, paper: dict, nearest: dict) -> pd.DataFrame:
-    """Our table with the paper's row for the same data set (or the nearest ones, named) under each of our rows."""
+    """Our table with the paper's row for the same data set (or the nearest ones, named) under each of our rows,
+    data sets by their reader names."""
     rows = {}
     for ds, row in ours.iterrows():
-        rows[f"{ds} (here)"] = row
+        rows[f"{reader_name(ds)} (here)"] = row
         for ref in ([ds] if ds in paper else nearest.get(ds, ())):
             base, cells = paper[ref]
             prow = {"base": f"{base:.2f}"}
@@ -95,7 +96,8 @@ def with_paper(ours: pd.DataFrame, paper: dict, nearest: dict) -> pd.DataFrame:
                 c = cells.get(_cell_of(col))
                 prow[col] = "n/a" if c is None else (f"{c[0]:.2f}, {c[1]:.1f}" +
                                                       (f"±{c[2]:.1f}" if c[2] is not None else ""))
-            rows[f"{ref} (paper)" if ref == ds else f"{ref} (paper, nearest to {ds})"] = pd.Series(prow)
+            rows[f"{reader_name(ref)} (paper)" if ref == ds
+                 else f"{reader_name(ref)} (paper, nearest to {reader_name(ds)})"] = pd.Series(prow)
     return pd.DataFrame(rows).T[ours.columns]
 
 
@@ -155,18 +157,41 @@ def sharpening_words(ends: pd.DataFrame, control: pd.DataFrame) -> str:
     return out
 
 
+CAP_KEYS = ("max_epochs", "max_epochs_from_n")  # read together: phase 2's epoch cap and the n it applies to
+
+
+def epoch_cap(max_epochs: int, max_epochs_from_n: int) -> str:
+    """Phase 2's epoch cap in words: 'no cap' (0), '300' (every n), '300 for n ≥ 1000'."""
+    if not max_epochs:
+        return "no cap"
+    return f"{max_epochs}" if not max_epochs_from_n else f"{max_epochs} for n ≥ {max_epochs_from_n}"
+
+
+SETTINGS = {  # a protocol setting as the page names it, and its value in words (0 and booleans are code conventions)
+    "pretrain_num_epochs": ("phase 1 epochs", str),
+    "num_epochs": ("phase 2 epochs (the learning-rate schedule)", str),
+    "stop_when_fitted": ("phase 2 stops a run once it fits every training label", lambda v: "yes" if v else "no"),
+    CAP_KEYS: ("phase 2 epochs at most", lambda v: epoch_cap(*v)),
+    "batch_size": ("batch size", str),
+    "optimizer": ("optimizer", lambda v: {"adamw": "AdamW", "sgd": "SGD"}.get(v, v)),
+    "add_special_tokens": ("BERT's CLS and SEP tokens in its inputs", lambda v: "yes" if v else "no"),
+    "pretrain_size": ("pretrain subset", lambda v: f"{v} samples" if v else "the data set's"),
+    "max_test": ("test samples", lambda v: f"{v}" if v else "the whole test split"),
+    "seeds": ("seeds", lambda v: and_list([str(s) for s in v])),
+    "noise_ratios": ("η", lambda v: and_list([f"{x:g}" for x in v])),
+    "sample_sizes": ("n", lambda v: and_list([str(x) for x in v])),
+}
+
+
 def differences(protocol: Protocol, seeds, noise_ratios, sample_sizes) -> pd.DataFrame:
-    """Where the protocol departs from the paper's: setting, paper, here (one row saying so if nowhere)."""
+    """Where the protocol departs from the paper's: setting, paper, here, values in words (one row saying so if
+    nowhere)."""
     paper = {**Protocol().__dict__, **PAPER_GRID}
     here = {**protocol.__dict__, "seeds": list(seeds), "noise_ratios": [float(v) for v in noise_ratios],
             "sample_sizes": list(sample_sizes)}
-    labels = {"pretrain_num_epochs": "phase 1 epochs", "num_epochs": "phase 2 epochs (the learning-rate schedule)",
-              "stop_when_fitted": "phase 2 stops a run once it fits every training label",
-              "max_epochs": "phase 2 epochs at most (0: all)", "max_epochs_from_n": "… for n at least (0: every n)",
-              "batch_size": "batch size", "optimizer": "optimizer",
-              "add_special_tokens": "BERT special tokens", "pretrain_size": "pretrain subset (0: the data set's)",
-              "max_test": "test samples (0: all)", "seeds": "seeds", "noise_ratios": "η", "sample_sizes": "n"}
-    rows = [{"setting": labels[k], "paper": paper[k], "here": here[k]} for k in labels if paper[k] != here[k]]
+    value = lambda run, key: tuple(run[k] for k in key) if isinstance(key, tuple) else run[key]  # noqa: E731
+    rows = [{"setting": label, "paper": said(value(paper, key)), "here": said(value(here, key))}
+            for key, (label, said) in SETTINGS.items() if said(value(paper, key)) != said(value(here, key))]
     if not rows:
         rows = [{"setting": "none", "paper": "the authors' protocol", "here": "the authors' protocol"}]
     return pd.DataFrame(rows)
@@ -255,30 +280,68 @@ def check_metrics(checks: pd.DataFrame) -> dict:
     return {k: float(v) for k, v in out.items() if v == v}
 
 
+def clean_fit_words(clean_train_acc: float) -> str:
+    """How much of its clean labels phase 2 fits (training accuracy at η = 0), against `thresholds.REAL_FITTED`:
+    'on clean labels phase 2 fits 92% of the training labels, fewer than the 95% that count as fitted'."""
+    if clean_train_acc != clean_train_acc:
+        return "this profile runs no cell without noise, so whether phase 2 fits clean labels is not measured"
+    side = "at least" if clean_train_acc >= CLEAN_FITTED else "fewer than"
+    return (f"on clean labels phase 2 fits {percent(clean_train_acc)} of the training labels, {side} the "
+            f"{percent(CLEAN_FITTED)} that count as fitted")
+
+
+def why_words(r) -> str:
+    """Why a `row_checks` row does not test the claim, with its measured numbers and the thresholds ('' if it does)."""
+    if r.tests_claim:
+        return ""
+    if r.clean_train_acc == r.clean_train_acc and r.clean_train_acc < CLEAN_FITTED:
+        return clean_fit_words(r.clean_train_acc)
+    return (f"free attention over its last layer's tokens reaches {percent(r.reach_free)} of its flipped labels, "
+            f"below the {percent(REACH_TESTS_CLAIM)} a test of the claim needs")
+
+
 def check_words(checks: pd.DataFrame, kinds: dict[str, str]) -> dict[str, str]:
     """Glued words of the page (numbers in them are measured, never typed): <kind>_rows_reading, per row of a kind,
     what is within reach, what phase 2 fitted and whether it tests the claim; fashion_reading, the Fashion-MNIST row's
-    clean fit (or that this profile does not run it)."""
-    pct = lambda v: "n/a" if v != v else f"{100 * v:.0f} %"  # noqa: E731
+    clean fit against `thresholds.REAL_FITTED` (or that this profile does not run it)."""
+    share = lambda v: "an unmeasured share" if v != v else percent(v)  # noqa: E731
     words = {}
     for kind in sorted(set(kinds.values())):
         parts = []
         for _, r in checks[checks.dataset.map(kinds) == kind].iterrows():
-            verdict = "tests the claim" if r.tests_claim else f"not testable with this backbone: {r.why}"
-            parts.append(f"{r.dataset}, within reach {pct(r.reach_free)}, a single token {pct(r.reach_token)}, "
-                         f"fitted by phase 2 {pct(r.fitted_noisy)}, test minus base {r.test_minus_base:+.1f} points "
-                         f"({verdict})")
+            verdict = "tests the claim" if r.tests_claim else f"not testable with this backbone: {why_words(r)}"
+            parts.append(f"{reader_name(r.dataset)}: {share(r.reach_free)} of the flipped labels within reach, "
+                         f"{share(r.reach_token)} given by a single token, {share(r.fitted_noisy)} fitted by phase 2, "
+                         f"test minus base {signed(r.test_minus_base, '+.1f')} points ({verdict})")
         words[f"{kind}_rows_reading"] = "; ".join(parts) or "no row of this kind at this profile"
     fashion = checks[checks.dataset == "fashion_mnist"]
     if fashion.empty:
         words["fashion_reading"] = "this profile does not run it"
     else:
         r = fashion.iloc[0]
-        words["fashion_reading"] = (f"phase 2 reaches a training accuracy of {pct(r.clean_train_acc)} on its clean "
-                                    "labels, " + ("so the row tests the claim and is counted" if r.tests_claim else
-                                                  f"but it does not test the claim ({r.why}): it stays in the table "
-                                                  "for what it shows, outside the paper-vs-here count"))
+        clean = clean_fit_words(r.clean_train_acc)
+        if r.tests_claim:
+            words["fashion_reading"] = f"{clean}, and the row tests the claim and is counted"
+        else:
+            words["fashion_reading"] = (clean + ("" if why_words(r) == clean else f", but {why_words(r)}")
+                                        + ", so the row does not test the claim: it stays in the table for what it "
+                                        "shows, outside the paper-vs-here count")
     return words
+
+
+def for_reader(frame: pd.DataFrame) -> pd.DataFrame:
+    """A table as the page shows it: data sets by their reader names (column `dataset` and the index), yes/no for
+    true/false."""
+    out = frame.rename(index=lambda v: reader_name(v) if isinstance(v, str) else v)
+    if "dataset" in out:
+        out = out.assign(dataset=out.dataset.map(reader_name))
+    return out.apply(lambda c: c.map({True: "yes", False: "no"}) if c.dtype == bool else c)
+
+
+def row_title(task: Task) -> str:
+    """A row's title on a figure: the data set's reader name and the backbone's short name (its label up to the
+    parenthesis: 'Rotten Tomatoes · all-MiniLM-L6-v2')."""
+    return f"{reader_name(task.dataset)} · {BACKBONE_LABELS.get(task.backbone, task.backbone).split(' (')[0]}"
 
 
 def findings(summary: pd.DataFrame, tasks: list[Task], checks: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -335,6 +398,35 @@ def finding_metrics(found: pd.DataFrame) -> dict:
                         f"{prefix}_test_vs_clean_mean": float(part["test − clean cell (points)"].mean()),
                         f"{prefix}_test_vs_clean_worst": float(part["test − clean cell (points)"].min()),
                         **cost_trend(part, prefix)})
+    return out
+
+
+def finding_words(found: pd.DataFrame, num_epochs: int) -> dict[str, str]:
+    """The page's reading of `findings` in words, per kind of row (text, image), numbers measured: <kind>_cells_fitted
+    ('all 6 cells with noise', '4 of the 6 …'), <kind>_epochs_left (how many more epochs the schedule of `num_epochs`
+    had after the longest cell), <kind>_test_vs_base_by_n (test minus base accuracy per n, mean over the rows) and
+    <kind>_cost_trend (how the cost against the clean cell moves with n: `cost_trend` read by `words.trend`), the
+    mean shares of flipped labels within reach, given by a single token and fitted ('none', 'all', '49%': <kind>_reach_
+    free_words, _reach_token_words, _flipped_fitted_words) and the mean test accuracy against base and clean cell in
+    points with a true minus sign (<kind>_test_vs_base_words, _test_vs_clean_words)."""
+    out = {}
+    for kind, part in found.groupby("kind"):
+        fitted = int((part["flipped labels fitted (%)"] >= 100 - 1e-9).sum())
+        by_n = part.groupby("n")["test − base (points)"].mean()
+        slope, se = cost_trend(part, kind).values()
+        share = lambda column: percent(part[column].mean() / 100)  # noqa: E731
+        out.update({f"{kind}_cells_fitted": share_words(fitted, len(part), "cell with noise", "cells with noise"),
+                    f"{kind}_epochs_left": count(max(num_epochs - int(part.epochs.max()), 0), "epoch"),
+                    f"{kind}_test_vs_base_by_n": and_list([f"{signed(v, '+.1f')} points at n = {n}"
+                                                           for n, v in by_n.items()]),
+                    f"{kind}_cost_trend": ("is measured at one n only" if slope != slope else
+                                           slope_words(slope, se, "shrinks as n grows", "grows with n",
+                                                       "does not change measurably with n")),
+                    f"{kind}_reach_free_words": share("within reach of free attention (%)"),
+                    f"{kind}_reach_token_words": share("a single token gives it (%)"),
+                    f"{kind}_flipped_fitted_words": share("flipped labels fitted (%)"),
+                    f"{kind}_test_vs_base_words": signed(part["test − base (points)"].mean(), ".1f"),
+                    f"{kind}_test_vs_clean_words": signed(part["test − clean cell (points)"].mean(), ".1f")})
     return out
 
 
