@@ -94,11 +94,12 @@ def cell(value) -> str:
 
 
 def frame(df) -> str:
-    """A pandas table on a page: a meaningful index becomes columns (an unnamed one with no header), no index
-    column, headers and names from code in words (`words.reader_name`), cells as `cell` writes them."""
+    """A pandas table on a page: a meaningful index becomes columns (an unnamed one with no header: name it), a
+    numbering 0, 1, … is dropped, headers and names from code in words (`words.reader_name`), cells as `cell` writes them."""
     import pandas as pd
 
-    if not isinstance(df.index, pd.RangeIndex) or any(df.index.names):
+    numbered = not any(df.index.names) and list(df.index) == list(range(len(df)))  # 0, 1, …: no meaning
+    if not numbered:
         df = df.reset_index(names=[name or " " * (i + 1) for i, name in enumerate(df.index.names)])  # blank headers
     columns = [" / ".join(reader_name(c) for c in col if str(c)) if isinstance(col, tuple) else reader_name(col)
                for col in df.columns]

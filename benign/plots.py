@@ -75,6 +75,19 @@ def suptitles(fig) -> list[str]:
     return [fig.get_suptitle()] + [t for sub in fig.subfigs for t in suptitles(sub)]
 
 
+def unshown_tick_labels(axis) -> list:
+    """The labels of an axis's ticks that lie outside its view (matplotlib keeps them, visible, but draws nothing)."""
+    lo, hi = sorted(axis.get_view_interval())
+    slack = 1e-9 * (hi - lo)
+    out = []
+    for locs, ticks in ((axis.get_majorticklocs(), axis.get_major_ticks), (axis.get_minorticklocs(),
+                                                                           axis.get_minor_ticks)):
+        for loc, tick in zip(locs, ticks(len(locs))):
+            if not lo - slack <= loc <= hi + slack:
+                out += [tick.label1, tick.label2]
+    return out
+
+
 def overlaps(fig, tolerance_px: float = 1.0) -> list[str]:
     """What a reader cannot read on the saved figure: two drawn texts whose boxes overlap by more than
     `tolerance_px` each way, and a legend drawn over plotted points or lines of its axes. Empty when the layout
@@ -87,7 +100,8 @@ def overlaps(fig, tolerance_px: float = 1.0) -> list[str]:
 
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()
+    undrawn = {id(label) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis) for label in unshown_tick_labels(axis)}
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip() and id(t) not in undrawn
              and (t.axes is None or t.axes.get_visible()) and t.get_window_extent(renderer).width > 0]
     boxes = [(t.get_text(), t.get_window_extent(renderer).padded(-tolerance_px)) for t in texts]
     found = [f"text {a!r} overlaps {b!r}" for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2)

@@ -215,7 +215,7 @@ for model, key in model_keys.items():
                         f"{quantity}_runs_{key}": used})
 pd.DataFrame({model: {q: f"{metrics[f'{q}_slope_{k}']:.3f} ± {metrics[f'{q}_slope_{k}_std']:.3f} "
                          f"({metrics[f'{q}_runs_{k}']} runs)" for q in ("benign", "noisy", "select")}
-              for model, k in model_keys.items()})
+              for model, k in model_keys.items()}).rename_axis("time whose slope is fitted")
 
 # %%
 MARKERS = {"p only (W = I)": "o", "W and p": "s"}

@@ -57,6 +57,8 @@ def test_a_pages_table_shows_headers_and_names_in_words():
         assert header in html
     assert "large noise, seed 43" in html and "not overfitting" in html
     assert "_" not in html.replace("benign-frame", "") and ">index<" not in html  # an unnamed index: no header
+    renamed = pd.DataFrame({"seed": [1, 2]}).rename(index=lambda i: i)  # a numbering that lost its RangeIndex
+    assert pages.frame(renamed).count("<th>") == 1  # dropped: no column of 0, 1
 
 
 def test_a_vanishing_number_reads_without_an_exponent():

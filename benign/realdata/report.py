@@ -98,7 +98,7 @@ def with_paper(ours: pd.DataFrame, paper: dict, nearest: dict) -> pd.DataFrame:
                                                       (f"±{c[2]:.1f}" if c[2] is not None else ""))
             rows[f"{reader_name(ref)} (paper)" if ref == ds
                  else f"{reader_name(ref)} (paper, nearest to {reader_name(ds)})"] = pd.Series(prow)
-    return pd.DataFrame(rows).T[ours.columns]
+    return pd.DataFrame(rows).T[ours.columns].rename_axis("data set")
 
 
 def curves(runs: pd.DataFrame) -> pd.DataFrame:
