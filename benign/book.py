@@ -269,7 +269,7 @@ def reproducibility_page(records: dict[str, dict], profile_name: str) -> str:
         commit = (record.get("git_commit") or "—")[:10]
         blocks = ", ".join(f"{n}×{k}" for k, n in record.get("blocks_by_threads", {}).items()) or "none computed"
         created = str(record.get("created", "—"))[:16].replace("T", " ")
-        lines.append(f"| {name} | {record.get('wall_s', '—')} | {record.get('device', '—')} | "
+        lines.append(f"| `{name}` | {record.get('wall_s', '—')} | {record.get('device', '—')} | "
                      f"{record.get('thread_policy', '—')}: {blocks} | "
                      f"{seed} | {commit} | {created} |")
     versions = next(iter(records.values()), {}).get("versions", {})

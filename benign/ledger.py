@@ -47,7 +47,8 @@ ARXIV = {S: "2409.17625", M: "2410.07746"}  # each paper's arXiv identifier: a r
 SEEDS = "{p[replicates]} seeds from {p[seed]} (the first plotted)"
 FIG1 = "hand-built p, c = {p[c_%s]}; d = {p[d]}, n = {p[n]}, " + SEEDS.replace("seeds", "data draws")
 FIG3 = "(d, ‖μ‖) = ({p[d_%s]}, {p[signal_norm_%s]}); " + SEEDS + "; n = {p[n]}, {p[num_steps]} steps, W and p trained"
-GRID = "the (d, ‖μ‖) grid of d_grid = {p[d_grid]}, signal_norm_grid = {p[signal_norm_grid]}; {p[num_steps]} steps"
+GRID = ("the (d, ‖μ‖) grid of d and ‖μ‖ (from, to, step) = {p[d_grid]} and {p[signal_norm_grid]}; {p[num_steps]} "
+        "steps")
 CLAIMS = [
     Claim(S, "Figure 1", "A query that memorises noise moderately fits every training label and classifies fresh "
           "samples (benign overfitting exists).", "fig1_token_selection", FIG1 % "benign", fig1_rule("benign")),

@@ -106,17 +106,21 @@ class Notebook:
                 metadata={FIGURE_KEY: {"notebook": self.name, "name": name, "alt": alt}})
 
     def save_metrics(self, metrics: dict, extra: dict | None = None) -> None:
-        """Glue every headline number (a plain int or float, for the page's text) and every headline word (a str, as
-        Markdown for `{glue:md}`), and write metrics.json with them, the parameters, seeds, versions, device and
+        """Glue every headline number (a plain int or float, for the page's text; one in [0, 1] also as KEY_pct, the
+        share in words by `words.percent`) and every headline word (a str, as Markdown for `{glue:md}`), and write metrics.json with them, the parameters, seeds, versions, device and
         threads. Returns nothing, so the page shows no record dump."""
         from IPython.display import Markdown
         from myst_nb import glue
 
         from .device import thread_record
+        from .words import percent
 
         for key, value in metrics.items():
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 glue(key, value, display=False)
+                if value != value or 0 <= value <= 1:  # a share as prose says it: 'none', 'all', '2.5%', '49%', '—'
+                    shown = "—" if value != value else percent(value, ".1%" if value < 0.1 else ".0%")
+                    glue(f"{key}_pct", Markdown(shown), display=False)
             elif isinstance(value, str):
                 glue(key, Markdown(value), display=False)
         save_metrics(self.out, self.name, metrics, self.parameters, device=self.device,
@@ -127,7 +131,9 @@ class Notebook:
         from .expected import compare
         from .pages import Comparison
 
-        return Comparison(compare(self.name, metrics))
+        rows = compare(self.name, metrics)
+        return Comparison(rows, {r.expected.counted_on: title(r.expected.counted_on) for r in rows
+                                 if r.expected.counted_on})
 
 
 def start(name: str, namespace: dict) -> Notebook:

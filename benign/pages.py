@@ -64,8 +64,9 @@ def table(columns: list[str], rows: list[list[str]], notes: Footnotes, css: str)
             f"<tbody>{body}</tbody></table></div>{notes.html()}")
 
 
-def comparison(rows: list[expected.Row]) -> str:
-    """A notebook's comparison table: what each number is compared with, theirs, ours, the verdict and its cause."""
+def comparison(rows: list[expected.Row], titles: dict[str, str] | None = None) -> str:
+    """A notebook's comparison table: what each number is compared with, theirs, ours, the verdict and its cause
+    (`titles`: notebook → page title, naming the page where a number shown twice is counted)."""
     notes = Footnotes()
     out = []
     for row in rows:
@@ -74,7 +75,8 @@ def comparison(rows: list[expected.Row]) -> str:
         tolerance = f"±{number(e.allowed)}{notes.cite(expected.TOLERANCES[e.tolerance].reason)}"
         quantity = html.escape(e.quantity) + notes.cite(e.note)
         if e.counted_on:
-            quantity += notes.cite(f"the same number is counted on the page of {e.counted_on}; shown here only")
+            page = (titles or {}).get(e.counted_on, e.counted_on)
+            quantity += notes.cite(f"the same number is counted on the page “{page}”; shown here only")
         result = html.escape(row.result)
         out.append([quantity, target, number(row.authors), number(row.here), tolerance,
                     f"<strong>{result}</strong>" if not row.match else result, html.escape(row.cause)])
@@ -110,11 +112,11 @@ def frame(df) -> str:
 class Comparison:
     """What `Notebook.compare` returns: the table, shown as HTML on the page."""
 
-    def __init__(self, rows: list[expected.Row]):
-        self.rows = rows
+    def __init__(self, rows: list[expected.Row], titles: dict[str, str] | None = None):
+        self.rows, self.titles = rows, titles
 
     def _repr_html_(self) -> str:
-        return comparison(self.rows) if self.rows else "<p>No number of this page is compared at this profile.</p>"
+        return comparison(self.rows, self.titles) if self.rows else "<p>No number of this page is compared at this profile.</p>"
 
 
 SHORT = 110  # characters: the longest "why" a row of the verdict matrix shows before its details are opened
@@ -298,5 +300,5 @@ def summary_page(judged: Judged, titles: dict[str, str]) -> str:
     for name, page_rows in judged.per_page.items():
         if page_rows:
             lines += [f"### {titles[name]}", "", f"{{doc}}`../notebooks/{name}`", "", "```{raw} html",
-                      comparison(page_rows), "```", ""]
+                      comparison(page_rows, titles), "```", ""]
     return "\n".join(lines) + "\n"

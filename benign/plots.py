@@ -66,8 +66,9 @@ def smallest_text_pt(fig) -> float:
     return float(min(sizes)) if sizes else float(plt.rcParams["font.size"])
 
 
-TEX_WORDS = {r"\|": "‖", r"\mu": "μ", r"\eta": "η", r"\alpha": "α", r"\rho": "ρ", r"\nu": "ν", r"\tau": "τ",
-             r"\delta": "δ", r"\mathrm": "", r"\cdot": "·", "{": "", "}": "", "$": "", "\\": ""}
+TEX_WORDS = {r"\mathfrak{S}": "𝔖", r"\log_{10}": "log₁₀", "log_10": "log₁₀", r"\|": "‖", r"\mu": "μ", r"\eta": "η",
+             r"\alpha": "α", r"\rho": "ρ", r"\nu": "ν", r"\tau": "τ", r"\delta": "δ", r"\mathrm": "", r"\cdot": "·",
+             "{": "", "}": "", "$": "", "\\": ""}  # maths in a title as plain Unicode, in this order
 
 
 def suptitles(fig) -> list[str]:

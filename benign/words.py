@@ -19,8 +19,16 @@ def signed(x: float, fmt: str) -> str:
 
 
 def percent(x: float, fmt: str = ".0%") -> str:
-    """A share as a reader says it: 'none' for 0, 'all' for 1, else formatted with `fmt` ('49%')."""
-    return "none" if x == 0 else "all" if x == 1 else format(x, fmt)
+    """A share as a reader says it: 'none' for 0, 'all' for 1, else formatted with `fmt` ('49%'); a share that
+    rounds to 0 % or 100 % without being it reads 'under 1%' or 'over 99%' (at `fmt`'s precision)."""
+    if x == 0 or x == 1:
+        return "none" if x == 0 else "all"
+    shown, step = format(x, fmt), 10 ** -(int(fmt[1:-1] or 0) + 2)  # the smallest share `fmt` shows
+    if float(shown.rstrip("%")) == 0:
+        return f"under {format(step, fmt)}"
+    if float(shown.rstrip("%")) == 100:
+        return f"over {format(1 - step, fmt)}"
+    return shown
 
 
 def trend(slope: float, se: float, rising: str = "rises", falling: str = "falls",
@@ -79,6 +87,8 @@ NAMES = {  # a name from code as a page's reader reads it; any other identifier 
     "clean_signal_attention": "clean inputs' attention on the signal",
     "noisy_signal_attention": "noisy inputs' attention on the signal",
     "test_signal_attention": "test inputs' attention on the signal", "train_W": "W trained",
+    "clean_run": "the same run on clean labels", "clean_test_acc": "test accuracy on clean labels",
+    "noise_cost": "cost of the flipped labels", "costly": "cost above the harm threshold",
     "rotten_tomatoes": "Rotten Tomatoes", "rotten_tomatoes_3class": "Rotten Tomatoes (3 classes)",
     "mnist_5k": "MNIST digits", "fashion_mnist": "Fashion-MNIST", "mnist": "MNIST", "cifar10": "CIFAR-10",
     "stl10": "STL-10", "pneumoniamnist": "PneumoniaMNIST", "breastmnist": "BreastMNIST", "sst2": "SST-2",
@@ -88,15 +98,17 @@ IDENTIFIER = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 
 
 def reader_name(name) -> str:
-    """A name from code as a reader reads it (`NAMES`; 'large_noise_seed43' → 'large noise, seed 43'; any other
-    snake_case name with spaces); anything else unchanged."""
+    """A name from code as a reader reads it (`NAMES`; 'large_noise_seed43' → 'large noise, seed 43',
+    'balanced_seed43_clean' → 'balanced, seed 43, clean labels'; any other snake_case name with spaces); anything
+    else unchanged."""
     name = str(name)
     if name in NAMES:
         return NAMES[name]
     if not IDENTIFIER.fullmatch(name):
         return name
-    base, seed = re.fullmatch(r"(.*?)(?:_seed(\d+))?", name).groups()
-    return NAMES.get(base, base.replace("_", " ")) + (f", seed {seed}" if seed else "")
+    base, seed, clean = re.fullmatch(r"(.*?)(?:_seed(\d+))?(_clean)?", name).groups()
+    return (NAMES.get(base, base.replace("_", " ")) + (f", seed {seed}" if seed else "")
+            + (", clean labels" if clean else ""))
 
 
 SUPERSCRIPT = str.maketrans("0123456789−", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")

@@ -82,12 +82,12 @@ nb.save_figure(fig)
 
 # %% [markdown]
 # What this run shows. With the largest $c$ (harmful column) the memorised noise dominates $p$: training samples are
-# fitted through their own noise, while a test sample's scores follow chance overlaps with that noise — only
-# {glue:text}`harmful_test_on_relevant:.0%` of the test samples attend most to their relevant token. With the middle
-# $c$ the noise term tips {glue:text}`benign_noisy_on_opposite:.0%` of the noisy training samples towards the weak
-# token that agrees with their flipped label, while {glue:text}`benign_test_on_relevant:.0%` of the test samples
-# still attend to their relevant token. With the smallest $c$ memorisation is too weak: only
-# {glue:text}`not_overfitting_noisy_on_opposite:.0%` of the noisy samples move to that token, and the flipped labels
+# fitted through their own noise, while a test sample's scores follow chance overlaps with that noise —
+# {glue:md}`harmful_test_on_relevant_pct` of the test samples attend most to their relevant token. With the middle
+# $c$ the noise term tips {glue:md}`benign_noisy_on_opposite_pct` of the noisy training samples towards the weak
+# token that agrees with their flipped label, while {glue:md}`benign_test_on_relevant_pct` of the test samples
+# still attend to their relevant token. With the smallest $c$ memorisation is too weak:
+# {glue:md}`not_overfitting_noisy_on_opposite_pct` of the noisy samples move to that token, and the flipped labels
 # stay unfitted (train accuracy {glue:text}`not_overfitting_train_acc:.2f`).
 
 # %% [markdown]

@@ -164,7 +164,7 @@ nb.save_figure(fig)
 #   their attention on their relevant token, against $1/T$ at step 0 (uniform attention).
 #
 # So the large-noise setting's harm is the gap between its own step 0 and its end, not its distance from the
-# balanced setting: {glue:text}`large_noise_head_share_of_gap:.0%` of that distance is the head's own accuracy at a
+# balanced setting: {glue:md}`large_noise_head_share_of_gap_pct` of that distance is the head's own accuracy at a
 # small $\|\mu\|$, there before any training, and the rest is what training does.
 # A cost counts as harm when it exceeds the one threshold the book uses for it ({glue:text}`harm_threshold:.2f` of
 # test accuracy, `benign.thresholds.HARM`).

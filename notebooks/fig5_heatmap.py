@@ -122,7 +122,7 @@ nb.save_figure(fig)
 # What this run shows. The train loss varies little over the map ({glue:text}`train_loss_min:.3f` to
 # {glue:text}`train_loss_max:.3f`: the fixed head bounds every output by $1/\sqrt2$), while the test loss spans
 # {glue:text}`test_loss_min:.3f` to {glue:text}`test_loss_max:.3f`, rising towards large $d$ and weak signal. Of the
-# cells that leave noisy labels unfitted, {glue:text}`unfitted_share_above_1:.0%` lie above $n\,\mathrm{SNR}^2 = 1$
+# cells that leave noisy labels unfitted, {glue:md}`unfitted_share_above_1_pct` lie above $n\,\mathrm{SNR}^2 = 1$
 # (their median $n\,\mathrm{SNR}^2$ is {glue:text}`unfitted_median_n_snr2:.0f` at this training length), and no
 # harmful cell reaches beyond {glue:text}`harmful_max_snr_times_d_quarter:.2f` times $\mathrm{SNR} = d^{-1/4}$.
 #
@@ -139,7 +139,7 @@ nb.save_figure(fig)
 # there $\log\|\mu^*\|$ against $\log d$ has slope {glue:text}`overfit_slope_map:.2f` ±
 # {glue:text}`overfit_slope_se_map:.2f` (theory: ½). The harmful / benign boundary has slope
 # {glue:text}`harmful_slope_map:.3f` ± {glue:text}`harmful_slope_se_map:.3f` over {glue:text}`harmful_rows_map` rows
-# (theory: ¼): by this rule {glue:text}`harmful_head_below_share:.0%` of the harmful cells are cells where the fixed
+# (theory: ¼): by this rule {glue:md}`harmful_head_below_share_pct` of the harmful cells are cells where the fixed
 # head alone scores below the threshold before any training (next section). Read by what training
 # adds instead, the harmful / benign boundary is judged in the next section; the second half of the page follows
 # both boundaries in time.
@@ -206,14 +206,14 @@ metrics.update({f"harmful_trained_{k}_map": v for k, v in fit.items()})
 # whose test accuracy is $\Phi(\|\mu\|/4)$ whatever $d$ is (lowest on this grid {glue:text}`test_acc_step0_min:.3f`;
 # the largest $\|\mu\|$ at which some cell's head alone scores below {glue:text}`test_threshold_value:.2f` is
 # {glue:text}`head_below_max_signal_norm:g`).
-# Of the {glue:text}`harmful_cells:,.0f` cells the map calls harmful, {glue:text}`harmful_head_below_share:.0%` are
+# Of the {glue:text}`harmful_cells:,.0f` cells the map calls harmful, {glue:md}`harmful_head_below_share_pct` are
 # cells whose head alone already scores below the threshold. Bottom left: what training changes, the final test
 # accuracy minus the same cell's step 0 (from {glue:text}`test_gain_min:+.3f` to {glue:text}`test_gain_max:+.3f` on
 # this grid). Bottom right: the regimes re-read by it (`benign.regimes.trained_regime`): harmful where every label is
 # fitted and training loses more than {glue:text}`harm_threshold:.2f` of test accuracy against step 0. Of the
 # {glue:text}`fitted_cells:,.0f` cells that fit every label, {glue:text}`harmful_trained_cells:,.0f` lose that much:
-# benign {glue:text}`share_benign_trained:.1%`, harmful {glue:text}`share_harmful_trained:.1%`, not overfitting
-# {glue:text}`share_not_overfitting_trained:.1%` of the cells. Along the harmful / benign boundary of that map,
+# benign {glue:md}`share_benign_trained_pct`, harmful {glue:md}`share_harmful_trained_pct`, not overfitting
+# {glue:md}`share_not_overfitting_trained_pct` of the cells. Along the harmful / benign boundary of that map,
 # $\log\|\mu^*\|$ against $\log d$ has slope {glue:text}`harmful_trained_slope_map:.2f` over
 # {glue:text}`harmful_trained_rows_map` rows of $d$ (theory: ¼); the claims ledger judges the boundary there, where
 # harm is what training does, not where the head alone falls short.
@@ -228,7 +228,7 @@ metrics.update({f"harmful_trained_{k}_map": v for k, v in fit.items()})
 # $\delta$ = {glue:text}`delta_map:.4f`, so that "test error $< \delta$" on the {glue:text}`n_test` test samples is
 # exactly "test accuracy ≥ `test_threshold`", the map's rule. The regime of a cell at any step then follows from the
 # switches, exactly, with nothing stored per step (`benign.regimes.regime_at`). At step {glue:text}`num_steps` they
-# give the map above again: {glue:text}`long_agreement:.0%` of the {glue:text}`long_compared` cells the two
+# give the map above again: {glue:md}`long_agreement_pct` of the {glue:text}`long_compared` cells the two
 # computations share have the same regime (`tests/test_regimes.py` checks this cell by cell in float64). The same
 # kernel, cache and events serve {doc}`the theorem's clock <theory_clock>`, whose runs use other step sizes and sizes
 # ($\alpha \propto n/d$, several $n$) and so share no cell with this grid.
@@ -336,16 +336,15 @@ nb.save_metrics(metrics)
 # %% [markdown]
 # ## What the map becomes
 #
-# **Not overfitting is a stage.** In the long runs the not-overfitting share of the cells is
-# {glue:text}`share_not_overfitting_at_1000:.0%` at step 1000 (the snapshot),
-# {glue:text}`share_not_overfitting_at_10000:.0%` at step $10^4$ and {glue:text}`share_not_overfitting_at_100000:.0%`
-# at step $10^5$. Every noisy label is fitted within the run in {glue:text}`noisy_fitted_share_long:.0%` of the cells
-# (median step {glue:text}`noisy_fitted_median_step:,.0f`, latest {glue:text}`noisy_fitted_latest_step:,.0f`; bottom
-# left). The rank correlation of $d$ with that step over the cells that fit is
-# {glue:text}`fitted_step_d_rank_corr:.2f` ({glue:md}`fitted_step_d_words`; the memorisation speed $\alpha d/n$ of
-# {doc}`the clock's page <theory_clock>` predicts a negative correlation). The first noisy label goes earlier (middle row,
-# right). At the last step {glue:text}`not_overfitting_end_cells` cells are left not overfitting, none with $d$ above
-# {glue:text}`not_overfitting_end_max_d:,.0f` (the grid starts at $d$ = {glue:text}`d_long_min:,.0f`).
+# **Not overfitting is a stage.** In the long runs {glue:md}`share_not_overfitting_at_1000_pct` of the cells are
+# not overfitting at step 1000 (the snapshot), {glue:md}`share_not_overfitting_at_10000_pct` at step $10^4$ and
+# {glue:md}`share_not_overfitting_at_100000_pct` at step $10^5$. Every noisy label is fitted within the run in
+# {glue:md}`noisy_fitted_share_long_pct` of the cells (median step {glue:text}`noisy_fitted_median_step:,.0f`, latest
+# {glue:text}`noisy_fitted_latest_step:,.0f`; bottom left). The rank correlation of $d$ with that step over the cells
+# that fit is {glue:text}`fitted_step_d_rank_corr:.2f` ({glue:md}`fitted_step_d_words`; the memorisation speed $\alpha
+# d/n$ of {doc}`the clock's page <theory_clock>` predicts a negative correlation). The first noisy label goes earlier
+# (middle row, right). At the last step {glue:text}`not_overfitting_end_cells` cells are left not overfitting, none
+# with $d$ above {glue:text}`not_overfitting_end_max_d:,.0f` (the grid starts at $d$ = {glue:text}`d_long_min:,.0f`).
 #
 # **The boundaries over time** (table above). Along the benign / not-overfitting boundary
 # $\log d^*$ against $\log\|\mu\|$ has slope {glue:text}`overfit_slope_d_at_1000:.2f` ±
@@ -360,11 +359,11 @@ nb.save_metrics(metrics)
 #
 # **The fixed head** (bottom right). With $p = 0$ the attention is uniform and the head
 # $\nu \propto \mu_+ - \mu_-$ already classifies: the test error is below $\delta$ at step 0 in
-# {glue:text}`test_below_at_step0_share:.0%` of the cells. It stays below to the end in
-# {glue:text}`course_stays_below_share:.0%`, rises above $\delta$ and comes back in
-# {glue:text}`course_transient_share:.0%` (a transient harmful phase), rises above it for good in
-# {glue:text}`course_rises_above_share:.0%` — overfitting that turns harmful after the snapshot — and is above it from
-# step 0 to the end in {glue:text}`course_stays_above_share:.0%`. So "benign" on this map reads: every label fitted
+# {glue:md}`test_below_at_step0_share_pct` of the cells. It stays below to the end in
+# {glue:md}`course_stays_below_share_pct`, rises above $\delta$ and comes back in
+# {glue:md}`course_transient_share_pct` (a transient harmful phase), rises above it for good in
+# {glue:md}`course_rises_above_share_pct` — overfitting that turns harmful after the snapshot — and is above it from
+# step 0 to the end in {glue:md}`course_stays_above_share_pct`. So "benign" on this map reads: every label fitted
 # and the test error still below $\delta$; training did not bring it there, the head did, and fitting the noise did
 # not take it away.
 #
@@ -383,9 +382,9 @@ nb.save_metrics(metrics)
 # %% [markdown]
 # ## Paper vs here
 #
-# Of the {glue:text}`share_benign:.0%` benign, {glue:text}`share_harmful:.0%` harmful and
-# {glue:text}`share_not_overfitting:.0%` not-overfitting cells, the regions sit where the paper's Figure 5 puts
-# them. The paper gives its heatmaps as pictures, not numbers; the rows below check the cells of Figure 3, which the
+# On this map {glue:md}`share_benign_pct` of the cells are benign, {glue:md}`share_harmful_pct` harmful and
+# {glue:md}`share_not_overfitting_pct` not overfitting (the ledger's rule for the three regions reads these
+# shares). The paper gives its heatmaps as pictures, not numbers; the rows below check the cells of Figure 3, which the
 # paper does report. The sweep took {glue:text}`sweep_wall_s:.1f` s here (0 when every chunk came from the cache).
 # The *authors' code* column runs their final main.py (commit c563aae; transcribed, see
 # {doc}`Figure 3 <fig3_dynamics>`) at those cells with $d \le$ `authors_max_d` (`paper` profile: all three): one

@@ -469,7 +469,7 @@ table = theorem.assign(x=theorem.n_snr2.round(6)).groupby(["x", "regime_by_order
     theorem=("tau_theorem", "median"), fit=("t_fit", "median"), select=("t_select", "median"),
     selected=("t_select", lambda t: count(t.notna())))
 table.index = table.index.set_names(["n·SNR²", "regime (orders)"])
-table.columns = ["theorem's τ (constants set to one)", "t_fit, median", "t_select, median",
+table.columns = ["theorem's τ (constants set to one)", "fitting time, median", "selection time, median",
                  "runs selecting within the run"]
 table = table.astype(object)
 table.iloc[:, :3] = table.iloc[:, :3].map(pages.number)

