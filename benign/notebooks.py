@@ -90,14 +90,16 @@ class Notebook:
         """The figure as NAME.png and NAME.pdf in the output folder (NAME defaults to the notebook's name), shown as
         the saved PNG (the book links it to its full size and its PDF) and closed. The PNG records the size of its
         smallest text, which the book's browser check turns into pixels on the page, and what overlaps on it (texts
-        on texts, a legend on data: `plots.overlaps`), which the check requires to be nothing. Returns nothing, so the page
+        on texts, a legend on data: `plots.overlaps`), which the check requires to be nothing
+        (log axes whose tick labels collide are relabelled first: `plots.readable_log_ticks`). Returns nothing, so the page
         shows no list of paths."""
         import matplotlib.pyplot as plt
         from IPython.display import Image, display
 
-        from .plots import DPI, alt_text, overlaps, smallest_text_pt
+        from .plots import DPI, alt_text, overlaps, readable_log_ticks, smallest_text_pt
 
         name = name or self.name
+        readable_log_ticks(fig)
         described = {"smallest_text_pt": smallest_text_pt(fig), "overlaps": overlaps(fig)}
         saved = save_figure(fig, self.out, name, dpi=DPI, description=described)
         alt = alt_text(fig)

@@ -89,14 +89,97 @@ def unshown_tick_labels(axis) -> list:
     return out
 
 
+def legend_covers(ax, renderer) -> list[str]:
+    """The labels of the plotted lines (more than two points: not a reference line) and scattered points of `ax`
+    that its legend is drawn over (a line's segments sampled, not only its points); empty with no legend."""
+    from matplotlib.collections import PathCollection
+    from matplotlib.lines import Line2D
+
+    legend = ax.get_legend()
+    if legend is None or not legend.get_visible() or not ax.get_visible():
+        return []
+    frame = legend.get_window_extent(renderer)
+    data = [line for line in ax.lines if len(line.get_xydata()) > 2]  # not a reference line (axhline: 2 points)
+    data += [c for c in ax.collections if isinstance(c, PathCollection)]  # scattered points
+    covered = []
+    for artist in data:
+        line = isinstance(artist, Line2D)
+        xy = artist.get_xydata() if line else artist.get_offsets()
+        transform = artist.get_transform() if line else artist.get_offset_transform()
+        points = transform.transform(np.asarray(xy, dtype=float))
+        points = points[np.isfinite(points).all(1)]
+        if line and artist.get_linestyle() not in ("None", "none", "", " "):
+            t = np.linspace(0, 1, 16)[:, None, None]  # the segments between the points, not only their ends
+            points = (points[:-1] * (1 - t) + points[1:] * t).reshape(-1, 2)
+        if frame.count_contains(points):
+            covered.append(str(artist.get_label()))
+    return covered
+
+
+LEGEND_PLACES = ("best", "upper right", "upper left", "lower right", "lower left", "center right", "center left",
+                 "upper center", "lower center")
+
+
+def legend_clear(ax, **kwargs) -> None:
+    """`ax.legend(**kwargs)` at the first place inside the axes where it covers no data (`legend_covers`); with none,
+    the y axis is raised by the legend's height and the legend put in the room made at the top ('best' if even that
+    covers data: the figure then records the overlap). Never outside: constrained layout would narrow every panel of
+    the grid to make room for it."""
+    renderer = ax.figure.canvas.get_renderer()
+    for loc in LEGEND_PLACES:
+        ax.legend(loc=loc, **kwargs)
+        ax.figure.canvas.draw()
+        if not legend_covers(ax, renderer):
+            return
+    bottom, top = ax.get_ylim()  # no clear place: raise the top by the legend's height and put it there
+    share = min(0.6, ax.get_legend().get_window_extent(renderer).height / ax.get_window_extent(renderer).height + 0.05)
+    if ax.get_yscale() == "log":
+        ax.set_ylim(bottom, top * (top / bottom) ** (share / (1 - share)))
+    else:
+        ax.set_ylim(bottom, top + (top - bottom) * share / (1 - share))
+    for loc in ("upper left", "upper right", "upper center", "best"):
+        ax.legend(loc=loc, **kwargs)
+        ax.figure.canvas.draw()
+        if not legend_covers(ax, renderer):
+            return
+
+
+def tick_labels_overlap(axis, renderer) -> bool:
+    """Whether two drawn tick labels of `axis` overlap."""
+    import itertools
+
+    undrawn = {id(label) for label in unshown_tick_labels(axis)}
+    boxes = [t.get_window_extent(renderer).padded(-1) for t in axis.get_ticklabels(which="both")
+             if t.get_visible() and t.get_text().strip() and id(t) not in undrawn]
+    return any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2))
+
+
+def readable_log_ticks(fig) -> None:
+    """On a log axis whose tick labels overlap (a range of a decade or two shows minor labels such as 3×10⁰ beside
+    4×10⁰), the labels as plain numbers ('3', '0.6'); if they still overlap, the minor ticks unlabelled."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if axis.get_scale() != "log" or not tick_labels_overlap(axis, renderer):
+                continue
+            axis.set_major_formatter(plain)
+            axis.set_minor_formatter(plain)
+            fig.canvas.draw()
+            if tick_labels_overlap(axis, renderer):
+                axis.set_minor_formatter(NullFormatter())
+                fig.canvas.draw()
+
+
 def overlaps(fig, tolerance_px: float = 1.0) -> list[str]:
     """What a reader cannot read on the saved figure: two drawn texts whose boxes overlap by more than
     `tolerance_px` each way, and a legend drawn over plotted points or lines of its axes. Empty when the layout
     holds."""
     import itertools
 
-    from matplotlib.collections import PathCollection
-    from matplotlib.lines import Line2D
     from matplotlib.text import Text
 
     fig.canvas.draw()
@@ -108,23 +191,7 @@ def overlaps(fig, tolerance_px: float = 1.0) -> list[str]:
     found = [f"text {a!r} overlaps {b!r}" for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2)
              if box_a.overlaps(box_b)]
     for ax in fig.axes:
-        legend = ax.get_legend()
-        if legend is None or not legend.get_visible() or not ax.get_visible():
-            continue
-        frame = legend.get_window_extent(renderer)
-        data = [line for line in ax.lines if len(line.get_xydata()) > 2]  # not a reference line (axhline: 2 points)
-        data += [c for c in ax.collections if isinstance(c, PathCollection)]  # scattered points
-        for artist in data:
-            line = isinstance(artist, Line2D)
-            xy = artist.get_xydata() if line else artist.get_offsets()
-            transform = artist.get_transform() if line else artist.get_offset_transform()
-            points = transform.transform(np.asarray(xy, dtype=float))
-            points = points[np.isfinite(points).all(1)]
-            if line and artist.get_linestyle() not in ("None", "none", "", " "):
-                t = np.linspace(0, 1, 16)[:, None, None]  # the segments between the points, not only their ends
-                points = (points[:-1] * (1 - t) + points[1:] * t).reshape(-1, 2)
-            if frame.count_contains(points):
-                found.append(f"the legend of {ax.get_title()!r} covers {artist.get_label()!r}")
+        found += [f"the legend of {ax.get_title()!r} covers {label!r}" for label in legend_covers(ax, renderer)]
     return found
 
 

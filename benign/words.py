@@ -78,7 +78,7 @@ def share_words(count: int, total: int, one: str = "run", many: str = "runs") ->
 
 
 NAMES = {  # a name from code as a page's reader reads it; any other identifier reads with spaces for underscores
-    "noise_ratio": "η", "signal_norm": "‖μ‖", "n_snr2": "n·SNR²", "train_acc": "train accuracy",
+    "noise_ratio": "η", "signal_norm": "‖μ‖", "rho": "ρ", "n_snr2": "n·SNR²", "train_acc": "train accuracy",
     "test_acc": "test accuracy", "train_loss": "train loss", "test_loss": "test loss",
     "regime_by_order": "regime by the theorem's order", "frak_ratio": "Eq. 9 ratio", "flipped_share": "labels flipped",
     "test_acc_step0": "test accuracy at step 0", "test_gain": "test accuracy gained",

@@ -136,7 +136,7 @@ for row, (name, sim) in enumerate(sims.items()):
     axes[row, 0].set_ylabel("[CLS] attention")
     axes[row, 1].set_ylabel("[CLS] attention")
 plots.legend_above(fig, axes[0, 0], ncols=2)
-axes[0, 2].legend(loc="lower right")
+plots.legend_clear(axes[0, 2])
 nb.save_figure(fig)
 
 # %%

@@ -240,19 +240,19 @@ def scatter_times(ax, table, column, title, by=("model", "d", "n")):
 fig, axes = plots.figure(3, 2, row_height=3.8)
 ax = axes[0, 0]
 scatter_times(ax, main, "tau_benign", "first step with every label fitted and test error < δ")
-ax.legend()
+plots.legend_clear(ax)
 
 ax = axes[0, 1]
 alpha_grid = cells[cells.d.isin(d_values_small) & cells.n.isin(n_values_small) & ~cells.train_W]
 scatter_times(ax, alpha_grid, "tau_noisy", "every noisy label fitted, two step sizes", by=("factor",))
-ax.legend(title="α · d / n")
+plots.legend_clear(ax, title="α · d / n")
 
 ax = axes[1, 0]
 scatter_times(ax, main, "tau_select", f"test attention on the relevant token ≥ {attention_level:g}")
 censored = main[main.tau_select.isna() & (main.regime_by_order != "harmful")]
 ax.scatter(censored.inverse, np.log(censored.num_steps * censored.prefactor), marker="^", color="gray", s=18,
            label="not reached within the run (lower bound)")
-ax.legend()
+plots.legend_clear(ax)
 
 ax = axes[1, 1]
 example = cells[(cells.model == "p only (W = I)") & (cells.d == max(d_values)) & (cells.n == max(n_values))
@@ -264,7 +264,7 @@ for i, (_, row) in enumerate(example.iterrows()):
 ax.axhline(T_LEVEL, color="black", ls=":", lw=1, label=f"attention {attention_level:g} on the relevant token")
 ax.set(xscale="log", xlabel="step", ylabel="lead log((T−1) s / (1 − s))",
        title=f"test selection lead (p only, d = {max(d_values)}, n = {max(n_values)})")
-ax.legend()
+plots.legend_clear(ax)
 
 ax = axes[2, 0]
 for model, g in main.groupby("model"):
@@ -272,7 +272,7 @@ for model, g in main.groupby("model"):
     ax.scatter(g.n_snr2, g.kappa, marker=MARKERS[model], s=20, label=model)
 ax.set(xscale="log", yscale="log", xlabel="n·SNR²", ylabel="κ = d lead / d log(step), last decade",
        title="how fast fresh inputs learn to select the relevant token")
-ax.legend()
+plots.legend_clear(ax)
 
 ax = axes[2, 1]
 for model, g in main.groupby("model"):
@@ -281,7 +281,7 @@ for model, g in main.groupby("model"):
     ax.scatter(g.inverse, g.test_acc, marker=MARKERS[model], s=20, facecolors="none", edgecolors="gray",
                label=f"{model}: last step")
 ax.set(xlabel="1 / (n·SNR²)", ylabel="test accuracy", title="test accuracy with the fixed head", ylim=(0.45, 1.02))
-ax.legend()
+plots.legend_clear(ax)
 nb.save_figure(fig)
 
 # %%
@@ -487,7 +487,7 @@ ax.axhline(1, color="black", ls=":", lw=1, label="fresh inputs select as the las
 ax.axvline(1, color="gray", ls="--", lw=1, label="n·SNR² = 1 (theory's benign region to the right)")
 ax.set(yscale="log", xlabel="1 / (n·SNR²)", ylabel="t_select / t_fit",
        title="benign runs: above 1, the noise is fitted first")
-ax.legend(loc="lower right", fontsize="small")
+plots.legend_clear(ax, fontsize="small")
 ax = axes[1]
 for i, (regime, g) in enumerate(theorem.groupby("regime_by_order")):
     color, words = f"C{i}", regime.replace("_", " ")
@@ -501,7 +501,7 @@ lims = [min(theorem.tau_theorem.min(), 1), theorem.num_steps.max() * 2]
 ax.plot(lims, lims, ls="--", color="black", lw=1, label="measured = theorem's τ")
 ax.set(xscale="log", yscale="log", xlabel="theorem's τ, constants set to one (steps)", ylabel="measured (steps)",
        title="measured times against the theorem's (p only)")
-ax.legend(fontsize="small")
+plots.legend_clear(ax, fontsize="small")
 nb.save_figure(fig, "theory_clock_delay")
 
 # %% [markdown]
@@ -557,7 +557,7 @@ ax.plot(x, theory.growth(x, T), label=f"g(x), T = {T}")
 ax.plot(x, 2 * x, ls="--", color="gray", label="2x")
 ax.axvline(np.log(T), color="black", lw=1, ls=":", label="x = log T")
 ax.set(title="growth function g(x) = 2x + 2 sinh(x − log T)", xlabel="x", ylim=(min(theory.growth(x, T)), None))
-ax.legend()
+plots.legend_clear(ax)
 nb.save_figure(fig, "theory_clock_growth")
 
 # %% [markdown]

@@ -4,6 +4,7 @@ import json
 import re
 import time
 
+import numpy as np
 import pytest
 import yaml
 
@@ -250,6 +251,33 @@ def test_overlaps_finds_texts_on_texts_and_a_legend_on_data_and_nothing_in_a_cle
     ax.text(4, 1, "one label here")
     ax.text(4.3, 1, "another label")
     assert plots.overlaps(fig) == ["text 'one label here' overlaps 'another label'"]
+    plt.close(fig)
+
+
+def test_legend_clear_finds_a_free_place_or_makes_room_and_log_ticks_are_relabelled_when_they_collide():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from benign import plots
+
+    fig, ax = plots.figure()
+    x = np.linspace(0, 1, 50)
+    ax.plot(x, x, label="rising")  # the upper-left and lower-right corners are free
+    plots.legend_clear(ax)
+    assert plots.overlaps(fig) == []
+    for level in np.linspace(0, 1, 4):  # lines across the whole panel: no place is free, the top is raised
+        ax.plot(x, np.full_like(x, level), label=f"level {level:g}")
+    top = ax.get_ylim()[1]
+    plots.legend_clear(ax)
+    assert ax.get_ylim()[1] > top and plots.overlaps(fig) == []
+    plt.close(fig)
+    fig, ax = plots.figure(1, 3)
+    ax[0].loglog([0.45, 5.5], [1, 2], "o")  # a decade: matplotlib labels minor ticks that collide in a narrow panel
+    assert any(o.startswith("text") for o in plots.overlaps(fig))
+    plots.readable_log_ticks(fig)
+    assert plots.overlaps(fig) == []
     plt.close(fig)
 
 

@@ -333,6 +333,8 @@ def for_reader(frame: pd.DataFrame) -> pd.DataFrame:
     """A table as the page shows it: data sets by their reader names (column `dataset` and the index), yes/no for
     true/false."""
     out = frame.rename(index=lambda v: reader_name(v) if isinstance(v, str) else v)
+    if out.index.name is None and any(isinstance(v, str) for v in out.index):  # data sets as rows: say so
+        out = out.rename_axis("data set")
     if "dataset" in out:
         out = out.assign(dataset=out.dataset.map(reader_name))
     return out.apply(lambda c: c.map({True: "yes", False: "no"}) if c.dtype == bool else c)
