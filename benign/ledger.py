@@ -123,7 +123,7 @@ CLAIMS = [
           "at chance (harmful).", "paper2_two_steps", "β = {p[step_sizes_harmful]}", paper2_harmful_rule),
     Claim(M, "Theorems (SNR threshold)", "Benign overfitting needs SNR of order 1/√n: the boundary scales as "
           "n^(−1/2).", "paper2_snr_heatmap", "n in {p[n_values]}, the slope fitted from n = {p[n_tail_min]} on; signal "
-          "norms {p[signal_norm_steps_per_doubling]} per doubling; {p[num_seeds]} seeds per cell",
+          "norms {p[signal_norm_steps_per_doubling]} per doubling; seeds per cell: {p[num_seeds]}",
           paper2_boundary_rule),
     Claim(BOOK, "after the SNR threshold (the paper's harmful result is for max-margin interpolators)",
           "Below that boundary gradient descent's overfitting is harmful.", "paper2_snr_heatmap",

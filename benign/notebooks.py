@@ -17,6 +17,7 @@ import math
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -87,12 +88,9 @@ class Notebook:
     cpu_threads: int
 
     def save_figure(self, fig, name: str = "") -> None:
-        """The figure as NAME.png and NAME.pdf in the output folder (NAME defaults to the notebook's name), shown as
-        the saved PNG (the book links it to its full size and its PDF) and closed. The PNG records the size of its
-        smallest text, which the book's browser check turns into pixels on the page, and what overlaps on it (texts
-        on texts, a legend on data: `plots.overlaps`), which the check requires to be nothing
-        (log axes whose tick labels collide are relabelled first: `plots.readable_log_ticks`). Returns nothing, so the page
-        shows no list of paths."""
+        """The figure as NAME.png and NAME.pdf in the output folder (NAME: the notebook's by default), shown as the
+        saved PNG and closed; log tick labels that collide are relabelled first (`plots.readable_log_ticks`). The PNG
+        records its smallest text and what overlaps on it (`plots.overlaps`), which the browser check reads."""
         import matplotlib.pyplot as plt
         from IPython.display import Image, display
 
@@ -108,21 +106,19 @@ class Notebook:
                 metadata={FIGURE_KEY: {"notebook": self.name, "name": name, "alt": alt}})
 
     def save_metrics(self, metrics: dict, extra: dict | None = None) -> None:
-        """Glue every headline number (a plain int or float, for the page's text; one in [0, 1] also as KEY_pct, the
-        share in words by `words.percent`) and every headline word (a str, as Markdown for `{glue:md}`), and write metrics.json with them, the parameters, seeds, versions, device and
-        threads. Returns nothing, so the page shows no record dump."""
+        """Glue every headline number (one in [0, 1] also as KEY_pct, in words: `words.share_text`) and word (a str,
+        as Markdown for `{glue:md}`); write metrics.json with them, the parameters, seeds, versions and device."""
         from IPython.display import Markdown
         from myst_nb import glue
 
         from .device import thread_record
-        from .words import percent
+        from .words import share_text
 
         for key, value in metrics.items():
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 glue(key, value, display=False)
-                if value != value or 0 <= value <= 1:  # a share as prose says it: 'none', 'all', '2.5%', '49%', '—'
-                    shown = "—" if value != value else percent(value, ".1%" if value < 0.1 else ".0%")
-                    glue(f"{key}_pct", Markdown(shown), display=False)
+                if value != value or 0 <= value <= 1:
+                    glue(f"{key}_pct", Markdown(share_text(value)), display=False)
             elif isinstance(value, str):
                 glue(key, Markdown(value), display=False)
         save_metrics(self.out, self.name, metrics, self.parameters, device=self.device,
@@ -134,8 +130,7 @@ class Notebook:
         from .pages import Comparison
 
         rows = compare(self.name, metrics)
-        return Comparison(rows, {r.expected.counted_on: title(r.expected.counted_on) for r in rows
-                                 if r.expected.counted_on})
+        return Comparison(rows, {name: title(name) for name in {r.expected.counted_on for r in rows} if name})
 
 
 def start(name: str, namespace: dict) -> Notebook:
@@ -462,15 +457,11 @@ def _environment(values: dict):
 
 
 def _local_kernel_manager(sockets: str, kernels: list):
-    """The kernel manager papermill starts kernels with.
-
-    It talks to the kernel over local (IPC) sockets named `sockets`-1 … -5 (a folder of this run's own, so notebooks
-    run side by side never share a socket): the kernel is on this machine, so no TCP port is opened (and
-    ipykernel has nothing to warn about). And it shuts a kernel down without interrupting it first: jupyter_client
-    sends SIGINT before every shutdown request, and a kernel still answering a message then logs "KeyboardInterrupt
-    caught in kernel" on the terminal. When papermill shuts a kernel down its cells have all finished; the shutdown
-    request alone stops it (and a kernel that does not stop is still killed after the wait). Each manager made is
-    added to `kernels` (so Ctrl-C can reach its kernel), and once Ctrl-C came its kernel is killed at shutdown."""
+    """The kernel manager papermill starts kernels with: IPC sockets `sockets`-1 … -5 in a folder of this run's own;
+    no SIGINT before a shutdown request (a kernel still answering logs "KeyboardInterrupt caught in kernel"); the
+    kernel process's own stderr discarded (cells' output travels by messages; what the process logs as its sockets
+    close, "Socket operation on non-socket", is noise). Each manager joins `kernels` (Ctrl-C reaches its kernel);
+    once Ctrl-C came, its kernel is killed at shutdown."""
     from jupyter_client.manager import AsyncKernelManager
     from traitlets import CaselessStrEnum, Unicode
 
@@ -481,6 +472,9 @@ def _local_kernel_manager(sockets: str, kernels: list):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             kernels.append(self)
+
+        async def _async_launch_kernel(self, kernel_cmd, **kw) -> None:
+            await super()._async_launch_kernel(kernel_cmd, **{**kw, "stderr": subprocess.DEVNULL})
 
         async def _async_interrupt_kernel(self) -> None:
             if not self.shutting_down:

@@ -262,11 +262,8 @@ def eta_rule(m: Record) -> Finding:
 
 
 def encoder_rule(m: Record) -> Finding:
-    """Figure 6 against the right control: the encoder's head starts at chance, so its step 0 says nothing; each seed's
-    regime is read against the same run on clean labels (`regimes.trained_regime`: harmful when the flipped labels
-    cost more than `HARM` of test accuracy). Holds when every seed of every setting lands in the regime the setting
-    is named after, contradicted when no seed of any setting does. The paper's own reading (a test accuracy threshold)
-    is quoted beside it."""
+    """Figure 6: each seed's regime against the same run on clean labels (the encoder's head starts at chance, so its
+    step 0 says nothing): holds when every seed of every setting lands as named, contradicted when none does."""
     names = {"balanced": "balanced", "harmful": "harmful", "not_overfitting": "not overfitting"}
     shares = {k: m[f"{k}_as_named_trained_share"] for k in names}
     evidence = "share of seeds in the named regime against clean-label runs (by the test threshold): " + ", ".join(
@@ -281,11 +278,9 @@ def encoder_rule(m: Record) -> Finding:
 
 
 def attention_sharpens_rule(m: Record) -> Finding:
-    """Figures 8, 9 against each curve's own first epoch: the re-initialised attention starts near uniform, so any
-    training raises its largest score a little and a rise cannot fail. A curve counts as sharpened when its largest
-    score grows by `SHARPER` (the effective number of tokens attended halves); holds when every curve does,
-    contradicted when at most `MAJORITY` of them do. The clean-label control (flipped labels against the same
-    fine-tuning on clean ones) is the evidence's second half."""
+    """Figures 8, 9 against each curve's own first epoch (near-uniform attention: a mere rise cannot fail): a curve
+    sharpens when its largest score grows by `SHARPER`; holds when every curve does, contradicted when at most
+    `MAJORITY` do. The clean-label fine-tuning is quoted as the control."""
     share, curves = m["sharpened_share"], m["sharpening_curves"]
     evidence = (f"by the end of phase 2 the largest score was ×{m['sharpening_factor_min']:.2f} to "
                 f"×{m['sharpening_factor_max']:.2f} its first epoch's; {percent(share)} of the {curves:.0f} curves "
@@ -405,9 +400,9 @@ def noise_cost_grows_rule(m: Record) -> Finding:
     """Table 2: the flipped labels cost more test accuracy (against the clean cell) as n grows: the slope of the
     cost against log n over the text rows' cells, judged within `SLOPE_SE` standard errors of zero."""
     slope, se = m.maybe("text_cost_slope_log_n"), m.maybe("text_cost_slope_log_n_se")
-    evidence = (f"test accuracy minus the clean cell's, against log n over the text rows' cells: slope "
-                f"{signed(slope, '+.2f')} ± "
-                f"{se:.2f} points per unit of log n")
+    fit = (f"slope {signed(slope, '+.2f')} ± {se:.2f} points per unit of log n" if se == se else
+           "too few values of n to fit a slope")
+    evidence = f"test accuracy minus the clean cell's, against log n over the text rows' cells: {fit}"
     k = thresholds.SLOPE_SE.value
     if se != se:
         return Finding(NOT_SEEN, evidence, "too few cells to fit a slope")
@@ -466,10 +461,14 @@ def paper2_boundary_rule(m: Record) -> Finding:
     dependence on n); contradicted farther than that from −1/2; not seen when the spread cannot tell −1/2 from 0."""
     slope, se = m.maybe("edge_snr_slope_tail"), m.maybe("edge_snr_slope_tail_se")
     k = thresholds.SLOPE_SE.value
+    scales = (f"scales as n^({signed(slope, '.2f')} ± {se:.2f})" if se == se else
+              "cannot be fitted against n (too few values)")
     evidence = (f"over the {m['edge_tail_n_count']:.0f} values of n from {m.parameters.get('n_tail_min', '?')} on, the "
-                f"SNR where benign overfitting starts scales as n^({signed(slope, '.2f')} ± {se:.2f}) (theorem: −0.5); "
-                f"√n·SNR there averages {m.maybe('edge_sqrt_n_snr_tail_mean'):.2f}, against "
-                f"{m.maybe('edge_sqrt_n_snr_small_mean'):.2f} at the {m['edge_small_n_count']:.0f} smaller n")
+                f"SNR where benign overfitting starts {scales} (theorem: −0.5); "
+                f"√n·SNR there averages {m.maybe('edge_sqrt_n_snr_tail_mean'):.2f}")
+    if m["edge_small_n_count"] > 0:
+        evidence += (f", against {m.maybe('edge_sqrt_n_snr_small_mean'):.2f} at the {m['edge_small_n_count']:.0f} "
+                     "smaller n")
     if se != se:
         return Finding(NOT_SEEN, evidence, "too few values of n in the tail to fit a slope")
     if abs(slope + 0.5) > k * se:

@@ -31,6 +31,12 @@ def percent(x: float, fmt: str = ".0%") -> str:
     return shown
 
 
+def share_text(x: float) -> str:
+    """A share glued for prose: `percent` to the tenth of a percent below 10 % ('2.5%'), else whole ('49%'); '—' for
+    NaN."""
+    return "—" if x != x else percent(x, ".1%" if x < 0.1 else ".0%")
+
+
 def trend(slope: float, se: float, rising: str = "rises", falling: str = "falls",
           level: str = "does not change measurably", errors: float = thresholds.SLOPE_SE.value) -> str:
     """A fitted slope's direction in words: `rising` or `falling` when it lies more than `errors` standard errors from

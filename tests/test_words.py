@@ -85,3 +85,4 @@ def test_a_share_that_rounds_to_none_or_all_says_so_without_lying():
     assert (words.percent(0), words.percent(1), words.percent(0.49)) == ("none", "all", "49%")
     assert (words.percent(0.996), words.percent(0.004)) == ("over 99%", "under 1%")
     assert (words.percent(0.9996, ".1%"), words.percent(0.0004, ".1%")) == ("over 99.9%", "under 0.1%")
+    assert [words.share_text(x) for x in (0.025, 0.49, 1.0, float("nan"))] == ["2.5%", "49%", "all", "—"]
