@@ -955,6 +955,11 @@ def test_the_study_s_regime_is_read_against_the_clean_cell_with_the_book_s_thres
     plots.plt.close(fig)
 
 
+def test_a_share_just_short_of_the_fitted_threshold_never_reads_as_the_threshold():
+    assert (study._fitted(0.9497), study._share(0.9497)) == ("94.97 %", "94.97%")  # not "95 %": not overfitting
+    assert (study._fitted(0.63), study._share(0.63), study._share(1.0)) == ("63 %", "63%", "all")
+
+
 def test_a_backbone_of_another_width_is_read_against_its_depth_at_the_family_s_width():
     found = pd.DataFrame([
         dict(backbone_label="ViT, 4 layers", kind="image", layers=4, width=128, reach=0.3, fitted=0.25,

@@ -364,8 +364,12 @@ def _percent(v, digits: int = 0) -> str:  # in a table
     return "—" if v != v else f"{100 * v:.{digits}f} %"
 
 
-def _share(v) -> str:  # in prose: 'none', 'all', '63%'
-    return "an unmeasured share" if v != v else percent(v)
+def _fitted(v) -> str:  # in a table: to the hundredth of a point within half a point of FITTED, so that 94.97 %
+    return _percent(v, 2 if abs(v - FITTED) < 0.005 else 0)  # never reads as the 95 % it falls short of
+
+
+def _share(v) -> str:  # in prose: 'none', 'all', '63%'; to the hundredth near FITTED, as `_fitted`
+    return "an unmeasured share" if v != v else percent(v, ".2%" if abs(v - FITTED) < 0.005 else ".0%")
 
 
 def _points(v) -> str:
@@ -377,7 +381,7 @@ def regime_table(found: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame({
         "backbone": found.backbone_label, "layers": found.layers, "width": found.width,
         "flipped labels within reach": found.reach.map(_percent), "given by one token": found.token.map(_percent),
-        "fitted by phase 2": found.fitted.map(_percent), "test − base (points)": found.test_minus_base.map(_points),
+        "fitted by phase 2": found.fitted.map(_fitted), "test − base (points)": found.test_minus_base.map(_points),
         "worst cell": found.worst.map(_points), "test − clean cell (points)": found.test_minus_clean.map(_points),
         "base accuracy": found.base_acc.map(lambda v: _percent(v, 1)),
         "regime": found.regime, "can test the claim": found.tests_claim})
@@ -387,7 +391,7 @@ def points_table(points: pd.DataFrame) -> pd.DataFrame:
     """`placed` as the page shows it: one row per backbone and n."""
     return pd.DataFrame({
         "backbone": points.backbone_label, "n": points.n, "flipped labels within reach": points.reach.map(_percent),
-        "given by one token": points.token.map(_percent), "fitted by phase 2": points.fitted.map(_percent),
+        "given by one token": points.token.map(_percent), "fitted by phase 2": points.fitted.map(_fitted),
         "test accuracy": points.test_acc.map(lambda v: _percent(v, 1)),
         "base accuracy": points.base_acc.map(lambda v: _percent(v, 1)),
         "test − base (points)": points.test_minus_base.map(_points),
