@@ -251,7 +251,7 @@ def simulate(runs: list[Run], *, hidden: int = 2000, skip: bool = True, learning
     dev = resolve_device(device)
     dt = resolve_dtype(dtype, dev)
     started = time.perf_counter()
-    (_, d), n = shape, len(runs[0].train.X)
+    _, d = shape
     if init is None:
         drawn = {seed: initial_parameters(d, hidden, seed) for seed in {r.train.params["seed"] for r in runs}}
         init = [drawn[r.train.params["seed"]] for r in runs]

@@ -97,9 +97,8 @@ def cell(value) -> str:
 
 def frame(df) -> str:
     """A pandas table on a page: a meaningful index becomes columns (an unnamed one with no header: name it), a
-    numbering 0, 1, … is dropped, headers and names from code in words (`words.reader_name`), cells as `cell` writes them."""
-    import pandas as pd
-
+    numbering 0, 1, … is dropped, headers and names from code in words (`words.reader_name`), cells as `cell`
+    writes them."""
     numbered = not any(df.index.names) and list(df.index) == list(range(len(df)))  # 0, 1, …: no meaning
     if not numbered:
         df = df.reset_index(names=[name or " " * (i + 1) for i, name in enumerate(df.index.names)])  # blank headers
@@ -116,7 +115,9 @@ class Comparison:
         self.rows, self.titles = rows, titles
 
     def _repr_html_(self) -> str:
-        return comparison(self.rows, self.titles) if self.rows else "<p>No number of this page is compared at this profile.</p>"
+        if not self.rows:
+            return "<p>No number of this page is compared at this profile.</p>"
+        return comparison(self.rows, self.titles)
 
 
 SHORT = 110  # characters: the longest "why" a row of the verdict matrix shows before its details are opened

@@ -125,23 +125,25 @@ def legend_clear(ax, **kwargs) -> None:
     the y axis is raised by the legend's height and the legend put in the room made at the top ('best' if even that
     covers data: the figure then records the overlap). Never outside: constrained layout would narrow every panel of
     the grid to make room for it."""
+    ax.figure.canvas.draw()  # limits and layout settled once: each place is then measured, not drawn
     renderer = ax.figure.canvas.get_renderer()
-    for loc in LEGEND_PLACES:
-        ax.legend(loc=loc, **kwargs)
-        ax.figure.canvas.draw()
-        if not legend_covers(ax, renderer):
-            return
+
+    def first_clear(places) -> bool:
+        for loc in places:
+            ax.legend(loc=loc, **kwargs)
+            if not legend_covers(ax, renderer):
+                return True
+        return False
+
+    if first_clear(LEGEND_PLACES):
+        return
     bottom, top = ax.get_ylim()  # no clear place: raise the top by the legend's height and put it there
     share = min(0.6, ax.get_legend().get_window_extent(renderer).height / ax.get_window_extent(renderer).height + 0.05)
     if ax.get_yscale() == "log":
         ax.set_ylim(bottom, top * (top / bottom) ** (share / (1 - share)))
     else:
         ax.set_ylim(bottom, top + (top - bottom) * share / (1 - share))
-    for loc in ("upper left", "upper right", "upper center", "best"):
-        ax.legend(loc=loc, **kwargs)
-        ax.figure.canvas.draw()
-        if not legend_covers(ax, renderer):
-            return
+    first_clear(("upper left", "upper right", "upper center", "best"))
 
 
 def tick_labels_overlap(axis, renderer) -> bool:
