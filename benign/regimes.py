@@ -10,6 +10,9 @@ every noisy label fitted at t, and the test error below δ at t, with δ chosen 
 
 from __future__ import annotations
 
+import json
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -73,6 +76,52 @@ def regime_at(cells: pd.DataFrame, step: int) -> np.ndarray:
     fitted = condition(cells, "clean_fitted", step) & condition(cells, "noisy_fitted", step)
     below = condition(cells, "test_error", step)
     return np.where(~fitted, "not_overfitting", np.where(below, "benign", "harmful"))
+
+
+TIME_MAP_EVENTS = ("clean_fitted", "noisy_fitted", "test_error")  # the conditions `regime_at` reads
+TIME_MAP_SCRIPT = "../_static/explore/regime_time.js"  # the map's script, as a notebook page of the book names it
+
+
+def time_map(cells: pd.DataFrame, d_values, signal_norm_values, num_steps: int, colors: dict,
+             test_threshold: float, start_step: int | None = None) -> dict:
+    """The map over training time as a JSON-able dict, for the page's interactive map (book/_static/explore/
+    regime_time.js): the grid (`d`, `signal_norm`), `num_steps`, the step it opens at (`start_step`, default the last),
+    the test accuracy threshold, the logged steps, and per cell (rows d, columns ‖μ‖, row by row) the records of the
+    three conditions `regime_at` reads (first step, None: never; switches) and its train and test accuracy at the
+    logged steps (to 4 decimals); `regimes`: each regime's name and colour (`colors`: regime → colour, the legend's
+    order). The regime at any step follows from the records exactly, as in `regime_at`. Refuses a grid cell missing
+    from `cells` and cells logged at different steps."""
+    by_cell = {(int(row.d), float(row.signal_norm)): row for row in cells.itertuples()}
+    steps = [int(t) for t in cells.history.iloc[0]["step"]]
+    out = []
+    for d in d_values:
+        for mu in signal_norm_values:
+            row = by_cell.get((int(d), float(mu)))
+            if row is None:
+                raise ValueError(f"the cell d = {d}, ‖μ‖ = {mu:g} is not among the cells")
+            if [int(t) for t in row.history["step"]] != steps:
+                raise ValueError(f"the cell d = {d}, ‖μ‖ = {mu:g} is logged at other steps than the first cell")
+            events = {}
+            for name in TIME_MAP_EVENTS:
+                first = getattr(row, f"{name}_first")
+                held_never = first is None or (isinstance(first, float) and math.isnan(first))
+                events[name] = {"first": None if held_never else int(first),
+                                "switches": [int(t) for t in getattr(row, f"{name}_switches")]}
+            out.append({"d": int(d), "signal_norm": float(mu), "events": events,
+                        **{key: [round(float(a), 4) for a in row.history[f"{key}_acc"]] for key in ("train", "test")}})
+    return {"d": [int(d) for d in d_values], "signal_norm": [float(mu) for mu in signal_norm_values],
+            "num_steps": int(num_steps), "start_step": int(num_steps if start_step is None else start_step),
+            "test_threshold": float(test_threshold), "steps": steps, "cells": out,
+            "regimes": [{"key": key, "label": key.replace("_", " "), "color": color} for key, color in colors.items()]}
+
+
+def time_map_html(payload: dict, script: str = TIME_MAP_SCRIPT) -> str:
+    """The page's block for the interactive map: `time_map`'s payload inline as JSON (a page opened from file://
+    cannot fetch a file beside it) and the classic script that draws every such block on the page."""
+    text = json.dumps(payload, separators=(",", ":")).replace("</", "<\\/")
+    return (f'<div class="benign-regime-time"><script type="application/json" class="benign-regime-time-data">{text}'
+            '</script><p class="benign-regime-time-fallback">The interactive map is drawn by the book\'s own script: '
+            f'open this page in the built book.</p></div>\n<script src="{script}"></script>')
 
 
 def first_noisy_fitted(cells: pd.DataFrame) -> np.ndarray:

@@ -63,9 +63,12 @@ block = 512  # steps per block of the long runs (their buffers: block × runs ×
 out_dir = ""  # empty: results/fig5_heatmap/book
 
 # %%
+import json
+
 import numpy as np
 
 import pandas as pd
+from IPython.display import HTML
 
 from benign import authors, clock, notebooks, paths, plots, regimes, sweep, synthetic, theory, thresholds, timing, words
 
@@ -293,6 +296,17 @@ display(fates)
 pd.DataFrame(slopes)
 
 # %%
+# the long runs for the page's interactive map (benign.regimes.time_map), also a download beside the other results
+start_step = min(num_steps, num_steps_long)  # the map opens at the snapshot of the map above
+time_payload = regimes.time_map(long, d_long, mu_long, num_steps_long, plots.REGIME_COLORS, test_threshold,
+                                start_step=start_step)
+(nb.out / f"{nb.name}_regime_time.json").write_text(json.dumps(time_payload, separators=(",", ":")) + "\n")
+changed = int((regimes.regime_at(long, start_step) != regimes.regime_at(long, num_steps_long)).sum())
+metrics.update(time_map_start_step=start_step, time_map_changed_cells=changed,
+               time_map_changed_words=f"{words.share_words(changed, len(long), 'cell', 'cells')} "
+                                      f"{'is' if changed == 1 else 'are'}")
+
+# %%
 agreement = (at_snapshot == shared_cells.regime).mean() if at_snapshot is not None and len(shared_cells) else np.nan
 metrics.update(num_steps=num_steps, num_steps_long=num_steps_long, delta_map=float(long_points[0]["delta"]),
                n_test=n_test, long_runs=len(long), long_compared=len(shared_cells), long_agreement=float(agreement),
@@ -378,6 +392,22 @@ nb.save_metrics(metrics)
 # {glue:text}`attention_level:.2g` on the relevant token at step {glue:text}`large_signal_select_step:,.0f` (read off
 # the {glue:text}`history_points` log-spaced logged steps, so to within their spacing; the other events are exact to
 # the step).
+
+# %% [markdown]
+# ### The map at any step
+#
+# Move the slider (or focus it and press the arrow keys, or type a step) to redraw the map at any of the
+# {glue:text}`num_steps_long:,.0f` steps of the long runs; it opens at step {glue:text}`time_map_start_step:,.0f`,
+# the map above. Each cell's regime is recomputed from its recorded switches, so it is exact to the step. Point at or
+# tap a cell to see its train and test accuracy at the {glue:text}`history_points` logged steps, with the current step
+# marked: a cell leaves not overfitting when its train accuracy reaches one, and is then benign while its test
+# accuracy is at or above the dashed threshold, harmful while it is below. Look for the cells that move:
+# {glue:md}`time_map_changed_words` in another regime at the last step than at the opening one.
+# Its data, the long runs' recorded switches and logged accuracies, are
+# {download}`fig5_heatmap_regime_time.json <../downloads/fig5_heatmap/fig5_heatmap_regime_time.json>`.
+
+# %%
+HTML(regimes.time_map_html(time_payload))
 
 # %% [markdown]
 # ## Paper vs here
