@@ -195,3 +195,14 @@ console.log(JSON.stringify(out));
     assert done.returncode == 0, done.stderr
     top = json.loads(done.stdout)
     assert data.TOKEN_TYPES[top["20"]] == "weak_opposite" and data.TOKEN_TYPES[top["10"]] == "irrelevant"
+
+
+def test_the_page_judges_by_the_books_thresholds():
+    """The engine's regime rule reads the book's own thresholds (benign.thresholds), not copies that could drift."""
+    from benign import thresholds
+
+    check = "import * as e from %s; console.log(JSON.stringify([e.HARM, e.TEST_GOOD]));" % json.dumps(ENGINE.as_uri())
+    done = subprocess.run([node_or_skip(), "--input-type=module", "-e", check], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [thresholds.HARM.value, thresholds.TEST_GOOD.value]

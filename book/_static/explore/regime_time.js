@@ -76,7 +76,7 @@ benignRegimeTime.maps holds one controller per block (step, setStep, counts of t
   if (typeof document === "undefined") return;  // node: the logic only
 
   const FONT = "12px system-ui, -apple-system, 'Segoe UI', sans-serif";
-  const TRAIN = "#333333", TEST = "#9467bd";  // the course panel's two lines
+  const TRAIN = "#444444", TEST = "#ff7f0e";  // the course panel's two lines: benign.plots.accuracy_curves' colours
   const number = (x) => x.toLocaleString("en-US");
   const label = (x) => (Math.abs(x) >= 1000 ? number(x) : String(x));
   const power = (k) => String(k).replace(/\d/g, (c) => "⁰¹²³⁴⁵⁶⁷⁸⁹"[Number(c)]);  // 4 → ⁴
