@@ -269,7 +269,7 @@ export class Descent {
       return;
     }
     const { Mt, v, cG, cH, u } = this, w = 2 * m;
-    v.fill(0); // K g = U v, v = Mᵀᵀ c
+    v.fill(0); // K g = U v with v = M c (a sum of rows of Mᵀ)
     for (let j = 0; j < m; j++) {
       const cj = c[j], o = j * w;
       if (cj !== 0) for (let k = 0; k < w; k++) v[k] += cj * Mt[o + k];
