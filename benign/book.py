@@ -334,11 +334,18 @@ def downloads_page(records: dict[str, dict], profile_name: str) -> str:
              f"was built from (commit `{commit}`): the package, the notebooks with their profiles, the tests. To rerun a "
              "downloaded notebook:", "",
              "```bash", f"tar xzf {archive} && cd benign-{__version__}",
-             "make venv          # .venv with the pinned stack (Python 3.11+, the package registries)",
+             "python3 -m venv .venv   # Python 3.11+",
+             "# where there is no GPU, torch's CPU build first (the public index gives Linux the CUDA build):",
+             ".venv/bin/pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu",
+             ".venv/bin/pip install -c constraints.txt -e '.[book]'   # the trainers and the notebooks' stack",
              ".venv/bin/papermill ~/Downloads/fig3_dynamics.ipynb out.ipynb -p seed 7 -p out_dir runs/fig3-seed7",
              ".venv/bin/benign run fig3_dynamics --profile book -p seed 7   # the same, from the notebook's source",
-             "```", "", "`make book` and `make test` work in that folder as in a clone. The papers and the authors' "
-             "repository are linked from {doc}`references`.", ""]
+             "```", "", "The core install (`pip install -e .`) is the trainers alone; the extras add the notebooks' "
+             "stack (`book`), the real-data notebooks (`realdata`: Table 2, Figures 8/9, the backbone study, with "
+             "`make venv`'s offline assets), sweeps on a dask cluster (`cluster`) and the tests (`test`); `all` is "
+             "everything, what `make venv` installs with the tested versions pinned. `make book` and `make test` work "
+             "in that folder as in a clone. The papers and the authors' repository are linked from "
+             "{doc}`references`.", ""]
     for name in records:
         files = sorted(download_name(name, p.name) for p in results_dir(name, profile_name).iterdir()
                        if not p.name.startswith("."))

@@ -83,6 +83,10 @@ def main(argv=None) -> int:
     except RuntimeError as err:
         print(f"benign: error: {err}", file=sys.stderr)
         return 1
+    except ModuleNotFoundError as err:  # a light install: the trainers alone, without the notebooks' stack
+        print(f"benign: error: benign {args.command} needs the book extra ({err.name} is not installed): "
+              "pip install 'benign[book]'", file=sys.stderr)
+        return 1
     return 0
 
 

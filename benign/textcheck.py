@@ -129,8 +129,9 @@ def identifier(blocks: list[Block]) -> list[Finding]:
 
 
 BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# what a reader types after `benign run` and `--profile`: code meant for code
-TYPED_NAMES = ("smoke", "book", "paper") + tuple(sorted(p.stem for p in paths.NOTEBOOKS.glob("*.py")))
+# what a reader types after `benign run`, `--profile` and `pip install benign[...]`: code meant for code
+TYPED_NAMES = ("smoke", "book", "paper", "realdata", "cluster", "test", "all") + tuple(
+    sorted(p.stem for p in paths.NOTEBOOKS.glob("*.py")))
 
 
 def code_in_prose(blocks: list[Block]) -> list[Finding]:
