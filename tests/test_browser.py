@@ -17,7 +17,6 @@ import http.server
 import json
 import os
 import re
-import shutil
 import threading
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlparse
@@ -27,14 +26,14 @@ import pytest
 from benign import paths
 from benign.plots import MIN_TEXT_PX
 from benign.records import figure_description
+from conftest import CHROMEDRIVER, CHROMIUM, offline_chromium
 
-CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
 DESKTOP, PHONE = 1400, 390  # window widths (px): the book's reading width, and a phone's
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\$\$|\\frac|\\mathrm|\\operatorname|\\sum_|\\mu\b|\\alpha\b|\\eta\b")
 MACHINE_PATH = re.compile("|".join(re.escape(p) for p in sorted({str(paths.ROOT), "/tmp/", "/work/", "/home/",
                                                                   "/root/", "site-packages", "/usr/share/"})))
 
-if not (CHROMIUM and DRIVER):
+if not (CHROMIUM and CHROMEDRIVER):
     if os.environ.get("CI"):
         pytest.fail("CI must install Debian's chromium and chromium-driver (see .ci/run)", pytrace=False)
     pytest.skip("Debian's chromium and chromium-driver are not installed", allow_module_level=True)
@@ -65,24 +64,10 @@ def site(book_html):
 
 @pytest.fixture(scope="module")
 def browser():
-    """Headless Chromium that can reach only this machine: every other host fails to resolve, and whatever still
-    tries goes to a proxy on a closed local port. Its network log records every request a page makes."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", f"--window-size={DESKTOP},1600", "--allow-file-access-from-files",
-                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--proxy-server=http://127.0.0.1:9"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-    driver.set_page_load_timeout(60)
-    driver.set_script_timeout(60)
-    yield driver
-    driver.quit()
+    """Headless Chromium that can reach only this machine (`conftest.offline_chromium`); its network log records
+    every request a page makes."""
+    with offline_chromium(loopback=True, file_access=True) as driver:
+        yield driver
 
 
 def pages(root: Path) -> list[str]:

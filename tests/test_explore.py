@@ -5,17 +5,15 @@ Node is Debian's `nodejs` (`.ci/run` installs it): without it the test fails und
 """
 
 import json
-import os
-import shutil
 import subprocess
 
 import numpy as np
 import pytest
 
 from benign import data, paths, synthetic
+from conftest import NODE, required
 
 ENGINE = paths.ROOT / "book" / "_static" / "explore" / "engine.mjs"
-NODE = shutil.which("node")
 TOL = 1e-9
 
 # reads one exported run on stdin, trains it with the engine, writes its results on stdout
@@ -46,12 +44,12 @@ SETTINGS = [
 ]
 
 
-def node_or_skip():
-    if NODE:
-        return NODE
-    if os.environ.get("CI"):
-        pytest.fail("CI must install Debian's nodejs (see .ci/run)", pytrace=False)
-    pytest.skip("node is not installed (Debian's nodejs)")
+def node_json(script: str, stdin: str | None = None):
+    """What an ES-module script run by node prints as JSON on its last line (fails with node's stderr)."""
+    done = subprocess.run([required(NODE, "nodejs"), "--input-type=module", "-e", script], input=stdin,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
 
 
 def engine_run(run: data.Run, *, alpha, steps, train_W, log_every, track) -> dict:
@@ -61,10 +59,7 @@ def engine_run(run: data.Run, *, alpha, steps, train_W, log_every, track) -> dic
                     noisy=run.train.noisy.int().tolist(), nu=run.train.nu.tolist(), Xtest=Xt.tolist(),
                     yTest=run.test.y.tolist(), W0=None if run.W0 is None else run.W0.tolist(), alpha=alpha,
                     steps=steps, trainW=train_W, logEvery=log_every, track=track)
-    done = subprocess.run([node_or_skip(), "--input-type=module", "-e", DRIVER % json.dumps(ENGINE.as_uri())],
-                          input=json.dumps(exported), capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    return node_json(DRIVER % json.dumps(ENGINE.as_uri()), json.dumps(exported))
 
 
 @pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: "{d}-{n}-{T}-a{alpha}-{train_W}".format(**s)
@@ -122,10 +117,7 @@ const opts = {alpha: 0.05, steps: 60, trainW: true, logEvery: 10};
 const a = engine.train(engine.makeRun(p), opts), b = context.engine.train(context.engine.makeRun(p), opts);
 console.log(JSON.stringify([Array.from(a.trainLoss), Array.from(b.trainLoss), Array.from(a.testAcc), Array.from(b.testAcc)]));
 """ % (json.dumps(ENGINE.as_uri()), json.dumps(script))
-    done = subprocess.run([node_or_skip(), "--input-type=module", "-e", check], capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
-    module_loss, classic_loss, module_acc, classic_acc = json.loads(done.stdout)
+    module_loss, classic_loss, module_acc, classic_acc = node_json(check)
     assert module_loss == classic_loss and module_acc == classic_acc
     assert module_loss[-1] < module_loss[0]
 
@@ -153,10 +145,7 @@ const draw = engine.random(5, 1), N = 200000, e = Array.from({length: N}, () => 
 out.eps = [e.reduce((a, b) => a + b) / N, e.reduce((a, b) => a + b * b, 0) / N, e.reduce((a, b) => a + b ** 4, 0) / N];
 console.log(JSON.stringify(out));
 """ % (json.dumps(ENGINE.as_uri()), json.dumps(cases))
-    done = subprocess.run([node_or_skip(), "--input-type=module", "-e", check], capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
-    out = json.loads(done.stdout)
+    out = node_json(check)
     for (n, eta), (y, noisy), signal in zip(cases, out["labels"], out["signal"]):
         mask = data.noise_mask(n, eta)
         assert y == data.observed_labels(mask).tolist() and noisy == mask.int().tolist()
@@ -190,10 +179,7 @@ for (const mu of [20, 10]) {
 }
 console.log(JSON.stringify(out));
 """ % json.dumps(ENGINE.as_uri())
-    done = subprocess.run([node_or_skip(), "--input-type=module", "-e", check], capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr
-    top = json.loads(done.stdout)
+    top = node_json(check)
     assert data.TOKEN_TYPES[top["20"]] == "weak_opposite" and data.TOKEN_TYPES[top["10"]] == "irrelevant"
 
 
@@ -202,7 +188,4 @@ def test_the_page_judges_by_the_books_thresholds():
     from benign import thresholds
 
     check = "import * as e from %s; console.log(JSON.stringify([e.HARM, e.TEST_GOOD]));" % json.dumps(ENGINE.as_uri())
-    done = subprocess.run([node_or_skip(), "--input-type=module", "-e", check], capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == [thresholds.HARM.value, thresholds.TEST_GOOD.value]
+    assert node_json(check) == [thresholds.HARM.value, thresholds.TEST_GOOD.value]

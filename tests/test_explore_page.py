@@ -12,16 +12,16 @@ fails under CI and is skipped elsewhere, as tests/test_browser.py does.
 
 import json
 import os
-import shutil
 import time
 from pathlib import Path
 
 import pytest
 
-CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+from conftest import CHROMEDRIVER, CHROMIUM, offline_chromium
+
 DESKTOP, PHONE = 1400, 390  # window widths (px)
 
-if not (CHROMIUM and DRIVER):
+if not (CHROMIUM and CHROMEDRIVER):
     if os.environ.get("CI"):
         pytest.fail("CI must install Debian's chromium and chromium-driver (see .ci/run)", pytrace=False)
     pytest.skip("Debian's chromium and chromium-driver are not installed", allow_module_level=True)
@@ -47,23 +47,10 @@ def html(request) -> Path:
 
 @pytest.fixture(scope="module")
 def browser():
-    """Headless Chromium that can reach no other host; it logs every request and every console message."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage", f"--window-size={DESKTOP},1600",
-                 "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=http://127.0.0.1:9"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-    driver.set_page_load_timeout(60)
-    driver.set_script_timeout(120)
-    yield driver
-    driver.quit()
+    """Headless Chromium that can reach no other host, opening pages from file:// as a reader's browser does
+    (`conftest.offline_chromium`); it logs every request and every console message."""
+    with offline_chromium() as driver:
+        yield driver
 
 
 def open_page(browser, file: Path) -> None:

@@ -9,7 +9,6 @@ skipped elsewhere.
 """
 
 import json
-import os
 import shutil
 import subprocess
 import time
@@ -19,10 +18,10 @@ import numpy as np
 import pytest
 
 from benign import clock, paths, plots, regimes
+from conftest import NODE, offline_chromium, required
 
 SCRIPT = paths.ROOT / "book" / "_static" / "explore" / "regime_time.js"
 CSS = paths.ROOT / "book" / "_static" / "benign.css"
-NODE, CHROMIUM, DRIVER = shutil.which("node"), shutil.which("chromium"), shutil.which("chromedriver")
 D_VALUES, MU_VALUES = [200, 400], [5.0, 25.0]  # the page's smoke grid
 NUM_STEPS, START = 3000, 1000  # long enough for every regime to appear; the map opens at the page's snapshot
 TEST_THRESHOLD = 0.95
@@ -111,14 +110,6 @@ def test_the_block_holds_the_payload_inline_and_names_the_script(grid):
     assert html.endswith(f'<script src="{regimes.TIME_MAP_SCRIPT}"></script>')
 
 
-def needs(program, what: str) -> str:
-    if program:
-        return program
-    if os.environ.get("CI"):
-        pytest.fail(f"CI must install Debian's {what} (see .ci/run)", pytrace=False)
-    pytest.skip(f"Debian's {what} is not installed")
-
-
 # runs the page's script in a vm context with no DOM; reads {payload, steps, positions} on stdin
 NODE_DRIVER = """
 const vm = require("vm"), fs = require("fs");
@@ -145,7 +136,7 @@ def test_the_script_computes_regime_at_in_node(grid):
     cells, payload = grid
     steps = steps_to_check(payload)
     totals = [50, 240, 3000, 100000, 1000000]
-    done = subprocess.run([needs(NODE, "nodejs"), "-e", NODE_DRIVER, str(SCRIPT)], capture_output=True, text=True,
+    done = subprocess.run([required(NODE, "nodejs"), "-e", NODE_DRIVER, str(SCRIPT)], capture_output=True, text=True,
                           input=json.dumps({"payload": payload, "steps": steps, "totals": totals}), timeout=60)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
@@ -162,19 +153,8 @@ def test_the_script_computes_regime_at_in_node(grid):
 
 @pytest.fixture(scope="module")
 def browser():
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    needs(CHROMIUM and DRIVER, "chromium and chromium-driver")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--window-size=1400,1200", "--host-resolver-rules=MAP * ~NOTFOUND", "--proxy-server=http://127.0.0.1:9"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(DRIVER), options=options)
-    yield driver
-    driver.quit()
+    with offline_chromium(height=1200) as driver:
+        yield driver
 
 
 PAGE = """<!DOCTYPE html>

@@ -11,7 +11,6 @@
 // A plain ES module with no imports: node imports it; the page runs its text in a Web Worker (explore.js), with
 // "export " removed, because module scripts and module workers cannot load from file://. Keep it that way.
 
-export const TOKEN_TYPES = ["relevant", "weak_aligned", "weak_opposite", "irrelevant"];
 export const HARM = 0.01; // test accuracy lost against the step-0 control that counts as harmful (benign.thresholds.HARM)
 export const TEST_GOOD = 0.95; // the paper's Figure 5 rule for "generalizes" (benign.thresholds.TEST_GOOD)
 
@@ -124,15 +123,16 @@ export function matrixRows(W, d) { // the rows of a given W₀ (d × d, row-majo
   };
 }
 
-export function makeRun(p) { // a run drawn in the page: p = {d, signalNorm, n, T, rho, eta, nTest, seed}
+export function makeRun(p) { // a run drawn in the page: p = {d, signalNorm, n, T, rho, eta, nTest, seed, W}, with
+  // W₀ random (kaiming) unless W is "identity" (W₀ = I)
   const { d, signalNorm, n, T, rho, eta, nTest, seed } = p;
   const train = labels(n, eta), test = labels(nTest, 0);
   return {
     n, T, d, y: train.y, noisy: train.noisy, nu: head(d, signalNorm),
     X: tokens(train.yClean, T, d, signalNorm, rho, random(seed, 1)),
-    yTest: test.y, // the test inputs are drawn as they are evaluated, after training (their own stream)
-    testRows: inputRows(test.yClean, T, d, signalNorm, rho, random(seed, 2)),
-    W0rows: kaimingRows(d, seed),
+    yTest: test.y, // the test inputs are drawn as they are evaluated, after training, from their own stream
+    testRows: (visit) => inputRows(test.yClean, T, d, signalNorm, rho, random(seed, 2))(visit), // the same each call
+    W0rows: p.W === "identity" ? null : kaimingRows(d, seed),
   };
 }
 
@@ -322,8 +322,8 @@ export function directions(run, prep, A) { // Q (L × d): q at each logged step,
   return Q;
 }
 
-export function evaluate(testRows, yTest, nu, T, d, Q, L) { // test loss, accuracy, attention on the relevant token
-  const loss = new Float64Array(L), right = new Float64Array(L), relevant = new Float64Array(L), z = new Float64Array(T);
+export function evaluate(testRows, yTest, nu, T, d, Q, L) { // test loss and accuracy at each of the L directions
+  const loss = new Float64Array(L), right = new Float64Array(L), z = new Float64Array(T);
   const s = new Float64Array(T), f = new Float64Array(1);
   testRows((i0, rows, count) => {
     const Z = products(rows, count * T, Q, L, d), h = values(rows, count * T, d, nu);
@@ -334,12 +334,11 @@ export function evaluate(testRows, yTest, nu, T, d, Q, L) { // test loss, accura
         const margin = yTest[i0 + i] * f[0];
         loss[l] += softplus(-margin);
         right[l] += margin > 0 ? 1 : 0;
-        relevant[l] += s[0];
       }
     }
   });
   const n = yTest.length, mean = (x) => x.map((v) => v / n);
-  return { loss: mean(loss), acc: mean(right), relevant: mean(relevant) };
+  return { loss: mean(loss), acc: mean(right) };
 }
 
 function softplus(x) { // log(1 + eˣ), without overflow
@@ -359,17 +358,14 @@ export function defaultTrack(noisy) { // the first clean training sample, then t
 }
 
 // ---- a whole run: train (every step's train metrics and scores), then test at the logged steps.
-// opts = {alpha, steps, trainW, logEvery, track, onProgress, chunk}; onProgress(result, stage, upTo) is called every
-// `chunk` steps while training and after each logged step's test evaluation: the arrays fill in place.
+// opts = {alpha, steps, trainW, logEvery, track, chunk}, and for `train` also onProgress.
 
 export function* training(run, opts) { // the run as a generator: yields [result, stage, step] every `chunk` steps
   // of training (stage "train"), once before the test evaluation ("test") and at the end ("done"); the arrays of
   // `result` fill in place. A page runs it a slice at a time; `train` runs it through.
   const { alpha, steps, trainW = true, logEvery = 10, chunk = 50 } = opts;
   const { n, T, d, y, noisy } = run, m = n * T, types = tokenTypes(T);
-  const started = Date.now();
   const prep = setup(run);
-  const setupMs = Date.now() - started;
   const track = opts.track || defaultTrack(noisy);
   const gd = new Descent(prep.G, prep.H, prep.h, y, n, T, alpha, trainW);
   const S = steps + 1, logged = logSteps(steps, logEvery);
@@ -379,7 +375,7 @@ export function* training(run, opts) { // the run as a generator: yields [result
              noisy: [0, 1, 2, 3].map(() => new Float64Array(S).fill(NaN)) }, // mean score of one token per type
     track, tracked: track.map(() => new Float64Array(S * T).fill(NaN)), // every step's T scores of each tracked sample
     logged, testLoss: new Float64Array(logged.length).fill(NaN), testAcc: new Float64Array(logged.length).fill(NaN),
-    testRelevant: new Float64Array(logged.length).fill(NaN), trained: 0, tested: 0, setupMs,
+    trained: 0,
   };
   const A = logged.map(() => null), s = new Float64Array(m), f = new Float64Array(n);
   const counts = [0, 0, 0, 0];
@@ -398,10 +394,7 @@ export function* training(run, opts) { // the run as a generator: yields [result
     logged.length);
   result.testLoss.set(test.loss);
   result.testAcc.set(test.acc);
-  result.testRelevant.set(test.relevant);
-  result.tested = logged.length;
   result.q = Q.slice((logged.length - 1) * d);
-  result.wallMs = Date.now() - started;
   yield [result, "done", steps];
   return result;
 }

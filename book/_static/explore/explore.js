@@ -4,7 +4,7 @@ A classic script with no modules and no libraries, so that a page opened from fi
 engine.mjs (the book's exact recursion, checked against benign.synthetic in tests/test_explore.py); the page reads its
 text from BENIGN_ENGINE_SOURCE (engine-source.js, written at book build) and runs it in a Web Worker built from a Blob
 with its "export " keywords removed. A new run terminates the worker of the old one. Where no worker can be made, the
-same engine runs in the page, a few steps per timer tick (runInPage below, the engine's training generator a slice at a time).
+same engine runs in the page, a few steps per timer tick (runInPage below: the worker's messages, one per tick).
 
 Everything is drawn by hand on canvases that follow the column's width and the screen's pixel ratio. The test hook
 window.explorable = {set(params), run() → Promise of the final metrics, presets, params(), withoutWorker(flag)}
@@ -47,32 +47,35 @@ drives the page (tests/test_explore_page.py, benchmarks/explore.py).
                steps: 1000, nTest: 100, W: "identity", seed: 0 },
   };
 
-  // ---- the worker: the engine's text, then a handler that runs one setting and posts its progress
+  // ---- one run's messages to the page: at most every POST_MS, the new slices of its per-step arrays, then its test
+  // metrics. The same generator runs in the worker (its source is put there, after the engine's) and, where no worker
+  // can be made, in the page a message per tick; it reads nothing from this script but its arguments.
+
+  function* runMessages(p, engine, postMs) {
+    const run = engine.makeRun(p);
+    let sent = 0, posted = 0;
+    for (const [result, stage, step] of engine.training(run, { alpha: p.alpha, steps: p.steps,
+      trainW: p.W === "trained", logEvery: p.logEvery, chunk: 10 })) {
+      const now = Date.now();
+      if (stage === "train" && step < result.steps && now - posted < postMs) continue;
+      posted = now;
+      const upTo = result.trained + 1;
+      yield { stage, from: sent, trainLoss: result.trainLoss.slice(sent, upTo),
+              trainAcc: result.trainAcc.slice(sent, upTo),
+              tracked: result.tracked.map((x) => x.slice(sent * p.T, upTo * p.T)),
+              track: result.track, noisy: Array.from(run.noisy) };
+      sent = upTo;
+      if (stage === "done") {
+        yield { stage: "final", logged: result.logged, testLoss: result.testLoss, testAcc: result.testAcc,
+                regimes: engine.regimes(result) };
+      }
+    }
+  }
 
   const HANDLER = `
 self.onmessage = (event) => {
-  const p = event.data.params, id = event.data.id, started = Date.now();
-  const run = makeRun({d: p.d, signalNorm: p.signalNorm, n: p.n, T: p.T, rho: p.rho, eta: p.eta, nTest: p.nTest,
-                       seed: p.seed});
-  if (p.W === "identity") run.W0rows = null;
-  let sent = 0, posted = 0;
-  const onProgress = (result, stage, step) => {
-    const now = Date.now();
-    if (stage === "train" && step < result.steps && now - posted < ${POST_MS}) return;
-    posted = now;
-    const upTo = result.trained + 1;
-    self.postMessage({id, stage, from: sent, trainLoss: result.trainLoss.slice(sent, upTo),
-                      trainAcc: result.trainAcc.slice(sent, upTo),
-                      tracked: result.tracked.map((x) => x.slice(sent * p.T, upTo * p.T)),
-                      track: result.track, noisy: Array.from(run.noisy)});
-    sent = upTo;
-    if (stage === "done") {
-      self.postMessage({id, stage: "final", logged: result.logged, testLoss: result.testLoss,
-                        testAcc: result.testAcc, regimes: regimes(result), engineMs: Date.now() - started});
-    }
-  };
-  train(run, {alpha: p.alpha, steps: p.steps, trainW: p.W === "trained", logEvery: p.logEvery, onProgress,
-              chunk: 10});
+  const engine = {makeRun, training, regimes}, id = event.data.id;
+  for (const msg of (${runMessages})(event.data.params, engine, ${POST_MS})) self.postMessage({id, ...msg});
 };
 `;
 
@@ -90,7 +93,7 @@ self.onmessage = (event) => {
     }
   }
 
-  // ---- the fallback without a worker: the engine's training generator, a slice of steps per tick of the page
+  // ---- the fallback without a worker: the same messages, one per tick of the page
 
   let pageEngine = null;
   function engineInPage() {
@@ -99,31 +102,12 @@ self.onmessage = (event) => {
   }
 
   function runInPage(params, deliver) { // returns a cancel function
-    const E = engineInPage();
-    let stopped = false, sent = 0, timer = null;
-    const run = E.makeRun(params);
-    if (params.W === "identity") run.W0rows = null;
-    const steps = E.training(run, { alpha: params.alpha, steps: params.steps, trainW: params.W === "trained",
-                                    logEvery: params.logEvery, chunk: 10 });
+    const messages = runMessages(params, engineInPage(), POST_MS);
+    let stopped = false, timer = null;
     const tick = () => {
-      if (stopped) return;
-      const until = Date.now() + 40; // about 40 ms of work per tick, then the page draws and answers
-      let item;
-      do {
-        item = steps.next();
-        if (item.done) return;
-      } while (item.value[1] === "train" && item.value[2] < params.steps && Date.now() < until);
-      const [result, stage] = item.value, upTo = result.trained + 1;
-      deliver({ stage, from: sent, trainLoss: result.trainLoss.slice(sent, upTo),
-                trainAcc: result.trainAcc.slice(sent, upTo),
-                tracked: result.tracked.map((x) => x.slice(sent * params.T, upTo * params.T)),
-                track: result.track, noisy: Array.from(run.noisy) });
-      sent = upTo;
-      if (stage === "done") {
-        deliver({ stage: "final", logged: result.logged, testLoss: result.testLoss, testAcc: result.testAcc,
-                  regimes: E.regimes(result) });
-        return;
-      }
+      const item = stopped ? { done: true } : messages.next();
+      if (item.done) return;
+      deliver(item.value);
       timer = setTimeout(tick, 0);
     };
     timer = setTimeout(tick, 0);
