@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benign import speed
+
 ROOT = Path(__file__).resolve().parents[1]
 FINISHED = re.compile(r"^\[\d+/\d+\] (\S+)\s+([\d.]+) s$")  # benign book's line as each notebook finishes
 
@@ -59,4 +61,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with speed.recorded("book_under_load"):  # also saved as results/benchmarks/book_under_load.json
+        main()

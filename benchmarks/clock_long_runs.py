@@ -22,7 +22,7 @@ import time
 import numpy as np
 import torch
 
-from benign import clock, data, synthetic, sweep
+from benign import clock, data, speed, sweep, synthetic
 
 SEEDS = [0, 1, 2, 3]
 SIGNAL_NORMS = [4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 15.0, 20.0, 25.0, 30.0]
@@ -74,4 +74,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with speed.recorded("clock_long_runs"):  # also saved as results/benchmarks/clock_long_runs.json
+        main()

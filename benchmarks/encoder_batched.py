@@ -25,7 +25,7 @@ import torch
 from torch.func import grad_and_value, vmap
 from torch.utils.flop_counter import FlopCounterMode
 
-from benign import data, encoder, models, sweep
+from benign import data, encoder, models, speed, sweep
 
 D, HIDDEN, N = 500, 2000, 20
 H100 = {"flops": 30e12, "bytes": 2.5e12}  # assumed sustained float32 matmul rate and memory bandwidth on one H100
@@ -116,4 +116,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with speed.recorded("encoder_batched"):  # also saved as results/benchmarks/encoder_batched.json
+        main()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 
-from benign import book, data, paths, synthetic
+from benign import book, data, paths, speed, synthetic
 
 STATIC = paths.ROOT / "book" / "_static" / "explore"
 PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>explorable</title>
@@ -95,4 +95,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with speed.recorded("explore"):  # also saved as results/benchmarks/explore.json
+        main()

@@ -10,7 +10,7 @@ import time
 
 import torch
 
-from benign import data, models, synthetic
+from benign import data, models, speed, synthetic
 
 
 def direct(run, steps, log_every, lr, device, dtype):
@@ -68,4 +68,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with speed.recorded("fast_trainer"):  # also saved as results/benchmarks/fast_trainer.json
+        main()

@@ -14,7 +14,7 @@ import time
 import numpy as np
 import torch
 
-from benign import data, models, sweep, synthetic
+from benign import data, models, speed, sweep, synthetic
 
 
 def direct_costs(d, steps, device):
@@ -64,4 +64,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with speed.recorded("fig5_grid"):  # also saved as results/benchmarks/fig5_grid.json
+        main()

@@ -6,8 +6,9 @@ Default: the offline text task (all-MiniLM-L6-v2 on Rotten-Tomatoes snippets), t
 1. Fast: the frozen layers once (`encode`), then phase 2 of the six runs as one batched program for a few epochs.
    Its work is counted (`firsttoken.step_flops`: ≈ 8 MFLOP + 37 kFLOP per real token per sample-step for
    all-MiniLM-L6-v2) and set against the time: the achieved FLOP rate, beside this machine's own matrix-product
-   rate (a 1024³ sgemm and the MLP's 96×384×1536 product, same threads). Also: what one full forward pass over
-   the training samples costs against a training epoch (the check `stop_when_fitted` makes at every epoch's end).
+   rate (a 1024³ sgemm and the MLP's 96×384×1536 product, same threads). Also: what checking every prediction
+   (`stop_when_fitted`, at every epoch's end) costs against a training epoch, as a full forward pass over the
+   training samples and as phase 2 makes it before a run fits (`training.all_predicted`, leaving at the first miss).
 2. Full: the same runs through the whole Hugging Face model (`reference.full_forward_phase2`), one at a time, for
    a sample of steps (direct timing of everything is far too slow).
 3. The whole paper schedule of one offline row (3 seeds × 2 η × n ∈ {20, 200, 1000}, 2000 epochs each, the
@@ -27,6 +28,7 @@ import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from benign import speed  # noqa: E402
 from benign.realdata import backbones, datasets, firsttoken, reference, training  # noqa: E402
 
 TASKS = {"text": ("rotten_tomatoes", "all-minilm-l6-v2"), "image": ("mnist_5k", "vit-mnist-digits")}
@@ -39,15 +41,6 @@ def clock():
 
 def since(start):
     return time.perf_counter() - start[0], time.process_time() - start[1]
-
-
-def gemm_rate(m: int, k: int, n: int, repeats: int = 20) -> float:
-    a, b = torch.randn(m, k), torch.randn(k, n)
-    a @ b
-    start = time.perf_counter()
-    for _ in range(repeats):
-        a @ b
-    return 2 * m * k * n * repeats / (time.perf_counter() - start) / 1e9
 
 
 def main():
@@ -89,6 +82,9 @@ def main():
     start = clock()
     training.mean_max_attention(bb, cache, rows, fast.params)
     attention_wall, _ = since(start)
+    start = clock()  # stop_when_fitted's check as phase 2 makes it: a run leaves at its first wrong prediction
+    training.all_predicted(bb, cache, rows, y, stacked, fast.params, torch.ones_like(y, dtype=torch.bool))
+    check_wall, _ = since(start)
     epoch_wall = fast_wall / args.epochs
     train_wall = epoch_wall - attention_wall  # phase2 measured the attention every epoch
 
@@ -121,7 +117,7 @@ def main():
                      for n in PAPER_SIZES)
     full_total = sum(PAPER_EPOCHS * len(runs) * (math.ceil(n / 16) * full_step_wall + n * full_pass_per_sample)
                      for n in PAPER_SIZES)
-    peak, mlp_rate = gemm_rate(1024, 1024, 1024, 5), gemm_rate(16 * len(runs), bb.hidden, bb.tail.W1.shape[0])
+    peak, mlp_rate = speed.gemm_rate(1024, 1024, 1024, 5), speed.gemm_rate(16 * len(runs), bb.hidden, bb.tail.W1.shape[0])
 
     L_real = cache.lengths[rows].float().mean().item()
     print(f"config: {dataset} with {backbones.BACKBONE_LABELS[name]}, {len(runs)} runs (seeds {SEEDS} × η {ETAS}) at "
@@ -132,9 +128,10 @@ def main():
     print(f"work: {flops / fast.sample_steps / 1e6:.2f} MFLOP per sample-step (mean {L_real:.1f} real tokens); "
           f"achieved {flops / (train_wall * args.epochs) / 1e9:.1f} GFLOP/s against this machine's "
           f"{peak:.0f} GFLOP/s (1024³ sgemm) and {mlp_rate:.0f} GFLOP/s (the MLP's product), same threads")
-    print(f"per epoch: training {train_wall:.3f} s, attention pass {attention_wall:.3f} s, full pass (predictions "
-          f"too, what stop_when_fitted adds) {pass_wall:.3f} s = {100 * (pass_wall - attention_wall) / epoch_wall:.0f} "
-          f"% more than an epoch with the attention pass alone")
+    print(f"per epoch: training {train_wall:.3f} s, attention pass {attention_wall:.3f} s; stop_when_fitted's check "
+          f"of every prediction: a full pass {pass_wall:.3f} s ({100 * (pass_wall - attention_wall) / epoch_wall:.0f} % "
+          f"of an epoch), as phase 2 makes it before a run fits (leaving at the first wrong one) {check_wall:.3f} s "
+          f"({100 * check_wall / epoch_wall:.0f} %)")
     print(f"full forward passes (Hugging Face model, one run at a time): {1e3 * full_step_wall:.1f} ms per step of "
           f"one run, {full_pass_wall:.3f} s per epoch pass; first-epoch losses agree with the fast path (rtol 1e-4)")
     print(f"per sample-step: full {1e3 * full_step_wall / 16:.3f} ms, fast {1e3 * fast_step / (16 * len(runs)):.3f} "
@@ -146,4 +143,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with speed.recorded("finetune_cache"):  # also saved as results/benchmarks/finetune_cache.json
+        main()

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from benign import paper2, paper2_edge
+from benign import paper2, paper2_edge, speed
 
 N, RHO, ETA, BETA = 200, 30.0, 0.05, [0.01, 1.0]
 
@@ -140,4 +140,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with speed.recorded("paper2"):  # also saved as results/benchmarks/paper2.json
+        main()

@@ -18,7 +18,7 @@ import time
 import numpy as np
 import torch
 
-from benign import clock, data, notebooks, regimes, synthetic
+from benign import clock, data, notebooks, regimes, speed, synthetic
 
 
 def peak_mb() -> float:
@@ -85,4 +85,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with speed.recorded("regime_map_long"):  # also saved as results/benchmarks/regime_map_long.json
+        main()

@@ -1,9 +1,9 @@
-"""The README's dask example against the same sweep in this process, side by side.
+"""The book's dask example (the rerun page) against the same sweep in this process, side by side.
 
 The Figure-5 grid (39 × 39 runs, d = 250 … 5000, ‖μ‖ = 5 … 100, 1000 steps) for `--seeds` seeds, no cache: once
-in this process, once on `dask.distributed.LocalCluster(n_workers=--workers, threads_per_worker=1)` as the README
-writes it. Every chunk runs under `benign.device`'s thread policy, so a worker's task takes one thread whatever the
-machine's cores. Prints both wall times, the threads the tasks ran with, and `ratio N` = in-process / dask.
+in this process, once on `dask.distributed.LocalCluster(n_workers=--workers, threads_per_worker=1)` as the
+rerun page writes it. Every chunk runs under `benign.device`'s thread policy, so a worker's task takes one thread
+whatever the machine's cores. Prints both wall times, the threads the tasks ran with, and `ratio N` = in-process / dask.
 Usage: python benchmarks/sweep_dask.py [--workers 4] [--seeds 1]
 """
 
@@ -11,7 +11,7 @@ import argparse
 import os
 import time
 
-from benign import sweep, synthetic
+from benign import speed, sweep, synthetic
 
 
 def main():
@@ -41,4 +41,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with speed.recorded("sweep_dask"):  # also saved as results/benchmarks/sweep_dask.json
+        main()

@@ -20,6 +20,8 @@ import subprocess
 import sys
 import time
 
+from benign import speed
+
 WORK = r'''
 import sys, time
 from benign import data, encoder, sweep, synthetic
@@ -110,4 +112,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with speed.recorded("under_load"):  # also saved as results/benchmarks/under_load.json
+        main()

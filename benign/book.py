@@ -5,8 +5,9 @@
    A failing notebook stops the build; its executed copy and its output are kept in _build/reports/.
 2. The sources are staged into _build/stage/<profile>/ with the executed notebooks in place of the .py files
    (papermill's injected-parameters cell hidden on the page, kept in the downloads), the package's source (the
-   book shows its core recursion), and three pages generated from the runs' records: the paper-vs-here summary,
-   reproducibility (versions, seeds, device, wall times) and downloads (figures as PNG/PDF, notebooks as .ipynb);
+   book shows its core recursion), and four pages generated from records: the paper-vs-here summary,
+   reproducibility (versions, seeds, device, wall times, Table 2's time by part), downloads (figures as PNG/PDF,
+   notebooks as .ipynb) and speed (the benchmarks' own records, `benign.speed`);
    the landing page's verdict counts and matrix are substituted into it from the same records.
 3. Jupyter Book renders the staged tree strictly: any warning (a broken cross-reference, a missing file) fails.
    MathJax is served from the book itself (sphinx-mathjax-offline), so formulas typeset with no network.
@@ -31,7 +32,7 @@ from pathlib import Path
 
 import yaml
 
-from . import notebooks, paths
+from . import notebooks, paths, speed
 from .pages import Judged, landing, numbers_said, summary_page, verdicts_said
 from .checks import ParameterError
 from .notebooks import NotebookFailed
@@ -39,14 +40,23 @@ from .paths import BOOK_BUILD, RESULTS_ENV, ROOT, results_dir
 from .records import COMMIT_FILE, FIGURE_KEY, check_writable, git_commit
 
 SOURCES = ("_config.yml", "_toc.yml", "references.bib", "book", "benign")
-GENERATED = ("summary", "reproducibility", "downloads")  # book/<page>.md, written from the runs' records
+GENERATED = ("summary", "reproducibility", "downloads", "speed")  # book/<page>.md, written from the records
+
+
+def toc_files() -> list[str]:
+    """Every file of the table of contents (_toc.yml, read as yaml), in its order: the root, then each part's
+    chapters and their sections."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+
+    def files(entries: list[dict]) -> list[str]:
+        return [f for e in entries for f in ([e["file"]] if "file" in e else []) + files(e.get("sections", []))]
+
+    return [toc["root"]] + [f for part in toc.get("parts", []) for f in files(part.get("chapters", []))]
 
 
 def toc_notebooks() -> list[str]:
     """The notebooks in table-of-contents order."""
-    toc = (ROOT / "_toc.yml").read_text()
-    files = [line.split("file:")[1].strip() for line in toc.splitlines() if "file:" in line]
-    return [f.split("/", 1)[1] for f in files if f.startswith("notebooks/")]
+    return [f.split("/", 1)[1] for f in toc_files() if f.startswith("notebooks/")]
 
 
 FIRST = ("table2_finetune", "fig3_dynamics")  # the heads of the book's longest chains (table2 then backbone_reach,
@@ -196,7 +206,7 @@ def stage(profile_name: str, records: dict[str, dict]) -> Path:
     source_archive(target / "downloads")
     write_engine_script(target / "book" / "_static" / "explore")
     pages = {"summary": summary_page(judged, titles), "reproducibility": reproducibility_page(records, profile_name),
-             "downloads": downloads_page(records, profile_name)}
+             "downloads": downloads_page(records, profile_name), "speed": speed.page()}
     for page, text in pages.items():
         (target / "book" / f"{page}.md").write_text(text)
     return target
@@ -283,6 +293,7 @@ def reproducibility_page(records: dict[str, dict], profile_name: str) -> str:
         lines.append(f"| `{name}` | {record.get('wall_s', '—')} | {record.get('device', '—')} | "
                      f"{record.get('thread_policy', '—')}: {blocks} | "
                      f"{seed} | {commit} | {created} |")
+    lines += time_split_section(records.get("table2_finetune", {}).get("time_split", []))
     versions = next(iter(records.values()), {}).get("versions", {})
     lines += ["", "## Package versions", "", "| package | version |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in versions.items()]
@@ -290,8 +301,24 @@ def reproducibility_page(records: dict[str, dict], profile_name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-PROJECT = ("README.md", "Makefile", "pyproject.toml", "constraints.txt", "_config.yml", "_toc.yml", "references.bib",
-           "benign", "notebooks", "book", "tests", "benchmarks")  # what the source archive holds
+def time_split_section(split: list[dict]) -> list[str]:
+    """Table 2's time by data set and part, as its runs' records give it (`realdata.report.time_split`)."""
+    if not split:
+        return []
+    lines = ["", "## Where Table 2's time goes", "",
+             "Seconds of the one thread each part ran on when its runs were computed (cached runs keep the time of the",
+             "build that computed them), with the counted work and the rate it ran at; `benchmarks/table2_profile.py`",
+             "measures the same split from empty caches beside this machine's floor.", "",
+             "| data set | part | time (s) | counted work (GFLOP) | rate (GFLOP/s) |", "|---|---|---|---|---|"]
+    for row in split:
+        cells = [f"{row[k]:.1f}" if isinstance(row[k], float) and row[k] == row[k] else "—"
+                 for k in ("time (s)", "counted work (GFLOP)", "rate (GFLOP/s)")]
+        lines.append(f"| {row['data set']} | {row['part']} | " + " | ".join(cells) + " |")
+    return lines
+
+
+PROJECT = ("README.md", "CONTRIBUTING.md", "Makefile", "pyproject.toml", "constraints.txt", "_config.yml", "_toc.yml",
+           "references.bib", "benign", "notebooks", "book", "tests", "benchmarks")  # what the source archive holds
 
 
 def source_archive(folder: Path) -> Path:

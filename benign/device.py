@@ -6,7 +6,7 @@ Every trainer and notebook resolves these three the same way:
 - `cpu_threads`: torch's intra-op threads on the CPU for a block of work. A number fixes them
   ($BENIGN_CPU_THREADS fixes them for every block that is given none); 0 means the thread policy below.
 
-The thread policy, chosen by measurement (`benchmarks/under_load.py`, README): torch's threads wait for each other
+The thread policy, chosen by measurement (`benchmarks/under_load.py`, its record on the book's Speed page): torch's threads wait for each other
 at every parallel region, so one of them sharing its core with another program stalls them all — two threads beside
 one busy process made the Figure-5 grid 3.4× slower than idle, one thread 1.2×. So every block of work (a trainer
 call, a sweep chunk, a notebook's start) takes as many threads as there are cores free of other work when it

@@ -8,7 +8,6 @@ NOTEBOOKS = ROOT / "notebooks"
 PROFILES = NOTEBOOKS / "profiles"
 RESULTS_ENV = "BENIGN_RESULTS"  # another results folder (a test build's); the book passes it to its notebooks
 RESULTS = Path(os.environ.get(RESULTS_ENV) or ROOT / "results")
-SWEEP_CACHE = ROOT / "results" / ".cache" / "sweeps"  # finished sweep chunks, keyed by parameters and code
 BOOK_BUILD = ROOT / "_build"
 
 
@@ -17,6 +16,12 @@ def results_dir(notebook: str, profile: str = "book") -> Path:
     return RESULTS / notebook / profile
 
 
-def cache_dir() -> Path:
-    """Git-ignored cache of made assets and finished runs: $BENIGN_CACHE, or .cache/ in the repository."""
-    return Path(os.environ.get("BENIGN_CACHE") or ROOT / ".cache")
+CACHE_ENV = "BENIGN_CACHE"  # another cache folder (a benchmark's empty one, a test's own)
+
+
+def cache_dir(kind: str = "") -> Path:
+    """The one cache of computed things, each kind in a folder of its own (sweeps: finished sweep chunks; finetune:
+    fine-tuning runs; backbones: made backbones): $BENIGN_CACHE, or .cache/ in the repository (git-ignored). Every
+    entry is keyed by all that decides it, the code included (`records.cache_key`), so results folders
+    ($BENIGN_RESULTS) share it safely: a result is served only to the same computation."""
+    return Path(os.environ.get(CACHE_ENV) or ROOT / ".cache") / kind

@@ -245,6 +245,25 @@ def _plain(value):
     return value
 
 
+def cache_key(parts: dict, length: int = 20) -> str:
+    """The key of a cache entry (`paths.cache_dir`): a hash of everything that decides it as sorted JSON — the
+    parameters, the data and the code that computes it (`code_fingerprint`)."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:length]
+
+
+def read_cached(folder: Path, key: str) -> dict | None:
+    """The cached JSON entry `key` in `folder`, or None when it is missing or damaged (then it is computed again)."""
+    try:
+        return json.loads((Path(folder) / f"{key}.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def write_cached(folder: Path, key: str, entry) -> None:
+    """Store a JSON entry under `key` in `folder`, atomically (a reader never sees half of it)."""
+    write_atomic(Path(folder) / f"{key}.json", json.dumps(entry) + "\n")
+
+
 def code_fingerprint(module: str, packages=("torch", "numpy")) -> str:
     """A hash of the code that computes a cached result: the source of `module` and of every module of its own
     package that it imports, directly or through others, plus the versions of `packages`.

@@ -33,7 +33,7 @@ from . import __version__
 from .checks import GRID_RULE, RENAMED, REPLACED, RULES, ParameterError, check, rule_for, unknown_parameter
 from .device import count_block, cpu_threads, given_cores, stop_workers, worker_processes
 from .progress import bar
-from .records import code_fingerprint, write_atomic
+from .records import cache_key, code_fingerprint, read_cached, write_cached
 
 CACHE_FORMAT = 1
 
@@ -134,9 +134,7 @@ def chunk_key(kernel, chunk: list[dict], code: str | None = None) -> str:
     """Hash of the kernel's name, the code that computes it (`records.code_fingerprint` of its module, given as
     `code` or computed here) and the chunk's points."""
     code = code or code_fingerprint(kernel.__module__)
-    blob = json.dumps({"kernel": f"{kernel.__module__}.{kernel.__qualname__}", "code": code, "points": chunk},
-                      sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+    return cache_key({"kernel": f"{kernel.__module__}.{kernel.__qualname__}", "code": code, "points": chunk}, 32)
 
 
 def _digest(rows) -> str:
@@ -148,11 +146,11 @@ def _load(cache: Path, key: str):
     path = cache / f"{key}.json"
     if not path.exists():
         return None
+    record = read_cached(cache, key)  # None when damaged
     try:
-        record = json.loads(path.read_text())
         if record["format"] == CACHE_FORMAT and record["key"] == key and record["sha256"] == _digest(record["rows"]):
             return record["rows"]
-    except (ValueError, KeyError, TypeError):
+    except (KeyError, TypeError):
         pass
     warnings.warn(f"sweep cache file {path} is corrupt: recomputing it", stacklevel=3)
     return None
@@ -160,7 +158,7 @@ def _load(cache: Path, key: str):
 
 def _store(cache: Path, key: str, rows) -> None:
     record = {"format": CACHE_FORMAT, "key": key, "version": __version__, "sha256": _digest(rows), "rows": rows}
-    write_atomic(cache / f"{key}.json", json.dumps(record))
+    write_cached(cache, key, record)
 
 
 def run(kernel, points: list[dict], *, by=("d", "seed"), executor=None, cache=None, progress=False) -> pd.DataFrame:

@@ -50,7 +50,7 @@ dtype = "float32"  # float32 or float64
 device = "auto"  # auto: cuda, then mps, then cpu
 cpu_threads = 0  # 0: each block of work takes the cores free of other work (benign.device), a number fixes it
 progress = False  # progress bars (benign run turns them on in a terminal)
-use_cache = True  # reuse finished chunks from results/.cache/sweeps
+use_cache = True  # reuse finished chunks from .cache/sweeps
 authors_code = True  # also run the authors' main_math_frak.py (benign.authors) over the grid for the table
 authors_grid_every = 2  # ... at every k-th d and ‖μ‖ of the grid (1: all 400 cells, minutes here; paper profile)
 out_dir = ""  # empty: results/conditions_heatmap/book
@@ -63,7 +63,7 @@ from benign import authors, notebooks, paths, plots, sweep, synthetic
 nb = notebooks.start("conditions_heatmap", globals())
 points = sweep.grid_points(synthetic.GRID_DEFAULTS, nb.parameters, d=sweep.arange("d_grid", d_grid),
                            signal_norm=sweep.arange("signal_norm_grid", signal_norm_grid))
-cells = sweep.run(synthetic.grid_chunk, points, cache=paths.SWEEP_CACHE if use_cache else None, progress=progress)
+cells = sweep.run(synthetic.grid_chunk, points, cache=paths.cache_dir("sweeps") if use_cache else None, progress=progress)
 cells["eq9_ratio"] = cells.frak_clean / cells.frak_noisy  # clean over noisy cumulative 𝔖
 cells["eq10_ratio"] = cells.frak_clean_pos / cells.frak_clean_neg  # class +1 over class −1 (clean samples)
 print(sweep.describe(cells))
@@ -105,7 +105,7 @@ if authors_code and not train_W and W_init == "identity" and n_weak == n_relevan
     their_points = [dict(d=p["d"], signal_norm=p["signal_norm"], seed=seed, n=n, T=T, rho=rho, noise_ratio=noise_ratio,
                          learning_rate=learning_rate, num_steps=num_steps, n_relevant=n_relevant, evaluate_test=False)
                     for p in points if p["d"] in their_d and p["signal_norm"] in their_mu]
-    theirs = sweep.run(authors.math_frak_chunk, their_points, cache=paths.SWEEP_CACHE if use_cache else None)
+    theirs = sweep.run(authors.math_frak_chunk, their_points, cache=paths.cache_dir("sweeps") if use_cache else None)
     theirs["eq9_ratio"] = (theirs.frak_clean_1 + theirs.frak_clean_2) / (theirs.frak_noisy_1 + theirs.frak_noisy_2)
     theirs["eq10_ratio"] = theirs.frak_clean_1 / theirs.frak_clean_2
     print(sweep.describe(theirs))

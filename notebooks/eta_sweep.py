@@ -48,7 +48,7 @@ dtype = "float32"  # float32 or float64
 device = "auto"  # auto: cuda, then mps, then cpu
 cpu_threads = 0  # 0: each block of work takes the cores free of other work (benign.device), a number fixes it
 progress = False  # progress bars (benign run turns them on in a terminal)
-use_cache = True  # reuse finished chunks from results/.cache/sweeps
+use_cache = True  # reuse finished chunks from .cache/sweeps
 authors_code = True  # also run the authors' main_math_frak.py (benign.authors) for the paper-vs-here table
 out_dir = ""  # empty: results/eta_sweep/book
 
@@ -63,7 +63,7 @@ from benign import authors, data, etasweep, expected, notebooks, paths, plots, s
 from benign.data import noise_mask
 
 nb = notebooks.start("eta_sweep", globals())
-cache = paths.SWEEP_CACHE if use_cache else None
+cache = paths.cache_dir("sweeps") if use_cache else None
 etas = sweep.arange("noise_ratio_grid", noise_ratio_grid)  # η of every sweep on this page
 ns = sorted(set(n_values) | {n})  # the sweep over n; the page's own sweep is its n = n part
 every_point = sweep.grid_points(synthetic.GRID_DEFAULTS, nb.parameters, n=ns, noise_ratio=etas)

@@ -49,7 +49,7 @@ progress = False  # progress bars (benign run turns them on in a terminal)
 authors_code = True  # also run the authors' main.py (benign.authors) for the paper-vs-here table
 authors_max_d = 2000  # ... for the settings with d up to this (its cost grows as d², about 10 s at d 1000 here)
 authors_stream = "final"  # ... on the data stream of their final main.py (c563aae), or "january" (expt, 492715f)
-use_cache = True  # reuse the authors' runs from results/.cache/sweeps
+use_cache = True  # reuse the authors' runs from .cache/sweeps
 outcome_draws = 50  # draws of (data, W₀) per setting (seeds seed, seed + 1, …) in "How often does each …"
 out_dir = ""  # empty: results/fig3_dynamics/book
 
@@ -194,7 +194,7 @@ if authors_code:
                    n_test=n_test, T=T, rho=rho, noise_ratio=noise_ratio, learning_rate=learning_rate,
                    num_steps=num_steps) for name in chosen]
     if points:
-        authors_table = sweep.run(authors.main_chunk, points, cache=paths.SWEEP_CACHE if use_cache else None)
+        authors_table = sweep.run(authors.main_chunk, points, cache=paths.cache_dir("sweeps") if use_cache else None)
         by_cell = {(row["d"], row["signal_norm"]): row for row in authors_table.to_dict("records")}
         authors_final = {name: by_cell[settings[name]] for name in chosen}
         print(sweep.describe(authors_table))

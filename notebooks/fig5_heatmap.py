@@ -48,7 +48,7 @@ dtype = "float32"  # float32 or float64
 device = "auto"  # auto: cuda, then mps, then cpu
 cpu_threads = 0  # 0: each block of work takes the cores free of other work (benign.device), a number fixes it
 progress = False  # progress bars (benign run turns them on in a terminal)
-use_cache = True  # reuse finished chunks from results/.cache/sweeps
+use_cache = True  # reuse finished chunks from .cache/sweeps
 authors_code = True  # also run the authors' main.py (benign.authors) at Figure 3's cells for the table
 authors_max_d = 2000  # ... for the cells with d up to this (its cost grows as d², about 10 s at d 1000 here)
 authors_stream = "final"  # ... on the data stream of their final main.py (c563aae), or "january" (expt, 492715f)
@@ -91,7 +91,7 @@ long_points = regimes.points(d_values_long, signal_norm_values_long, snapshot_st
 # computes them), so rerunning this page with one parameter changed recomputes only what changed.
 
 # %%
-cells = sweep.run(synthetic.grid_chunk, points, cache=paths.SWEEP_CACHE if use_cache else None, progress=progress)
+cells = sweep.run(synthetic.grid_chunk, points, cache=paths.cache_dir("sweeps") if use_cache else None, progress=progress)
 cells["regime"] = theory.observed_regime(cells.train_acc, cells.test_acc, test_threshold)
 cells["regime_by_order"] = theory.regime(cells.signal_norm, cells.d, n)
 cells["test_gain"] = cells.test_acc - cells.test_acc_step0  # what training adds to the head's own accuracy
@@ -176,7 +176,7 @@ if chosen:
     points = [dict(d=d0, signal_norm=mu0, seed=seed, stream=authors_stream, n=n, n_test=n_test, T=T, rho=rho,
                    noise_ratio=noise_ratio, learning_rate=learning_rate, num_steps=num_steps)
               for d0, mu0 in chosen.values()]
-    authors_table = sweep.run(authors.main_chunk, points, cache=paths.SWEEP_CACHE if use_cache else None)
+    authors_table = sweep.run(authors.main_chunk, points, cache=paths.cache_dir("sweeps") if use_cache else None)
     by_cell = {(row["d"], row["signal_norm"]): row for row in authors_table.to_dict("records")}
     for name, at in chosen.items():
         metrics[f"authors_{name}_test_acc"], metrics[f"authors_{name}_train_acc"] = (by_cell[at]["test_acc"],
@@ -237,7 +237,7 @@ metrics.update({f"harmful_trained_{k}_map": v for k, v in fit.items()})
 # ($\alpha \propto n/d$, several $n$) and so share no cell with this grid.
 
 # %%
-long = clock.run(long_points, cache=paths.SWEEP_CACHE if use_cache else None, progress=progress)
+long = clock.run(long_points, cache=paths.cache_dir("sweeps") if use_cache else None, progress=progress)
 print(sweep.describe(long))
 steps_drawn = [t for t in snapshot_steps if t <= num_steps_long]
 for t in steps_drawn:

@@ -60,7 +60,7 @@ device = "auto"  # auto: cuda, then mps, then cpu
 cpu_threads = 0  # 0: each block of work takes the cores free of other work (benign.device), a number fixes it
 progress = False  # progress bars (benign run turns them on in a terminal)
 authors_code = True  # also run the authors' main_one_layer.py (benign.authors) at the settings run here
-use_cache = True  # reuse the authors' runs from results/.cache/sweeps
+use_cache = True  # reuse the authors' runs from .cache/sweeps
 out_dir = ""  # empty: results/fig6_one_layer_dynamics/book
 
 # %%
@@ -221,7 +221,7 @@ if authors_code:
     points = [dict(d=d, signal_norm=mu, seed=seed, n=n, n_test=n_test, T=T, rho=rho, noise_ratio=noise_ratio,
                    learning_rate=learning_rate, num_steps=num_steps, hidden=width, skip=skip)
               for d, mu, width in settings.values()]
-    table = sweep.run(authors.one_layer_chunk, points, cache=paths.SWEEP_CACHE if use_cache else None)
+    table = sweep.run(authors.one_layer_chunk, points, cache=paths.cache_dir("sweeps") if use_cache else None)
     table["regime"] = theory.observed_regime(table.train_acc, table.test_acc, test_threshold)
     by_cell = {(row["d"], row["signal_norm"]): row for row in table.to_dict("records")}
     theirs = {name: by_cell[(d, mu)] for name, (d, mu, _) in settings.items()}

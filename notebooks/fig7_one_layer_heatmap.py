@@ -55,7 +55,7 @@ dtype = "float32"  # float32 or float64
 device = "auto"  # auto: cuda, then mps, then cpu
 cpu_threads = 0  # 0: each block of work takes the cores free of other work (benign.device), a number fixes it
 progress = False  # progress bars (benign run turns them on in a terminal)
-use_cache = True  # reuse finished chunks from results/.cache/sweeps
+use_cache = True  # reuse finished chunks from .cache/sweeps
 authors_code = True  # also run the authors' main_one_layer.py (benign.authors) at the three named cells
 out_dir = ""  # empty: results/fig7_one_layer_heatmap/book
 
@@ -82,7 +82,7 @@ print(f"{len(points)} runs: d = {d_run[0]} … {d_run[-1]}, ‖μ‖ = {mu_run[0
 # parameter and by the source code that computes them.
 
 # %%
-cells = sweep.run(encoder.grid_chunk, points, cache=paths.SWEEP_CACHE if use_cache else None, progress=progress)
+cells = sweep.run(encoder.grid_chunk, points, cache=paths.cache_dir("sweeps") if use_cache else None, progress=progress)
 cells["regime"] = theory.observed_regime(cells.train_acc, cells.test_acc, test_threshold)
 print(sweep.describe(cells))
 
@@ -161,7 +161,7 @@ if authors_code:
     their_points = [dict(d=d, signal_norm=mu, seed=seed, n=n, n_test=n_test, T=T, rho=rho, noise_ratio=noise_ratio,
                          learning_rate=learning_rate, num_steps=num_steps, hidden=width, skip=skip)
                     for d, mu in named_run.values()]
-    theirs = sweep.run(authors.one_layer_chunk, their_points, cache=paths.SWEEP_CACHE if use_cache else None)
+    theirs = sweep.run(authors.one_layer_chunk, their_points, cache=paths.cache_dir("sweeps") if use_cache else None)
     theirs["regime"] = theory.observed_regime(theirs.train_acc, theirs.test_acc, test_threshold)
     their_cell = theirs.set_index(["d", "signal_norm"])
     for name, key in named_run.items():

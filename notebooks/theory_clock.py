@@ -63,7 +63,7 @@ block = 1024  # steps per block of the long-run mode (its buffers: block × runs
 dtype = "float64"  # float32 or float64
 device = "auto"  # auto: cuda, then mps, then cpu
 cpu_threads = 0  # 0: each block of work takes the cores free of other work (benign.device), a number fixes it
-use_cache = True  # reuse finished batches from results/.cache/sweeps
+use_cache = True  # reuse finished batches from .cache/sweeps
 progress = False  # progress bars (benign run turns them on in a terminal)
 out_dir = ""  # empty: results/theory_clock/book
 
@@ -149,7 +149,7 @@ pd.DataFrame(points).assign(n_snr2=lambda t: theory.n_snr2(t.signal_norm, t.d, t
 # `simulate`, and the memory does not grow with the steps.
 
 # %%
-cells = clock.run(points, cache=paths.SWEEP_CACHE if use_cache else None, progress=progress)
+cells = clock.run(points, cache=paths.cache_dir("sweeps") if use_cache else None, progress=progress)
 cells["model"] = np.where(cells.train_W, "W and p", "p only (W = I)")
 cells["n_snr2"] = theory.n_snr2(cells.signal_norm, cells.d, cells.n)
 cells["inverse"] = 1 / cells.n_snr2

@@ -17,7 +17,8 @@ CODE = re.compile(r"```.*?```|`[^`\n]+`", re.S)  # fenced blocks and inline code
 
 
 def documents() -> list:
-    files = [paths.ROOT / "README.md", *sorted((paths.ROOT / "book").glob("*.md")), *sorted(paths.NOTEBOOKS.glob("*.py"))]
+    files = [paths.ROOT / "README.md", paths.ROOT / "CONTRIBUTING.md", *sorted((paths.ROOT / "book").glob("*.md")),
+             *sorted(paths.NOTEBOOKS.glob("*.py"))]
     return [f for f in files if f.exists()]
 
 

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import torch
 
-from benign import notebooks, plots
+from benign import notebooks, pages, plots
 from benign.checks import ParameterError
 from benign.realdata import backbones, firsttoken, image_backbone, reach, reference, report, runs, study, training
 from benign.realdata import datasets as rdata  # (`datasets` is the Hugging Face library)
@@ -367,6 +367,29 @@ def test_batched_runs_equal_the_same_runs_one_at_a_time(setting):
             torch.testing.assert_close(together.params[k][r], alone.params[k][0], rtol=1e-5, atol=1e-7)
 
 
+def test_the_early_leaving_fit_check_says_what_a_full_pass_says(setting):
+    """`all_predicted` (a run leaves at its first wrong prediction) against every sample's prediction: five runs, one
+    predicting all its labels, the others one, three or many wrong, each with stale wrong flags in every pattern."""
+    bb, inputs, _, _, _ = setting
+    enc = training.encode(bb, inputs)
+    seeds = [42, 314, 2718, 7, 11]
+    rows = torch.stack([torch.randperm(20, generator=torch.Generator().manual_seed(s))[:15] for s in range(5)])
+    heads, qk = training.stack([bb.seeded_head(s) for s in seeds]), training.stack([bb.reset_qk(s) for s in seeds])
+    pred = training.predict(bb, enc, rows, heads, qk)
+    y = pred.clone()
+    for r, wrong_at in [(1, [14]), (2, [0, 7, 9]), (3, list(range(15)))]:
+        y[r, wrong_at] = (pred[r, wrong_at] + 1) % bb.num_labels
+    y[4] = torch.as_tensor(np.random.default_rng(1).integers(0, bb.num_labels, 15))
+    for stale in (torch.ones_like(y, dtype=torch.bool), torch.zeros_like(y, dtype=torch.bool),
+                  torch.as_tensor(np.random.default_rng(2).random(y.shape) < 0.3)):
+        done, wrong = training.all_predicted(bb, enc, rows, y, heads, qk, stale, first=2)
+        assert done.tolist() == (pred == y).all(1).tolist()
+        assert done[0] and not wrong[0].any()  # a run declared fitted had every sample checked
+        checked = wrong != stale
+        assert ((pred != y) | ~wrong | ~checked).all()  # a flag it changed is that sample's own verdict
+        assert all(wrong[r][(pred[r] != y[r])].any() for r in range(1, 5))  # each unfitted run's wrong sample found
+
+
 def test_phase2_changes_exactly_the_last_query_and_key(setting):
     bb, inputs, labels, head, qk = setting
     before = {n: p.detach().clone() for n, p in bb.model.named_parameters()}
@@ -704,9 +727,8 @@ def test_finding_words_count_cells_and_read_the_cost_trend_from_its_slope():
 
 
 def test_tables_and_figure_titles_name_data_sets_for_a_reader():
-    shown = report.for_reader(checks_table(0.92, 0.71, False).set_index(pd.Index(["mnist_5k"])))
-    assert list(shown.index) == ["MNIST digits"] and list(shown.dataset) == ["Fashion-MNIST"]
-    assert list(shown.tests_claim) == ["no"]
+    shown = pages.frame(checks_table(0.92, 0.71, False).set_index(pd.Index(["mnist_5k"], name="data set")))
+    assert "<td>MNIST digits</td><td>Fashion-MNIST</td>" in shown and "<td>no</td>" in shown  # as a page shows it
     task = runs.Task("rotten_tomatoes_3class", "all-minilm-l6-v2", None, None)
     assert report.row_title(task) == "Rotten Tomatoes (3 classes) · all-MiniLM-L6-v2"
 
@@ -753,6 +775,21 @@ def test_rows_computed_in_worker_processes_equal_those_computed_here(tiny_bert, 
         results[processes] = grid.set_index(["dataset", "seed", "noise_ratio", "n"]).sort_index()
     for column in ("base_acc", "train_loss", "test_acc"):
         np.testing.assert_allclose(results[2][column], results[1][column], rtol=1e-5)
+
+
+def test_a_source_changed_during_the_workers_stops_the_grid_instead_of_caching_old_code(tiny_bert, sst2_folder,
+                                                                                     tmp_path, monkeypatch):
+    """This process still runs the code it imported; had it computed the rows after the source changed, it would
+    have cached them under the new code's key. It stops with one line instead, and has cached nothing itself."""
+    params = {**notebooks.resolve("table2_finetune", "smoke"), "datasets": [str(sst2_folder)], "processes": 2,
+              "text_backbone": str(tiny_bert), "device": "cpu", "pretrain_size": 40, "max_test": 16}
+    monkeypatch.setenv("BENIGN_CACHE", str(tmp_path))
+    versions = iter(["before", "after"])
+    monkeypatch.setattr(runs, "code_fingerprint", lambda *a, **k: next(versions, "after"))
+    monkeypatch.setattr(runs, "_compute_in_workers", lambda *a: None)  # the workers, as if the source changed then
+    with pytest.raises(RuntimeError, match="source changed while the worker processes computed the runs"):
+        runs.runs_from(params)
+    assert not (tmp_path / "finetune").exists()
 
 
 # ------------------------------------------------------------------------------------------------ the reach

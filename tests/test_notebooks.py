@@ -1,4 +1,4 @@
-"""Every notebook follows the README's "Add a figure" checklist, so a newcomer can copy any of them."""
+"""Every notebook follows the "Add a figure" checklist in CONTRIBUTING.md, so a newcomer can copy any of them."""
 
 import ast
 

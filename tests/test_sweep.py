@@ -239,3 +239,25 @@ def test_the_cache_recomputes_a_changed_kernel_and_reuses_an_unchanged_one(tmp_p
     assert changed.attrs["computed_chunks"] == 4 and changed.value.tolist() == [9, 9, 12, 12]
     for name in [m for m in sys.modules if m.startswith("toykernels")]:
         monkeypatch.delitem(sys.modules, name)
+
+
+def test_one_cache_root_holds_every_kind_and_reads_damage_as_missing(tmp_path, monkeypatch):
+    """`paths.cache_dir` is the one root ($BENIGN_CACHE moves it) of the three caches — sweep chunks, fine-tuning
+    runs, made backbones — and `records.read_cached` reads a missing or damaged entry as None, never a crash."""
+    from benign import paths, records
+    from benign.realdata import image_backbone
+
+    monkeypatch.setenv(paths.CACHE_ENV, str(tmp_path))
+    assert paths.cache_dir() == tmp_path and paths.cache_dir("sweeps") == tmp_path / "sweeps"
+    assert image_backbone.folder_of(image_backbone.recipe()).parent == tmp_path / "backbones"
+    key = records.cache_key({"a": 1, "b": [2, 3]})
+    assert key == records.cache_key({"b": [2, 3], "a": 1}) != records.cache_key({"a": 1, "b": [3, 2]})
+    assert records.read_cached(paths.cache_dir("finetune"), key) is None
+    records.write_cached(paths.cache_dir("finetune"), key, {"x": 0.5})
+    assert records.read_cached(tmp_path / "finetune", key) == {"x": 0.5}
+    assert [p.name for p in (tmp_path / "finetune").iterdir()] == [f"{key}.json"]  # no temporary file left
+    (tmp_path / "finetune" / f"{key}.json").write_text('{"x": 0.')
+    assert records.read_cached(tmp_path / "finetune", key) is None
+    points = sweep.grid(d=[40], seed=[3], signal_norm=[2.0], noise_ratio=[0.0], **SMALL)
+    sweep.run(synthetic.grid_chunk, points, cache=paths.cache_dir("sweeps"))
+    assert len(list((tmp_path / "sweeps").glob("*.json"))) == 1

@@ -239,7 +239,7 @@ def medmnist(flag: str) -> RawData:
     medmnist package downloads it from, and checked against its MD5.
 
     The medmnist package itself is not installed: it requires torchvision, and no torchvision the registries serve
-    imports beside this project's torch (README, "Real data offline").
+    imports beside this project's torch (CONTRIBUTING.md, "Real data offline").
     """
     _, url, md5 = MEDMNIST[flag]
     file = MEDMNIST_ROOT / f"{flag}.npz"

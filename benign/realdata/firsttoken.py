@@ -92,9 +92,9 @@ class Tokens:
             return fn(values, *self.groups[0])
         parts, start = [], 0
         for x, keep in self.groups:
-            parts.append(fn(values[self.order[start:start + len(x)]], x, keep))
+            parts.append(fn(values.index_select(0, self.order[start:start + len(x)]), x, keep))
             start += len(x)
-        return torch.cat(parts)[self.inverse]
+        return torch.cat(parts).index_select(0, self.inverse)
 
 
 def first_row(tokens: Tokens, qk: dict, heads: int) -> tuple[list, torch.Tensor, torch.Tensor]:
@@ -236,3 +236,19 @@ def step_flops(tail: Tail, lengths: torch.Tensor, classes: int) -> float:
     squares = 11 if tail.arch == "bert" else 9
     per_sample = squares * D * D + 4 * D * F_ + 2 * classes * D
     return 2.0 * float(per_sample * len(lengths) + 4 * tail.heads * D * lengths.sum())
+
+
+def frozen_flops(tail: Tail, layers: int, tokens: int, token_pairs: int) -> float:
+    """Floating-point operations of `layers` whole Transformer layers (the frozen ones, run once by `encode`) over
+    samples of `tokens` real tokens in all and Σ L² = `token_pairs`: per token the four D×D projections and the MLP,
+    2·(4·D² + 2·D·F); per pair of tokens the scores and the mixing, 4·D."""
+    D, F_ = tail.W1.shape[1], tail.W1.shape[0]
+    return 2.0 * layers * ((4 * D * D + 2 * D * F_) * tokens + 2 * D * token_pairs)
+
+
+def head_flops(tail: Tail, classes: int) -> float:
+    """Floating-point operations of one phase-1 sample-step (the head on fixed features), forward and the weight
+    gradients: the classifier 2·C·D (BERT: with its pooler, 2·D² more)."""
+    D = tail.W1.shape[1]
+    return 2.0 * 2 * (classes * D + (D * D if tail.arch == "bert" else 0))
+

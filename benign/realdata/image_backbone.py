@@ -33,7 +33,7 @@ from .. import __version__
 from ..checks import ParameterError, check_all
 from ..paths import cache_dir
 from ..progress import iterate
-from ..records import code_fingerprint, environment, write_atomic
+from ..records import cache_key, code_fingerprint, environment, write_atomic
 from ..words import count
 from .datasets import MNIST5K_BACKBONE, mnist_5k, mnist_5k_backbone_digits, mnist_5k_file, to_rgb
 
@@ -98,9 +98,8 @@ def make(overrides: dict | None = None, progress: bool = False) -> Path:
 def folder_of(made: dict) -> Path:
     """Where the backbone of a full recipe (`recipe`) is kept: under a hash of the recipe, the digits file and the
     code that makes it."""
-    key = hashlib.sha256(json.dumps({**made, "data": _file_sha(mnist_5k_file()), "code": code_fingerprint(
-        __name__, packages=CODE_PACKAGES)}, sort_keys=True).encode()).hexdigest()[:12]
-    return cache_dir() / "backbones" / f"{NAME}-{key}"
+    parts = {**made, "data": _file_sha(mnist_5k_file()), "code": code_fingerprint(__name__, packages=CODE_PACKAGES)}
+    return cache_dir("backbones") / f"{NAME}-{cache_key(parts, 12)}"
 
 
 def cached(overrides: dict | None = None) -> bool:

@@ -48,7 +48,7 @@ def _layout(summary: pd.DataFrame, cell, first: dict | None = None) -> pd.DataFr
         rows[ds] = row
     frame = pd.DataFrame(rows).T.fillna("n/a")
     cells = sorted((c for c in frame.columns if c not in (first or {})), key=_cell_of)
-    return frame[[*(first or {}), *cells]]
+    return frame[[*(first or {}), *cells]].rename_axis("data set")
 
 
 def _full_schedule(r, num_epochs: int) -> bool:
@@ -329,17 +329,6 @@ def check_words(checks: pd.DataFrame, kinds: dict[str, str]) -> dict[str, str]:
     return words
 
 
-def for_reader(frame: pd.DataFrame) -> pd.DataFrame:
-    """A table as the page shows it: data sets by their reader names (column `dataset` and the index), yes/no for
-    true/false."""
-    out = frame.rename(index=lambda v: reader_name(v) if isinstance(v, str) else v)
-    if out.index.name is None and any(isinstance(v, str) for v in out.index):  # data sets as rows: say so
-        out = out.rename_axis("data set")
-    if "dataset" in out:
-        out = out.assign(dataset=out.dataset.map(reader_name))
-    return out.apply(lambda c: c.map({True: "yes", False: "no"}) if c.dtype == bool else c)
-
-
 def row_title(task: Task) -> str:
     """A row's title on a figure: the data set's reader name and the backbone's short name (its label up to the
     parenthesis: 'Rotten Tomatoes · all-MiniLM-L6-v2')."""
@@ -451,3 +440,35 @@ def uniform_attention(task: Task) -> float:
         return float((1 / batch["attention_mask"].sum(1).float()).mean())
     h, _ = task.bb.last_layer_inputs(batch)
     return 1 / h.shape[1]
+
+
+PARTS = {  # the parts of a row's computation: the time and counted-work fields of the runs' records
+    "encoding (the frozen layers)": ("encode_s", "encode_flops"),
+    "phase 1 (the head)": ("phase1_s", "phase1_flops"),
+    "phase 2 (query and key)": ("phase2_s", "phase2_flops"),
+    "evaluation (test and training predictions)": ("evaluate_s", None),
+    "reach diagnostic": ("reach_s", None),
+}
+PER_ROW = ("encode_s", "phase1_s")  # computed once per row; the other parts once per group of equal n
+
+
+def time_split(runs: pd.DataFrame, tasks: list[Task]) -> pd.DataFrame:
+    """Where the rows' time went, as their records say (one row per data set and part, seconds of the one thread
+    each computation ran on): each part with its counted work where it is counted (`firsttoken.frozen_flops`,
+    `head_flops`, `step_flops`: the training steps, not the epoch-end passes) and the rate that work ran at; the
+    image backbone's pre-training from its record. A part no record times (an earlier version's runs) reads NaN."""
+    rows = []
+    for task in tasks:
+        mine = runs[runs.dataset == task.dataset]
+        for part, (seconds, work) in PARTS.items():
+            timed = seconds in mine and mine[seconds].notna().any()
+            done = mine.drop_duplicates(([] if seconds in PER_ROW else ["n"]) + [seconds, "code"]) if timed else mine
+            rows.append({"data set": reader_name(task.dataset), "part": part,
+                         "time (s)": done[seconds].sum() if timed else np.nan,
+                         "counted work (GFLOP)": done[work].sum() / 1e9 if timed and work in mine else np.nan})
+    for folder in sorted({t.bb.folder for t in tasks if t.bb.kind == "image"}):
+        rows.append({"data set": "the image backbone", "part": "pre-training (made once, kept in the cache)",
+                     "time (s)": backbone_record(folder).get("wall_s", np.nan), "counted work (GFLOP)": np.nan})
+    split = pd.DataFrame(rows)
+    split["rate (GFLOP/s)"] = split["counted work (GFLOP)"] / split["time (s)"]
+    return split

@@ -10,8 +10,6 @@ resumes where it stopped.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from dataclasses import asdict, dataclass, field, fields
 
@@ -22,11 +20,11 @@ import torch
 from ..checks import ParameterError, check_all
 from ..device import cpu_threads, resolve_device, stop_workers, worker_processes
 from ..paths import cache_dir
-from ..records import code_fingerprint, environment, write_atomic
+from ..records import cache_key, code_fingerprint, environment, read_cached, write_cached
 from .backbones import BACKBONE_LABELS, Backbone, backbone_folder
 from .image_backbone import NAME as IMAGE_BACKBONE
 from .datasets import RawData, add_label_noise, load, split_indices, take
-from .firsttoken import head_logits
+from .firsttoken import frozen_flops, head_flops, head_logits, step_flops
 from .reach import Reach, reach
 from .training import Encoded, Schedule, encode, phase1, phase2, predict, stack
 
@@ -110,20 +108,8 @@ def fitting_sizes(data: RawData, protocol: Protocol, sample_sizes) -> list[int]:
 
 
 # --------------------------------------------------------------------------------------------- the cache
-def _runs_dir():
-    return cache_dir() / "finetune"
-
-
-def _key(parts: dict) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:20]
-
-
 def _read(key: str):
-    file = _runs_dir() / f"{key}.json"
-    try:
-        return json.loads(file.read_text())
-    except (OSError, ValueError):  # missing, or damaged: computed again
-        return None
+    return read_cached(cache_dir("finetune"), key)  # missing, or damaged: computed again
 
 
 def _plan(data: RawData, backbone: str, device: str, protocol: Protocol, seeds, noise_ratios, sample_sizes):
@@ -137,7 +123,7 @@ def _plan(data: RawData, backbone: str, device: str, protocol: Protocol, seeds, 
     code = code_fingerprint(CODE, packages=CODE_PACKAGES)
     common = dict(dataset=data.name, data=data.fingerprint(), backbone=backbone, protocol=asdict(protocol),
                   pretrain=pretrain, code=code, device=device)
-    keys = {(s, float(eta), n): _key({**common, "seed": s, "noise_ratio": float(eta), "n": n})
+    keys = {(s, float(eta), n): cache_key({**common, "seed": s, "noise_ratio": float(eta), "n": n})
             for n in sizes for eta in noise_ratios for s in seeds}
     return keys, pretrain, code
 
@@ -182,7 +168,7 @@ def run_grids(task: Task, grids: list[tuple], progress: bool = False) -> list[pd
         def save(cell, row, wanted=wanted):
             row["code"] = code
             for done, key in wanted[cell]:  # a run two grids ask for is computed once
-                write_atomic(_runs_dir() / f"{key}.json", json.dumps(row) + "\n")
+                write_cached(cache_dir("finetune"), key, row)
                 done[cell[1:]] = row
 
         seeds = list(dict.fromkeys(s for _, s, _, _ in wanted))
@@ -200,6 +186,7 @@ class _Prepared:
     row_of: dict  # training-pool index -> row of `fin`
     z_of: dict  # training-pool index -> phase-1 feature
     encode_s: float
+    encode_flops: float  # the frozen layers' counted work (`frozen_flops`)
 
 
 def _encode_all(task: Task, protocol: Protocol, splits: dict, test_rows: np.ndarray) -> _Prepared:
@@ -210,10 +197,14 @@ def _encode_all(task: Task, protocol: Protocol, splits: dict, test_rows: np.ndar
     fin = encode(bb, take(data.train_inputs, fin_union), protocol.add_special_tokens)
     test = encode(bb, take(data.test_inputs, test_rows), protocol.add_special_tokens)
     z_of = {int(i): fin.z[r] for r, i in enumerate(fin_union)}
+    encoded = [fin, test]
     if len(pre_union):
-        pre = encode(bb, take(data.train_inputs, pre_union), protocol.add_special_tokens, keep_tokens=False)
-        z_of.update({int(i): pre.z[r] for r, i in enumerate(pre_union)})
-    return _Prepared(fin, test, {int(i): r for r, i in enumerate(fin_union)}, z_of, time.perf_counter() - started)
+        encoded.append(encode(bb, take(data.train_inputs, pre_union), protocol.add_special_tokens, keep_tokens=False))
+        z_of.update({int(i): encoded[-1].z[r] for r, i in enumerate(pre_union)})
+    lengths = torch.cat([e.lengths for e in encoded]).double()
+    frozen = bb.model.config.num_hidden_layers - 1
+    work = frozen_flops(bb.tail, frozen, lengths.sum().item(), lengths.square().sum().item())
+    return _Prepared(fin, test, {int(i): r for r, i in enumerate(fin_union)}, z_of, time.perf_counter() - started, work)
 
 
 def _phase1_heads(task: Task, protocol: Protocol, splits: dict, seeds: list[int], prep: _Prepared,
@@ -245,20 +236,27 @@ def _phase2_group(task: Task, protocol: Protocol, splits: dict, group: list[tupl
     run_heads = stack([heads[s] for s, _, _ in group])
     result = phase2(bb, prep.fin, sample_idx, y, run_heads, [bb.reset_qk(s) for s, _, _ in group],
                     protocol.phase2(group[0][2]), [s for s, _, _ in group], progress=progress)
+    started = time.perf_counter()
     test_pred = predict(bb, prep.test, torch.arange(len(test_y), device=dev), run_heads, result.params)
     test_acc = (test_pred == test_y).double().mean(1).cpu().numpy()
     right = (predict(bb, prep.fin, sample_idx, run_heads, result.params) == y).cpu().numpy()
+    evaluate_s, started = time.perf_counter() - started, time.perf_counter()
+    within = [_reach_of(task, prep.fin, sample_idx[r], y[r], flipped[r], {k: v[r] for k, v in run_heads.items()})
+              for r in range(len(group))]
+    reach_s = time.perf_counter() - started
+    per_sample = step_flops(bb.tail, prep.fin.lengths[sample_idx.flatten()], data.num_classes) / sample_idx.numel()
+    phase2_flops = per_sample * result.sample_steps  # the training steps' counted work (`step_flops`)
     out = []
     for r in range(len(group)):
-        within = _reach_of(task, prep.fin, sample_idx[r], y[r], flipped[r], {k: v[r] for k, v in run_heads.items()})
         out.append(dict(train_loss=float(result.epoch_loss[r][-1]), train_acc=float(right[r].mean()),
-                        reach_free=within.free_share, reach_token=within.token_share,
+                        reach_free=within[r].free_share, reach_token=within[r].token_share,
                         fitted=bool(result.fitted[r]),
                         fitted_noisy=float(right[r][flipped[r]].mean()) if flipped[r].any() else None,
                         n_flipped=int(flipped[r].sum()), test_acc=float(test_acc[r]),
                         epochs_run=int(result.epochs_run[r]), loss=result.epoch_loss[r].tolist(),
                         max_attention=result.epoch_max_attention[r].tolist(),
-                        phase2_s=round(result.wall_s, 2), phase2_sample_steps=result.sample_steps))
+                        phase2_s=round(result.wall_s, 2), phase2_sample_steps=result.sample_steps,
+                        evaluate_s=round(evaluate_s, 2), reach_s=round(reach_s, 2), phase2_flops=phase2_flops))
     return out
 
 
@@ -283,7 +281,9 @@ def _compute(task: Task, pretrain: int, seeds: list[int], wanted: list[tuple], s
     prep = _encode_all(task, protocol, splits, test_rows)
     heads, base, p1 = _phase1_heads(task, protocol, splits, need_seeds, prep, test_y)
     made = dict(pretrain_size=pretrain, n_test=len(test_rows), encode_s=round(prep.encode_s, 2),
-                phase1_s=round(p1.wall_s, 2), threads=torch.get_num_threads(), **environment(task.bb.device))
+                phase1_s=round(p1.wall_s, 2), encode_flops=prep.encode_flops,
+                phase1_flops=p1.sample_steps * head_flops(task.bb.tail, data.num_classes),
+                threads=torch.get_num_threads(), **environment(task.bb.device))
     for group_protocol, n in dict.fromkeys((c[0], c[3]) for c in sorted(wanted, key=lambda c: c[3])):
         group = [c[1:] for c in wanted if c[0] == group_protocol and c[3] == n]
         for (s, eta, _), result in zip(group, _phase2_group(task, group_protocol, splits, group, prep, heads, test_y,
@@ -309,7 +309,8 @@ def _grid_of(parameters: dict, dataset: str) -> None:
 
 def _compute_in_workers(parameters: dict, data: dict, protocol: Protocol, device: str) -> None:
     """The rows whose runs are not all cached, computed side by side in `processes` worker processes (left in the
-    cache), text rows first (they take longest), while this process makes the image backbone if it is missing."""
+    cache), longest first — text rows, then the larger pools — so the last rows to start are the shortest, while this
+    process makes the image backbone if it is missing."""
     p = parameters
     backbones = {name: p["text_backbone"] if d.kind == "text" else p["image_backbone"] for name, d in data.items()}
     for backbone in set(backbones.values()) - {IMAGE_BACKBONE}:
@@ -317,7 +318,7 @@ def _compute_in_workers(parameters: dict, data: dict, protocol: Protocol, device
     pool = worker_processes(p["processes"])
     try:
         futures = []
-        for name in sorted(data, key=lambda name: data[name].kind != "text"):
+        for name in sorted(data, key=lambda name: (data[name].kind != "text", -len(data[name].train_labels))):
             fingerprint = backbone_folder(backbones[name], recipe_from(p), p["progress"])[1]  # makes the image backbone
             keys = _plan(data[name], fingerprint, device, protocol, p["seeds"], p["noise_ratios"], p["sample_sizes"])[0]
             if any(_read(k) is None for k in keys.values()):
@@ -337,7 +338,7 @@ def runs_from(parameters: dict) -> tuple[Protocol, list[Task], pd.DataFrame]:
     """What a notebook's parameters ask for: the protocol, the prepared tasks and every (cached) run, one per row.
 
     With `processes` > 1, rows whose runs are not all cached are computed first, side by side in that many worker
-    processes with `cpu_threads` threads each, text rows before image rows (they take longest) — separate processes
+    processes with `cpu_threads` threads each, longest rows first (text, then the larger pools) — separate processes
     share two cores far better than two threads of one program do on a busy machine — while this process makes the
     image backbone if it is missing; with one process, each row computes what the cache lacks in turn. An n that no
     data set's pool can hold is an error; one that only some can hold is n/a for the others.
@@ -352,7 +353,11 @@ def runs_from(parameters: dict) -> tuple[Protocol, list[Task], pd.DataFrame]:
             raise ParameterError(f"n = {n} is larger than every training pool allows beside its pretrain subset "
                                  f"(pools: {pools}): use smaller sample_sizes")
     if p["processes"] > 1:
+        code = code_fingerprint(CODE, packages=CODE_PACKAGES)
         _compute_in_workers(p, data, protocol, device)
+        if code_fingerprint(CODE, packages=CODE_PACKAGES) != code:  # this process runs the code it imported
+            raise RuntimeError("benign's source changed while the worker processes computed the runs: run it again, "
+                               "so that every run is computed, and cached, by one version of the code")
     # every task is prepared (a bad backbone fails) before any row computes; run_grid computes what the cache lacks
     with cpu_threads(p["cpu_threads"]):
         tasks = [prepare(data[name], p["text_backbone"], p["image_backbone"], recipe_from(p), p["progress"],

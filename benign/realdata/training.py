@@ -43,7 +43,7 @@ MAX_GRAD_NORM = 1.0
 class Encoded:
     """Cached last-layer inputs of N samples: x (N, L, D) for query/key/value, h0 (N, D) the first token's hidden
     state, mask (N, L) and lengths (N,) of the real tokens; z (N, D) the first-token features with the backbone's
-    own query and key (what phase 1 trains on)."""
+    own query and key (what phase 1 trains on). Encoded without its tokens: z and lengths only."""
 
     x: torch.Tensor
     h0: torch.Tensor
@@ -78,7 +78,7 @@ def encode(backbone: Backbone, inputs, add_special_tokens: bool = False, chunk: 
 
     Texts are encoded in order of length (less padding), and the results put back in the order given.
     """
-    xs, h0s, masks, zs = [], [], [], []
+    xs, h0s, masks, zs, lengths = [], [], [], [], []
     n = len(inputs)
     order = np.argsort([len(t) for t in inputs], kind="stable") if backbone.arch == "bert" else np.arange(n)
     inputs = [inputs[i] for i in order] if isinstance(inputs, list) else inputs[order]
@@ -87,19 +87,20 @@ def encode(backbone: Backbone, inputs, add_special_tokens: bool = False, chunk: 
         h, mask = backbone.last_layer_inputs(backbone.model_inputs(inputs[i:i + chunk], add_special_tokens))
         x = backbone.keys_input(h)
         zs.append(features(Tokens.whole(x[:, 0], h[:, 0], x, mask), original, backbone.tail)[0][0])
+        lengths.append(mask.sum(1))
         if keep_tokens:
             xs.append(x)
             h0s.append(h[:, 0])
             masks.append(mask)
     back = torch.as_tensor(np.argsort(order), device=backbone.device)
-    z = torch.cat(zs)[back]
-    if not keep_tokens:
+    z, lengths = torch.cat(zs)[back], torch.cat(lengths)[back]
+    if not keep_tokens:  # the features and lengths only
         empty = torch.empty(0, device=backbone.device)
-        return Encoded(empty, empty, empty.bool(), empty.long(), z)
+        return Encoded(empty, empty, empty.bool(), lengths, z)
     L = max(t.shape[1] for t in xs)
     x = torch.cat([F.pad(t, (0, 0, 0, L - t.shape[1])) for t in xs])[back]
     mask = torch.cat([F.pad(m, (0, L - m.shape[1])) for m in masks])[back]
-    return Encoded(x.contiguous(), torch.cat(h0s)[back], mask, mask.sum(1), z)
+    return Encoded(x.contiguous(), torch.cat(h0s)[back], mask, lengths, z)
 
 
 # ------------------------------------------------------------------------------- schedule and optimizer
@@ -275,6 +276,7 @@ def phase2(backbone: Backbone, cache: Encoded, sample_idx: torch.Tensor, labels:
     heads: stacked phase-1 heads (R, ...); qk: the re-initialised query/key of each run.
     """
     tail = backbone.tail
+    wrong = torch.ones_like(labels, dtype=torch.bool)  # per run, the samples the last check found (or left) wrong
 
     def prepare(active):
         a = active.to(sample_idx.device)
@@ -286,10 +288,12 @@ def phase2(backbone: Backbone, cache: Encoded, sample_idx: torch.Tensor, labels:
             return loss_and_grad(cache.tokens(rows_a[runs, idx]), y_a[runs, idx], params, head_a, tail)
 
         def epoch_end(params):
-            if schedule.stop_when_fitted:
-                att, pred = epoch_pass(backbone, cache, rows_a, head_a, params)
-                return att.cpu().numpy(), (pred == y_a).all(1).cpu().numpy()
-            return mean_max_attention(backbone, cache, rows_a, params).cpu().numpy(), None
+            att = mean_max_attention(backbone, cache, rows_a, params).cpu().numpy()
+            if not schedule.stop_when_fitted:
+                return att, None
+            done, wrong_a = all_predicted(backbone, cache, rows_a, y_a, head_a, params, wrong[a])
+            wrong[a] = wrong_a
+            return att, done.cpu().numpy()
 
         return step, epoch_end
 
@@ -316,6 +320,33 @@ def epoch_pass(backbone: Backbone, cache: Encoded, rows: torch.Tensor, heads: di
         total += top.view(R, -1).sum(1)
         pred.append(logit.argmax(-1))
     return total / (rows.shape[1] * backbone.heads), torch.empty_like(rows).scatter_(1, order, torch.cat(pred, 1))
+
+
+@torch.no_grad()
+def all_predicted(backbone: Backbone, cache: Encoded, rows: torch.Tensor, labels: torch.Tensor, heads: dict,
+                  qk: dict, wrong: torch.Tensor, first: int = 16) -> tuple[torch.Tensor, torch.Tensor]:
+    """Which runs predict every one of their samples rows (R, m) as labels (R, m): (R,) bool, exactly — a run is
+    declared fitted only after every sample was predicted right — and the updated wrong flags (R, m).
+
+    A run is decided by its first wrong sample, so each run's samples go through in chunks (`first` samples, then
+    twice as many each time) with those `wrong` flags last time first, and a run leaves the pass at its first wrong
+    prediction: before a run fits, the pass costs a chunk, not a forward pass over all its samples.
+    """
+    R, m = rows.shape
+    order = wrong.float().argsort(dim=1, descending=True, stable=True)  # last time's wrong samples first
+    rows, labels, wrong = rows.gather(1, order), labels.gather(1, order), wrong.gather(1, order)
+    undecided, start, size = torch.arange(R, device=rows.device), 0, first
+    while len(undecided) and start < m:
+        part = slice(start, start + size)
+        picked = {k: v[undecided] for k, v in heads.items()}, {k: v[undecided] for k, v in qk.items()}
+        logit = forward(cache.tokens(rows[undecided, part]), picked[1], picked[0], backbone.tail)[0]
+        miss = logit.argmax(-1) != labels[undecided, part]
+        wrong[undecided, part] = miss
+        undecided = undecided[~miss.any(1)]
+        start, size = start + size, size * 2
+    done = torch.zeros(R, dtype=torch.bool, device=rows.device)
+    done[undecided] = True
+    return done, torch.empty_like(wrong).scatter_(1, order, wrong)
 
 
 def predict(backbone: Backbone, cache: Encoded, rows: torch.Tensor, heads: dict, qk: dict) -> torch.Tensor:

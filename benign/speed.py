@@ -1,0 +1,189 @@
+"""The speed benchmarks' records, and the book's Speed page built from them.
+
+Every script in benchmarks/ times a fast path of the package against a reference computation, prints what it
+measured and, last, `ratio N`. Run inside `recorded`, it also leaves what it printed as a record, written atomically
+when it finishes, in results/benchmarks/<name>.json: the command line, the git commit, the machine (CPU model,
+cores, the load before and after), the date, the printed lines and the ratio. The book's Speed page (`page`) shows,
+for every script, what it measures, its command and its latest record, or says that the build has none.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import datetime as _dt
+import io
+import json
+import os
+import platform
+import re
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from . import paths
+from .records import environment, write_atomic
+
+BENCHMARKS = paths.ROOT / "benchmarks"
+RATIO = re.compile(r"^\s*ratio\s+(\S+)\s*$")  # a benchmark's closing line: `ratio N`
+
+
+def gemm_rate(m: int, k: int, n: int, repeats: int = 20) -> float:
+    """This machine's float32 rate (GFLOP/s) for an (m × k) @ (k × n) product at the current torch threads: the
+    reference a benchmark sets achieved rates against."""
+    import torch
+
+    a, b = torch.randn(m, k), torch.randn(k, n)
+    a @ b
+    started = time.perf_counter()
+    for _ in range(repeats):
+        a @ b
+    return 2 * m * k * n * repeats / (time.perf_counter() - started) / 1e9
+
+
+def record_path(name: str) -> Path:
+    """Where a benchmark's record goes: <results>/benchmarks/<name>.json (`$BENIGN_RESULTS` moves the results)."""
+    return paths.RESULTS / "benchmarks" / f"{name}.json"
+
+
+def machine() -> dict:
+    """The CPU model, its cores (all, and those this process may use), the GPU if torch sees one, and the load."""
+    model = None
+    with contextlib.suppress(OSError):
+        names = re.findall(r"^model name\s*:\s*(.+)$", Path("/proc/cpuinfo").read_text(), re.M)
+        model = names[0].strip() if names else None
+    given = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()  # Linux only
+    found = {"cpu": model or platform.processor() or platform.machine(), "cores": os.cpu_count(), "cores_given": given,
+             "load_1min": round(os.getloadavg()[0], 2)}
+    torch = sys.modules.get("torch")  # only when the benchmark imported it: a GPU it may have used
+    if torch is not None and torch.cuda.is_available():
+        found["gpu"] = torch.cuda.get_device_name(0)
+    return found
+
+
+def command() -> str:
+    """This process's command line, the interpreter and script relative to the repository when inside it."""
+    def relative(arg: str) -> str:
+        path = Path(arg)
+        return str(path.relative_to(paths.ROOT)) if path.is_absolute() and path.is_relative_to(paths.ROOT) else arg
+
+    return shlex.join([relative(sys.executable), relative(sys.argv[0]), *sys.argv[1:]])
+
+
+def local_changes() -> bool | None:
+    """Whether tracked files differ from the commit (so the commit alone does not say what ran); None outside git."""
+    try:
+        out = subprocess.run(["git", "-C", str(paths.ROOT), "status", "--porcelain", "--untracked-files=no"],
+                             capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return bool(out.stdout.strip()) if out.returncode == 0 else None
+
+
+def write(name: str, lines: list[str], load_before: float | None = None) -> Path:
+    """Save a benchmark's record atomically as <results>/benchmarks/<name>.json and return its path.
+
+    `name` is the script's name without `.py` (`"fast_trainer"`), `lines` what it printed; the ratio is the number
+    of its last `ratio N` line (None without one). `load_before`: the 1-minute load when it started (`recorded`
+    passes it). The record holds the command line, the git commit (and whether tracked files differed from it), the
+    machine, the date (UTC) and the package versions."""
+    lines = [line.rstrip() for line in lines]
+    while lines and not lines[-1]:
+        lines.pop()
+    ratios = [m.group(1) for m in map(RATIO.match, lines) if m]
+    try:
+        ratio = float(ratios[-1]) if ratios else None
+    except ValueError:
+        ratio = None
+    env = environment()
+    now = machine()
+    now["load_1min_before"], now["load_1min_after"] = load_before, now.pop("load_1min")
+    record = {"benchmark": name, "command": command(), "git_commit": env["git_commit"],
+              "local_changes": local_changes(), "machine": now,
+              "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+              "lines": lines, "ratio": ratio, "versions": env["versions"], "platform": env["platform"]}
+    path = record_path(name)
+    write_atomic(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
+    return path
+
+
+class _Tee(io.TextIOBase):
+    """A stream that writes to another and keeps a copy."""
+
+    def __init__(self, stream):
+        self.stream, self.kept = stream, io.StringIO()
+
+    def write(self, text: str) -> int:
+        self.kept.write(text)
+        return self.stream.write(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+@contextlib.contextmanager
+def recorded(name: str):
+    """Print as usual, and save what was printed as the benchmark's record (`write`) when the block finishes
+    without an error. A benchmark's whole change: `with speed.recorded("fast_trainer"): main()`."""
+    load_before = round(os.getloadavg()[0], 2)
+    tee = _Tee(sys.stdout)
+    with contextlib.redirect_stdout(tee):
+        yield
+    write(name, tee.kept.getvalue().splitlines(), load_before)
+
+
+def read(name: str) -> dict | None:
+    """A benchmark's record, or None where there is none or it cannot be read (a damaged file is no record)."""
+    try:
+        record = json.loads(record_path(name).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("lines"), list):
+        return None
+    return record
+
+
+def scripts() -> dict[str, str]:
+    """Every benchmark script by name, with the first line of its docstring: what it measures."""
+    found = {}
+    for script in sorted(BENCHMARKS.glob("*.py")):
+        doc = ast.get_docstring(ast.parse(script.read_text())) or script.stem
+        found[script.stem] = doc.strip().splitlines()[0]
+    return found
+
+
+def measured(record: dict) -> str:
+    """Where and when a record was measured, in one line of prose with every value as code."""
+    where = record.get("machine") or {}
+    cores = f"{where.get('cores_given')} of {where.get('cores')} cores"
+    loads = [f"{where[k]} {when}" for k, when in (("load_1min_before", "before"), ("load_1min_after", "after"))
+             if where.get(k) is not None]
+    load = f", 1-minute load `{', '.join(loads)}`" if loads else ""
+    gpu = f", GPU `{where['gpu']}`" if where.get("gpu") else ""
+    commit = f"`{(record.get('git_commit') or 'unknown')[:10]}`"
+    if record.get("local_changes"):
+        commit += " with changes not committed"
+    date = str(record.get("date", "unknown"))[:16].replace("T", " ")
+    return (f"Measured by `{record.get('command', 'unknown')}` at commit {commit} on `{where.get('cpu')}` "
+            f"(`{cores}`{load}){gpu}, `{date} UTC`:")
+
+
+def page() -> str:
+    """The Speed page: each benchmark's purpose, command and latest record."""
+    lines = ["# Speed", "",
+             "Generated by `benign book` from the records the scripts in `benchmarks/` leave in `results/benchmarks/`",
+             "when they finish. Each times a fast path of the package against the computation it replaces (or the",
+             "same work beside other programs), side by side in one process, prints what it measured and ends with",
+             "`ratio N`, the ratio its description defines. `make bench` runs most of them one after the other;",
+             "the wall time of every notebook of this build is on the {doc}`reproducibility` page.", ""]
+    for name, purpose in scripts().items():
+        lines += [f"## {purpose.rstrip('.')}", "", f"`.venv/bin/python benchmarks/{name}.py`", ""]
+        record = read(name)
+        if record is None:
+            lines += ["This build has no measurement of it: run the command above, which writes",
+                      f"`results/benchmarks/{name}.json`, then build the book again.", ""]
+        else:
+            lines += [measured(record), "", "```text", *record["lines"], "```", ""]
+    return "\n".join(lines)

@@ -1,0 +1,166 @@
+"""The benchmarks' records and the Speed page built from them; the README a newcomer reads: short, no measured
+number, its layout the package's real import levels."""
+
+import ast
+import json
+import os
+import re
+import shlex
+import sys
+
+import pytest
+
+from benign import paths, records, speed
+from test_ledger import typed_numbers
+from test_package import imports, modules
+
+
+@pytest.fixture
+def results(tmp_path, monkeypatch):
+    """A results folder of the test's own."""
+    monkeypatch.setattr(paths, "RESULTS", tmp_path)
+    return tmp_path
+
+
+def test_a_record_holds_the_command_commit_machine_date_lines_and_ratio(results):
+    path = speed.write("demo", ["config: d=2000", "fast: 0.2 s", "ratio 183.5", ""], load_before=0.5)
+    assert path == results / "benchmarks" / "demo.json"
+    record = json.loads(path.read_text())
+    assert record["lines"] == ["config: d=2000", "fast: 0.2 s", "ratio 183.5"]
+    assert record["ratio"] == 183.5
+    assert record["git_commit"] == records.git_commit()
+    assert record["local_changes"] in (True, False, None)
+    assert record["command"] == speed.command() and shlex.split(record["command"])[2:] == sys.argv[1:]
+    assert {"cpu", "cores", "cores_given", "load_1min_after"} <= set(record["machine"])
+    assert record["machine"]["load_1min_before"] == 0.5 and record["machine"]["cores"] == os.cpu_count()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", record["date"])
+    assert speed.read("demo") == record
+
+
+def test_the_ratio_is_the_last_ratio_line_or_none():
+    assert speed.RATIO.match("  ratio 2.45").group(1) == "2.45"
+    assert not speed.RATIO.match("the ratio of the two")
+
+
+def test_a_record_without_a_ratio_line_has_none(results):
+    speed.write("demo", ["ran, no ratio printed"])
+    assert speed.read("demo")["ratio"] is None
+
+
+def test_recorded_prints_as_usual_and_saves_only_a_finished_run(results, capsys):
+    with speed.recorded("demo"):
+        print("fast: 0.2 s")
+        print("ratio 7.0")
+    assert capsys.readouterr().out == "fast: 0.2 s\nratio 7.0\n"
+    assert speed.read("demo")["lines"] == ["fast: 0.2 s", "ratio 7.0"]
+
+    with pytest.raises(RuntimeError), speed.recorded("failed"):
+        print("half")
+        raise RuntimeError("the benchmark failed")
+    assert speed.read("failed") is None and not speed.record_path("failed").exists()
+
+
+def test_a_record_is_replaced_whole_or_not_at_all(results, monkeypatch):
+    speed.write("demo", ["ratio 1.0"])
+
+    def fail(*_):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", fail)
+    with pytest.raises(OSError):
+        speed.write("demo", ["ratio 2.0"])
+    assert speed.read("demo")["ratio"] == 1.0
+    assert [p.name for p in (results / "benchmarks").iterdir()] == ["demo.json"]  # no temporary file left
+
+
+@pytest.mark.parametrize("text", ["{\"lines\": [\"ratio", "", "[1, 2]", "{\"ratio\": 3}", "\x00\xff"])
+def test_a_damaged_record_is_no_record(results, text):
+    path = speed.record_path("fast_trainer")
+    path.parent.mkdir(parents=True)
+    path.write_text(text, errors="surrogateescape")
+    assert speed.read("fast_trainer") is None
+    assert "This build has no measurement of it" in section(speed.page(), "fast_trainer")
+
+
+def section(page: str, name: str) -> str:
+    """The part of the Speed page about one benchmark."""
+    heading = f"## {speed.scripts()[name].rstrip('.')}"
+    return page.split(heading, 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_page_lists_every_benchmark_with_what_it_measures_and_its_command(results):
+    page = speed.page()
+    scripts = sorted(p.stem for p in speed.BENCHMARKS.glob("*.py"))
+    assert list(speed.scripts()) == scripts and len(scripts) >= 10
+    for name in scripts:
+        doc = ast.get_docstring(ast.parse((speed.BENCHMARKS / f"{name}.py").read_text()))
+        assert f"## {doc.splitlines()[0].rstrip('.')}\n" in page
+        text = section(page, name)
+        assert f"`.venv/bin/python benchmarks/{name}.py`" in text
+        assert "This build has no measurement of it" in text and f"`results/benchmarks/{name}.json`" in text
+
+
+def test_the_page_shows_a_records_lines_commit_machine_and_date(results):
+    speed.write("fast_trainer", ["fast trainer: 0.268 s (best of 3)", "ratio 244.0"], load_before=1.25)
+    record = speed.read("fast_trainer")
+    page = speed.page()
+    text = section(page, "fast_trainer")
+    assert "```text\nfast trainer: 0.268 s (best of 3)\nratio 244.0\n```" in text
+    assert "no measurement" not in text
+    assert f"`{record['git_commit'][:10]}`" in text and f"`{record['machine']['cpu']}`" in text
+    assert f"`{record['date'][:10]}" in text and f"`{record['command']}`" in text and "1.25 before" in text
+    assert "no measurement" in section(page, "fig5_grid")
+    assert not typed_numbers(page), typed_numbers(page)  # every number of the page is in code, from the record
+
+
+def test_every_benchmark_records_under_its_own_name():
+    calls = {p.stem: re.findall(r"speed\.recorded\(\"(\w+)\"\)", p.read_text()) for p in speed.BENCHMARKS.glob("*.py")}
+    assert all(found == [name] for name, found in calls.items() if found), calls
+
+
+# The README: read in two minutes, no number a build can change, the layout the package's import levels.
+README = paths.ROOT / "README.md"
+MEASURED = re.compile(r"\d(?:[\d.,]*\d)?\s*(?:%|×|(?:s|ms|µs|us|sec|seconds?|min|minutes?|h|hours?|[kMG]i?B|"
+                      r"GFLOP/s|FLOP)(?!\w))|\bratio\s+\d|\d\s*(?:x|X)\b", re.I)
+
+
+def test_the_check_for_measurements_finds_them():
+    found = "took 12.3 s, 0.27s, 13.1 min, 51 GB, 2.45×, 3x slower, 25 % and ratio 45; 1.5 hours"
+    assert MEASURED.findall(found) == ["12.3 s", "0.27s", "13.1 min", "51 GB", "2.45×", "3x", "25 %", "ratio 4",
+                                       "1.5 hours"]
+    assert not MEASURED.findall("Python 3.11, torch==2.13.0, ICML 2025, -p seed 7 --out runs/fig3-seed7, 2 steps, "
+                                "paper 2's model, Figures 8, 9, exits with code 2")
+
+
+def test_the_readme_is_short_and_types_no_measurement():
+    text = README.read_text()
+    assert len(text.splitlines()) <= 120
+    assert not MEASURED.findall(text), MEASURED.findall(text)
+    assert not re.search(r"\b20\d\d-\d\d-\d\d\b", text), "a dated log"
+    assert "make book" in text and "make test" in text  # .ci/run runs the README's test command
+
+
+def layout() -> list[list[str]]:
+    """The README's package tree: the module names of each line under `benign/`, top line first."""
+    block = next(b for b in re.findall(r"^```\w*\n(.*?)^```", README.read_text(), re.S | re.M) if "\nbenign/" in b)
+    lines = block.split("\nbenign/", 1)[1].splitlines()[1:]
+    return [re.split(r"\s{2,}", line.strip())[0].replace("/", "").split() for line in lines
+            if re.match(r"  \S", line)]
+
+
+def test_the_readme_layout_is_the_packages_import_levels():
+    """Every module of the package on one line of the README's tree, each importing only from the lines below it."""
+    top = {name.split(".")[1] for name in modules() if name != "benign"}
+    graph = {m: set() for m in top}
+    for name, path in modules().items():
+        if name != "benign":
+            graph[name.split(".")[1]] |= {m.split(".")[1] for m, _ in imports(name, path) if m != "benign"}
+    levels = layout()
+    listed = [m for line in levels for m in line]
+    assert sorted(listed) == sorted(top), set(listed) ^ top
+    assert levels[-1] == ["models"]
+    for i, line in enumerate(levels):
+        below = {m for later in levels[i + 1:] for m in later}
+        for module in line:
+            assert graph[module] - {module} <= below, f"{module} imports {graph[module] - {module} - below} from " \
+                                                      "its own line or above"
