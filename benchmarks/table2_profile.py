@@ -21,7 +21,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch  # noqa: E402
 
-from benign import notebooks, speed  # noqa: E402
+from benign import notebooks, paths, speed  # noqa: E402
 from benign.realdata import report, runs  # noqa: E402
 
 
@@ -30,7 +30,7 @@ def main():
     parser.add_argument("--cache", help="cache folder (default: a new temporary one, so nothing is cached)")
     parser.add_argument("--processes", type=int, default=0, help="worker processes (default: the book profile's)")
     args = parser.parse_args()
-    os.environ["BENIGN_CACHE"] = args.cache or tempfile.mkdtemp(prefix="table2-profile-")
+    os.environ[paths.CACHE_ENV] = args.cache or tempfile.mkdtemp(prefix="table2-profile-")
     parameters = notebooks.resolve("table2_finetune", "book", {"processes": args.processes} if args.processes else {})
     cores = min(parameters["processes"], len(os.sched_getaffinity(0)))
     threads = torch.get_num_threads()
@@ -43,8 +43,9 @@ def main():
     cpu = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime + time.process_time() - cpu
     split = report.time_split(grid, tasks)
     split["floor (s)"] = split["counted work (GFLOP)"] / rate
-    print(f"Table 2, book profile, cache {os.environ['BENIGN_CACHE']}: {len(grid)} runs in {wall:.1f} s wall, "
-          f"{cpu:.1f} s CPU ({parameters['processes']} processes, {parameters['cpu_threads']} thread each); "
+    threads = parameters["cpu_threads"] or "the thread policy's"
+    print(f"Table 2, book profile, cache {paths.cache_dir()}: {len(grid)} runs in {wall:.1f} s wall, "
+          f"{cpu:.1f} s CPU ({parameters['processes']} processes, threads per process: {threads}); "
           f"sgemm {rate:.1f} GFLOP/s on one thread")
     print(split.round(2).to_string(index=False))
     work, seconds = split["counted work (GFLOP)"].sum(), split["time (s)"].sum()

@@ -32,6 +32,7 @@ Running and recording:
     notebooks   the notebooks as runnable programs: parameters, profiles, headless execution
     cli         the command line: benign list | run | book
     book        build the Jupyter Book at one profile
+    speed       the benchmarks' records and the book's Speed page
     paths       every path the project uses
 The book's verdicts and words:
     expected    the papers' reported numbers with tolerances
@@ -51,7 +52,7 @@ __version__ = "0.1.0"
 
 __all__ = ["authors", "book", "checks", "cli", "clock", "data", "device", "draws", "encoder", "etasweep", "expected",
            "grams", "ledger", "models", "notebooks", "pages", "paper2", "paper2_edge", "paths", "plots", "progress",
-           "realdata", "records", "regimes", "rules", "sweep", "synthetic", "tables", "textcheck", "theory",
+           "realdata", "records", "regimes", "rules", "speed", "sweep", "synthetic", "tables", "textcheck", "theory",
            "thresholds", "timing", "verdicts", "words"]
 
 

@@ -306,9 +306,10 @@ def time_split_section(split: list[dict]) -> list[str]:
     if not split:
         return []
     lines = ["", "## Where Table 2's time goes", "",
-             "Seconds of the one thread each part ran on when its runs were computed (cached runs keep the time of the",
-             "build that computed them), with the counted work and the rate it ran at; `benchmarks/table2_profile.py`",
-             "measures the same split from empty caches beside this machine's floor.", "",
+             "Wall seconds of the process that computed each part (one thread each at the book profile; cached runs",
+             "keep the time of the build that computed them), with the counted work and the rate it ran at;",
+             "`benchmarks/table2_profile.py` measures the same split from empty caches beside this machine's floor.",
+             "",
              "| data set | part | time (s) | counted work (GFLOP) | rate (GFLOP/s) |", "|---|---|---|---|---|"]
     for row in split:
         cells = [f"{row[k]:.1f}" if isinstance(row[k], float) and row[k] == row[k] else "—"

@@ -6,20 +6,20 @@ Every trainer and notebook resolves these three the same way:
 - `cpu_threads`: torch's intra-op threads on the CPU for a block of work. A number fixes them
   ($BENIGN_CPU_THREADS fixes them for every block that is given none); 0 means the thread policy below.
 
-The thread policy, chosen by measurement (`benchmarks/under_load.py`, its record on the book's Speed page): torch's threads wait for each other
-at every parallel region, so one of them sharing its core with another program stalls them all — two threads beside
-one busy process made the Figure-5 grid 3.4× slower than idle, one thread 1.2×. So every block of work (a trainer
-call, a sweep chunk, a notebook's start) takes as many threads as there are cores free of other work when it
-starts, and never more than the cores it was given: inside a dask task its worker's threads shared among the tasks
-it runs at once, in a SLURM task its CPUs, else the process's CPU affinity. Idle that is every core (two threads
-are 1.1–1.4× faster than one here); beside other work, fewer. "Other work" is every runnable thread of another
-process, `nice`d ones included: two threads beside a nice-19 job made the Figure-3 run 3–11× slower (their
-barriers wait whenever the job gets its slice). OpenMP's wait policy is left at its default: PASSIVE made two
-threads 2.3–2.9× slower idle on the trainers' small products. Work made of independent pieces (a sweep's chunks,
-the encoder's runs) is split instead: one part per core given, each on one thread, in worker processes
-(`sweep.local_processes`, each told its share of the cores) or Python threads (`side_by_side`) — parts with no
-barrier between them lose only their own share of a core to other work, so they take every core given even when
-other work holds some. Each process tallies the threads its blocks ran with, and every notebook's metrics.json
+The thread policy, chosen by measurement (`benchmarks/under_load.py`, its record on the book's Speed page): torch's
+threads wait for each other at every parallel region, so one of them sharing its core with another program stalls
+them all — two threads beside one busy process made the Figure-5 grid 3.4× slower than idle, one thread 1.2×. So
+every block of work (a trainer call, a sweep chunk, a notebook's start) takes as many threads as there are cores
+free of other work when it starts, and never more than the cores it was given: inside a dask task its worker's
+threads shared among the tasks it runs at once, in a SLURM task its CPUs, else the process's CPU affinity. Idle that
+is every core (two threads are 1.1–1.4× faster than one here); beside other work, fewer. "Other work" is every
+runnable thread of another process, `nice`d ones included: two threads beside a nice-19 job made the Figure-3 run
+3–11× slower (their barriers wait whenever the job gets its slice). OpenMP's wait policy is left at its default:
+PASSIVE made two threads 2.3–2.9× slower idle on the trainers' small products. Work made of independent pieces (a
+sweep's chunks, the encoder's runs) is split instead: one part per core given, each on one thread, in worker
+processes (`sweep.local_processes`, each told its share of the cores) or Python threads (`side_by_side`) — parts
+with no barrier between them lose only their own share of a core to other work, so they take every core given even
+when other work holds some. Each process tallies the threads its blocks ran with, and every notebook's metrics.json
 records them (`thread_record`).
 """
 

@@ -63,7 +63,8 @@ from benign import authors, notebooks, paths, plots, sweep, synthetic
 nb = notebooks.start("conditions_heatmap", globals())
 points = sweep.grid_points(synthetic.GRID_DEFAULTS, nb.parameters, d=sweep.arange("d_grid", d_grid),
                            signal_norm=sweep.arange("signal_norm_grid", signal_norm_grid))
-cells = sweep.run(synthetic.grid_chunk, points, cache=paths.cache_dir("sweeps") if use_cache else None, progress=progress)
+cells = sweep.run(synthetic.grid_chunk, points, cache=paths.cache_dir("sweeps") if use_cache else None,
+                  progress=progress)
 cells["eq9_ratio"] = cells.frak_clean / cells.frak_noisy  # clean over noisy cumulative 𝔖
 cells["eq10_ratio"] = cells.frak_clean_pos / cells.frak_clean_neg  # class +1 over class −1 (clean samples)
 print(sweep.describe(cells))

@@ -91,7 +91,8 @@ long_points = regimes.points(d_values_long, signal_norm_values_long, snapshot_st
 # computes them), so rerunning this page with one parameter changed recomputes only what changed.
 
 # %%
-cells = sweep.run(synthetic.grid_chunk, points, cache=paths.cache_dir("sweeps") if use_cache else None, progress=progress)
+cells = sweep.run(synthetic.grid_chunk, points, cache=paths.cache_dir("sweeps") if use_cache else None,
+                  progress=progress)
 cells["regime"] = theory.observed_regime(cells.train_acc, cells.test_acc, test_threshold)
 cells["regime_by_order"] = theory.regime(cells.signal_norm, cells.d, n)
 cells["test_gain"] = cells.test_acc - cells.test_acc_step0  # what training adds to the head's own accuracy

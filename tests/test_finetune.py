@@ -4,6 +4,7 @@ Tiny BERT and ViT checkpoints are saved to a temporary folder and loaded through
 the real ones; the fixture data sets carry the hub's schemas (column and label names) and MedMNIST's .npz layout.
 """
 
+import functools
 import json
 import re
 import socket
@@ -543,7 +544,8 @@ def test_an_interrupted_grid_resumes_from_its_cache(tiny_bert, sst2_folder, cach
 
 
 def test_changed_code_is_recomputed_not_served(tiny_bert, sst2_folder, cache, monkeypatch, tmp_path):
-    """The cache key holds the fingerprint of the code that computes runs: a changed source is a new key."""
+    """The cache key holds the fingerprint of the code that computes runs: a changed source is a new key (in the next
+    process: one keeps the code it first keyed a run with, `runs.code_of`, emptied here as a new process has it)."""
     module = tmp_path / "kernel_under_test.py"
     module.write_text("SCALE = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -556,6 +558,7 @@ def test_changed_code_is_recomputed_not_served(tiny_bert, sst2_folder, cache, mo
     runs.run_grid(task, protocol, [42], [0.2], [20])
     assert len(calls) == 1  # unchanged code: served from the cache
     module.write_text("SCALE = 2  # the computation changed\n")
+    runs.code_of.cache_clear()
     second = runs.run_grid(task, protocol, [42], [0.2], [20])
     assert len(calls) == 2 and len(list(cache.glob("*.json"))) == 2  # recomputed, the old entry left as it was
     assert first.code.iloc[0] != second.code.iloc[0]
@@ -786,6 +789,8 @@ def test_a_source_changed_during_the_workers_stops_the_grid_instead_of_caching_o
     monkeypatch.setenv("BENIGN_CACHE", str(tmp_path))
     versions = iter(["before", "after"])
     monkeypatch.setattr(runs, "code_fingerprint", lambda *a, **k: next(versions, "after"))
+    runs.code_of.cache_clear()  # this process's code: "before", as it first keys a run
+    monkeypatch.setattr(runs, "code_of", functools.cache(runs.code_of.__wrapped__))
     monkeypatch.setattr(runs, "_compute_in_workers", lambda *a: None)  # the workers, as if the source changed then
     with pytest.raises(RuntimeError, match="source changed while the worker processes computed the runs"):
         runs.runs_from(params)

@@ -445,27 +445,30 @@ def uniform_attention(task: Task) -> float:
 PARTS = {  # the parts of a row's computation: the time and counted-work fields of the runs' records
     "encoding (the frozen layers)": ("encode_s", "encode_flops"),
     "phase 1 (the head)": ("phase1_s", "phase1_flops"),
-    "phase 2 (query and key)": ("phase2_s", "phase2_flops"),
+    "phase 2's training steps": ("phase2_s", "phase2_flops"),
+    "phase 2's epoch ends (attention, the fit check)": ("phase2_epoch_end_s", None),
     "evaluation (test and training predictions)": ("evaluate_s", None),
     "reach diagnostic": ("reach_s", None),
 }
-PER_ROW = ("encode_s", "phase1_s")  # computed once per row; the other parts once per group of equal n
+PER_ROW = ("encode_s", "phase1_s")  # measured once per computation of a row; the others once per group of equal n
 
 
 def time_split(runs: pd.DataFrame, tasks: list[Task]) -> pd.DataFrame:
-    """Where the rows' time went, as their records say (one row per data set and part, seconds of the one thread
-    each computation ran on): each part with its counted work where it is counted (`firsttoken.frozen_flops`,
-    `head_flops`, `step_flops`: the training steps, not the epoch-end passes) and the rate that work ran at; the
-    image backbone's pre-training from its record. A part no record times (an earlier version's runs) reads NaN."""
+    """Where the rows' time went, as their records say: per data set and part, the wall seconds of the process that
+    computed it (each of its measurements counted once: per computation of the row, or per group of runs trained
+    together), its counted work where it is counted (`firsttoken.frozen_flops`, `head_flops`, `step_flops` at each
+    group's mean length: an estimate for phase 2, whose runs leave at different epochs) and the rate that work ran
+    at; the image backbone's pre-training from its record. A part no record of the row times reads NaN."""
     rows = []
     for task in tasks:
         mine = runs[runs.dataset == task.dataset]
         for part, (seconds, work) in PARTS.items():
-            timed = seconds in mine and mine[seconds].notna().any()
-            done = mine.drop_duplicates(([] if seconds in PER_ROW else ["n"]) + [seconds, "code"]) if timed else mine
+            by = "computation" if seconds in PER_ROW else "phase2_group"
+            timed = seconds in mine and by in mine and mine[by].notna().any()
+            done = mine.dropna(subset=[by]).drop_duplicates(by) if timed else mine
             rows.append({"data set": reader_name(task.dataset), "part": part,
                          "time (s)": done[seconds].sum() if timed else np.nan,
-                         "counted work (GFLOP)": done[work].sum() / 1e9 if timed and work in mine else np.nan})
+                         "counted work (GFLOP)": done[work].sum() / 1e9 if timed and work else np.nan})
     for folder in sorted({t.bb.folder for t in tasks if t.bb.kind == "image"}):
         rows.append({"data set": "the image backbone", "part": "pre-training (made once, kept in the cache)",
                      "time (s)": backbone_record(folder).get("wall_s", np.nan), "counted work (GFLOP)": np.nan})

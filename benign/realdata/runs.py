@@ -10,7 +10,9 @@ resumes where it stopped.
 
 from __future__ import annotations
 
+import functools
 import time
+import uuid
 from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
@@ -108,6 +110,14 @@ def fitting_sizes(data: RawData, protocol: Protocol, sample_sizes) -> list[int]:
 
 
 # --------------------------------------------------------------------------------------------- the cache
+@functools.cache
+def code_of(module: str) -> str:
+    """The fingerprint of the code this process computes runs with (`records.code_fingerprint` of `module`), taken
+    when it first keys a run and kept: a process keys what it computes by the code it imported, whatever its source
+    files become while it runs (a changed source is a new key in the next process)."""
+    return code_fingerprint(module, packages=CODE_PACKAGES)
+
+
 def _read(key: str):
     return read_cached(cache_dir("finetune"), key)  # missing, or damaged: computed again
 
@@ -120,7 +130,7 @@ def _plan(data: RawData, backbone: str, device: str, protocol: Protocol, seeds, 
     if not sizes:
         raise ParameterError(f"{data.name} has {len(data.train_labels)} training samples: too few for pretrain_size "
                              f"{protocol.pretrain_size or data.pretrain_size} and n = {min(sample_sizes)}")
-    code = code_fingerprint(CODE, packages=CODE_PACKAGES)
+    code = code_of(CODE)
     common = dict(dataset=data.name, data=data.fingerprint(), backbone=backbone, protocol=asdict(protocol),
                   pretrain=pretrain, code=code, device=device)
     keys = {(s, float(eta), n): cache_key({**common, "seed": s, "noise_ratio": float(eta), "n": n})
@@ -244,6 +254,7 @@ def _phase2_group(task: Task, protocol: Protocol, splits: dict, group: list[tupl
     within = [_reach_of(task, prep.fin, sample_idx[r], y[r], flipped[r], {k: v[r] for k, v in run_heads.items()})
               for r in range(len(group))]
     reach_s = time.perf_counter() - started
+    group_id = uuid.uuid4().hex[:12]  # the runs computed together: their group's times are one measurement
     per_sample = step_flops(bb.tail, prep.fin.lengths[sample_idx.flatten()], data.num_classes) / sample_idx.numel()
     phase2_flops = per_sample * result.sample_steps  # the training steps' counted work (`step_flops`)
     out = []
@@ -255,7 +266,9 @@ def _phase2_group(task: Task, protocol: Protocol, splits: dict, group: list[tupl
                         n_flipped=int(flipped[r].sum()), test_acc=float(test_acc[r]),
                         epochs_run=int(result.epochs_run[r]), loss=result.epoch_loss[r].tolist(),
                         max_attention=result.epoch_max_attention[r].tolist(),
-                        phase2_s=round(result.wall_s, 2), phase2_sample_steps=result.sample_steps,
+                        phase2_s=round(result.wall_s - result.epoch_end_s, 2),
+                        phase2_epoch_end_s=round(result.epoch_end_s, 2), phase2_sample_steps=result.sample_steps,
+                        phase2_group=group_id,
                         evaluate_s=round(evaluate_s, 2), reach_s=round(reach_s, 2), phase2_flops=phase2_flops))
     return out
 
@@ -280,7 +293,8 @@ def _compute(task: Task, pretrain: int, seeds: list[int], wanted: list[tuple], s
     test_y = torch.as_tensor(data.test_labels[test_rows], device=task.bb.device)
     prep = _encode_all(task, protocol, splits, test_rows)
     heads, base, p1 = _phase1_heads(task, protocol, splits, need_seeds, prep, test_y)
-    made = dict(pretrain_size=pretrain, n_test=len(test_rows), encode_s=round(prep.encode_s, 2),
+    made = dict(computation=uuid.uuid4().hex[:12], pretrain_size=pretrain, n_test=len(test_rows),
+                encode_s=round(prep.encode_s, 2),
                 phase1_s=round(p1.wall_s, 2), encode_flops=prep.encode_flops,
                 phase1_flops=p1.sample_steps * head_flops(task.bb.tail, data.num_classes),
                 threads=torch.get_num_threads(), **environment(task.bb.device))
@@ -309,8 +323,8 @@ def _grid_of(parameters: dict, dataset: str) -> None:
 
 def _compute_in_workers(parameters: dict, data: dict, protocol: Protocol, device: str) -> None:
     """The rows whose runs are not all cached, computed side by side in `processes` worker processes (left in the
-    cache), longest first — text rows, then the larger pools — so the last rows to start are the shortest, while this
-    process makes the image backbone if it is missing."""
+    cache), longest first — text rows, then the larger pools — so the last rows to start are the shortest, while
+    this process makes the image backbone if it is missing."""
     p = parameters
     backbones = {name: p["text_backbone"] if d.kind == "text" else p["image_backbone"] for name, d in data.items()}
     for backbone in set(backbones.values()) - {IMAGE_BACKBONE}:
@@ -353,9 +367,9 @@ def runs_from(parameters: dict) -> tuple[Protocol, list[Task], pd.DataFrame]:
             raise ParameterError(f"n = {n} is larger than every training pool allows beside its pretrain subset "
                                  f"(pools: {pools}): use smaller sample_sizes")
     if p["processes"] > 1:
-        code = code_fingerprint(CODE, packages=CODE_PACKAGES)
+        code = code_of(CODE)  # the code this process runs
         _compute_in_workers(p, data, protocol, device)
-        if code_fingerprint(CODE, packages=CODE_PACKAGES) != code:  # this process runs the code it imported
+        if code_fingerprint(CODE, packages=CODE_PACKAGES) != code:  # the workers ran another: this one would recompute
             raise RuntimeError("benign's source changed while the worker processes computed the runs: run it again, "
                                "so that every run is computed, and cached, by one version of the code")
     # every task is prepared (a bad backbone fails) before any row computes; run_grid computes what the cache lacks

@@ -10,8 +10,9 @@ loop over runs.
 With `stop_when_fitted` a run stops at the end of the first epoch after which it predicts every training label
 (the noisy ones included), or after `max_epochs`; the decay stays laid over the full `num_epochs`, so a stopped run
 saw exactly the learning rates of the full schedule up to where it stopped. A fitted run leaves the batched program
-and the others go on without it. The check is one forward pass over the training samples at the end of every
-epoch, the same pass that measures the epoch's attention (Figures 8/9).
+and the others go on without it. The check comes at the end of every epoch, after the pass that measures the
+epoch's attention (Figures 8/9): each run's samples in chunks, those it got wrong last time first, the run leaving
+at its first wrong prediction (`all_predicted`), so it costs a chunk until the run fits.
 """
 
 from __future__ import annotations
@@ -177,6 +178,7 @@ class Fit:
     fitted: np.ndarray  # (R,) bool: stopped because every training label was predicted
     wall_s: float
     sample_steps: int = 0  # Σ over optimizer steps of the samples in the batches of all runs
+    epoch_end_s: float = 0.0  # of wall_s, the passes at the epochs' ends (attention, the fit check)
 
     @property
     def epochs_run(self) -> np.ndarray:
@@ -199,7 +201,7 @@ def fit(params: dict[str, torch.Tensor], prepare, n: int, schedule: Schedule, ge
     opt = RunOptimizer([params[k] for k in names], schedule.optimizer, schedule.max_grad_norm)
     final = {k: params[k].detach().clone() for k in names}
     losses, attention = [[] for _ in range(R)], [[] for _ in range(R)]
-    fitted, sample_steps = np.zeros(R, dtype=bool), 0
+    fitted, sample_steps, epoch_end_s = np.zeros(R, dtype=bool), 0, 0.0
     step_fn, epoch_end = prepare(active)
     device = params[names[0]].device
     started = time.perf_counter()
@@ -217,7 +219,9 @@ def fit(params: dict[str, torch.Tensor], prepare, n: int, schedule: Schedule, ge
             running += loss.detach()
             sample_steps += idx.numel()
         mean_loss = (running / steps).cpu().numpy()
+        ended = time.perf_counter()
         att, done = epoch_end(current) if epoch_end else (None, None)
+        epoch_end_s += time.perf_counter() - ended
         for i, r in enumerate(active.tolist()):
             losses[r].append(float(mean_loss[i]))
             if att is not None:
@@ -241,7 +245,7 @@ def fit(params: dict[str, torch.Tensor], prepare, n: int, schedule: Schedule, ge
             for k, p in zip(names, opt.params):
                 final[k][r] = p.detach()[i]
     return Fit(final, [np.array(v) for v in losses], [np.array(v) for v in attention], fitted,
-               time.perf_counter() - started, sample_steps)
+               time.perf_counter() - started, sample_steps, epoch_end_s)
 
 
 def stack(dicts: list[dict]) -> dict[str, torch.Tensor]:
