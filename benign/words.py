@@ -95,7 +95,7 @@ NAMES = {  # a name from code as a page's reader reads it; any other identifier 
     "test_signal_attention": "test inputs' attention on the signal", "train_W": "W trained",
     "clean_run": "the same run on clean labels", "clean_test_acc": "test accuracy on clean labels",
     "noise_cost": "cost of the flipped labels", "costly": "cost above the harm threshold",
-    "rotten_tomatoes": "Rotten Tomatoes", "rotten_tomatoes_3class": "Rotten Tomatoes (3 classes)",
+    "dataset": "data set", "rotten_tomatoes": "Rotten Tomatoes", "rotten_tomatoes_3class": "Rotten Tomatoes (3 classes)",
     "mnist_5k": "MNIST digits", "fashion_mnist": "Fashion-MNIST", "mnist": "MNIST", "cifar10": "CIFAR-10",
     "stl10": "STL-10", "pneumoniamnist": "PneumoniaMNIST", "breastmnist": "BreastMNIST", "sst2": "SST-2",
     "agnews": "AG News", "trec": "TREC",

@@ -186,7 +186,7 @@ def _pretrain(made: dict, folder: Path, progress: bool) -> None:
                      "labels_sha256": _sha(labels)},
             "optimizer": "AdamW, one-cycle schedule (10 % warm-up), cross-entropy with label smoothing",
             "final_train_loss_last_20_steps": float(np.mean(losses[-20:])),
-            "test_split": "mnist_5k's test split (1000 digits)",
+            "test_split": "the MNIST digits' test split (1000 digits)",
             "test_accuracy": float((pred == test.test_labels).mean()),
             "wall_s": round(time.perf_counter() - started, 1), "threads": torch.get_num_threads(),
             "benign_version": __version__, "code": code_fingerprint(__name__, packages=CODE_PACKAGES),
