@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from . import paths
-from .records import environment, write_atomic
+from .records import environment, read_cached, write_atomic
 
 BENCHMARKS = paths.ROOT / "benchmarks"
 RATIO = re.compile(r"^\s*ratio\s+(\S+)\s*$")  # a benchmark's closing line: `ratio N`
@@ -136,10 +136,7 @@ def recorded(name: str):
 
 def read(name: str) -> dict | None:
     """A benchmark's record, or None where there is none or it cannot be read (a damaged file is no record)."""
-    try:
-        record = json.loads(record_path(name).read_text())
-    except (OSError, ValueError):
-        return None
+    record = read_cached(record_path(name).parent, name)
     if not isinstance(record, dict) or not isinstance(record.get("lines"), list):
         return None
     return record

@@ -50,6 +50,18 @@ def offline_chromium(*, height: int = 1600, loopback: bool = False, file_access:
         driver.quit()
 
 
+def requests_made(browser) -> list[str]:
+    """The URLs a browser from `offline_chromium` asked for since the last call (Chromium's network log)."""
+    import json
+
+    urls = []
+    for entry in browser.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            urls.append(message["params"]["request"]["url"])
+    return urls
+
+
 @pytest.fixture(scope="session")
 def benign_cli():
     """The installed console script, as a user calls it."""

@@ -14,7 +14,6 @@ elsewhere.
 
 import functools
 import http.server
-import json
 import os
 import re
 import threading
@@ -26,7 +25,7 @@ import pytest
 from benign import paths
 from benign.plots import MIN_TEXT_PX
 from benign.records import figure_description
-from conftest import CHROMEDRIVER, CHROMIUM, offline_chromium
+from conftest import CHROMEDRIVER, CHROMIUM, offline_chromium, requests_made
 
 DESKTOP, PHONE = 1400, 390  # window widths (px): the book's reading width, and a phone's
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\$\$|\\frac|\\mathrm|\\operatorname|\\sum_|\\mu\b|\\alpha\b|\\eta\b")
@@ -233,16 +232,6 @@ def reader_problems(browser, page: str, root: Path, base: str) -> list[str]:
         elif parsed.fragment and target.suffix == ".html" and f'id="{parsed.fragment}"' not in target.read_text():
             problems.append(f"{page}: link to a missing anchor {href}")
     return problems
-
-
-def requests_made(browser) -> list[str]:
-    """The URLs the browser asked for since the last call (Chromium's network log)."""
-    urls = []
-    for entry in browser.get_log("performance"):
-        message = json.loads(entry["message"])["message"]
-        if message["method"] == "Network.requestWillBeSent":
-            urls.append(message["params"]["request"]["url"])
-    return urls
 
 
 def test_every_page_reads_right_offline(site, browser):

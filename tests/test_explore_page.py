@@ -10,14 +10,13 @@ the build `BENIGN_FULL_BOOK` points to (its html folder). Chromium and its drive
 fails under CI and is skipped elsewhere, as tests/test_browser.py does.
 """
 
-import json
 import os
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import CHROMEDRIVER, CHROMIUM, offline_chromium
+from conftest import CHROMEDRIVER, CHROMIUM, offline_chromium, requests_made
 
 DESKTOP, PHONE = 1400, 390  # window widths (px)
 
@@ -62,16 +61,6 @@ def run(browser, params: dict) -> dict:
     return browser.execute_async_script(RUN, params)
 
 
-def requests(browser) -> list[str]:
-    """The URLs asked for since the last call (Chromium's network log)."""
-    out = []
-    for entry in browser.get_log("performance"):
-        message = json.loads(entry["message"])["message"]
-        if message["method"] == "Network.requestWillBeSent":
-            out.append(message["params"]["request"]["url"])
-    return out
-
-
 def errors(browser, page: Path) -> set[str]:
     """The console's errors since the last call, with the page's own address taken out."""
     return {e["message"].replace(page.as_uri(), "PAGE") for e in browser.get_log("browser") if e["level"] == "SEVERE"}
@@ -84,7 +73,7 @@ def test_the_figure3_presets_land_in_their_regimes(html, browser):
     model, page = html / "book" / "model.html", html / "book" / "explore.html"
     browser.get(model.as_uri())
     theme_errors = errors(browser, model)  # the theme's own, on every page
-    requests(browser)
+    requests_made(browser)
     open_page(browser, page)
     presets = browser.execute_script("return window.explorable.presets")
     expected = {"balanced": ("benign", "benign"), "largeNoise": ("harmful", "harmful"),
@@ -96,7 +85,7 @@ def test_the_figure3_presets_land_in_their_regimes(html, browser):
         shown = browser.execute_script("return document.querySelector('.bx-result').innerText")
         assert regime.replace("_", " ") in shown and "at least 0.95" in shown, shown
     assert m["trainAcc"] < 1 <= m["testAcc"] + 1e-12, m  # large signal: some noisy label unfitted, clean test
-    outside = [u for u in requests(browser) if not u.startswith(("file:", "blob:", "data:"))]
+    outside = [u for u in requests_made(browser) if not u.startswith(("file:", "blob:", "data:"))]
     assert not outside, outside
     assert errors(browser, page) <= theme_errors, errors(browser, page)
 

@@ -342,8 +342,8 @@ def all_predicted(backbone: Backbone, cache: Encoded, rows: torch.Tensor, labels
     undecided, start, size = torch.arange(R, device=rows.device), 0, first
     while len(undecided) and start < m:
         part = slice(start, start + size)
-        picked = {k: v[undecided] for k, v in heads.items()}, {k: v[undecided] for k, v in qk.items()}
-        logit = forward(cache.tokens(rows[undecided, part]), picked[1], picked[0], backbone.tail)[0]
+        qk_u, heads_u = ({k: v[undecided] for k, v in d.items()} for d in (qk, heads))
+        logit = forward(cache.tokens(rows[undecided, part]), qk_u, heads_u, backbone.tail)[0]
         miss = logit.argmax(-1) != labels[undecided, part]
         wrong[undecided, part] = miss
         undecided = undecided[~miss.any(1)]
