@@ -377,6 +377,8 @@ def test_the_early_leaving_fit_check_says_what_a_full_pass_says(setting):
     rows = torch.stack([torch.randperm(20, generator=torch.Generator().manual_seed(s))[:15] for s in range(5)])
     heads, qk = training.stack([bb.seeded_head(s) for s in seeds]), training.stack([bb.reset_qk(s) for s in seeds])
     pred = training.predict(bb, enc, rows, heads, qk)
+    top = firsttoken.forward(enc.tokens(rows), qk, heads, bb.tail)[0].topk(2, -1).values
+    assert (top[..., 0] - top[..., 1]).min() > 1e-3  # no near-tie: another batching cannot change a prediction
     y = pred.clone()
     for r, wrong_at in [(1, [14]), (2, [0, 7, 9]), (3, list(range(15)))]:
         y[r, wrong_at] = (pred[r, wrong_at] + 1) % bb.num_labels
