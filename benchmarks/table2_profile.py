@@ -8,7 +8,8 @@ computed it, the counted work (FLOPs: the frozen layers, the head's steps, phase
 this machine, the work at this machine's one-thread sgemm rate (a 1024³ product) over the cores. Last, `ratio N`:
 the wall time over the floor of the whole (the counted work over all cores at the sgemm rate) — how far the build
 is from its counted floor, the reference it is measured against.
-Usage: python benchmarks/table2_profile.py [--cache DIR] [--processes 2]  (DIR kept; default a temporary folder)
+Usage: python benchmarks/table2_profile.py [--cache DIR] [--processes 2]  (DIR kept; default a temporary folder,
+removed afterwards)
 """
 
 import argparse
@@ -27,11 +28,21 @@ from benign.realdata import report, runs  # noqa: E402
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cache", help="cache folder (default: a new temporary one, so nothing is cached)")
+    parser.add_argument("--cache", help="cache folder, kept (default: a new temporary one, removed afterwards)")
     parser.add_argument("--processes", type=int, default=0, help="worker processes (default: the book profile's)")
     args = parser.parse_args()
-    os.environ[paths.CACHE_ENV] = args.cache or tempfile.mkdtemp(prefix="table2-profile-")
-    parameters = notebooks.resolve("table2_finetune", "book", {"processes": args.processes} if args.processes else {})
+    if args.cache:
+        profile(args.cache, args.processes, f"the cache {args.cache}")
+    else:  # a new, empty cache, removed afterwards (on Ctrl-C too)
+        with tempfile.TemporaryDirectory(prefix="table2-profile-") as folder:
+            profile(folder, args.processes, "a new, empty cache")
+
+
+def profile(cache: str, processes: int, said: str) -> None:
+    """Table 2's runs computed into the cache folder `cache` (`said`: it in words, for the printout), timed, and the
+    split printed."""
+    os.environ[paths.CACHE_ENV] = cache
+    parameters = notebooks.resolve("table2_finetune", "book", {"processes": processes} if processes else {})
     cores = min(parameters["processes"], len(os.sched_getaffinity(0)))
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -43,9 +54,9 @@ def main():
     cpu = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime + time.process_time() - cpu
     split = report.time_split(grid, tasks)
     split["floor (s)"] = split["counted work (GFLOP)"] / rate
-    threads = parameters["cpu_threads"] or "the thread policy's"
-    print(f"Table 2, book profile, cache {paths.cache_dir()}: {len(grid)} runs in {wall:.1f} s wall, "
-          f"{cpu:.1f} s CPU ({parameters['processes']} processes, threads per process: {threads}); "
+    per_process = parameters["cpu_threads"] or "the thread policy's"
+    print(f"Table 2, book profile, {said}: {len(grid)} runs in {wall:.1f} s wall, "
+          f"{cpu:.1f} s CPU ({parameters['processes']} processes, threads per process: {per_process}); "
           f"sgemm {rate:.1f} GFLOP/s on one thread")
     print(split.round(2).to_string(index=False))
     work, seconds = split["counted work (GFLOP)"].sum(), split["time (s)"].sum()

@@ -126,11 +126,16 @@ class _Tee(io.TextIOBase):
 @contextlib.contextmanager
 def recorded(name: str):
     """Print as usual, and save what was printed as the benchmark's record (`write`) when the block finishes
-    without an error. A benchmark's whole change: `with speed.recorded("fast_trainer"): main()`."""
+    without an error. Ctrl-C ends it in one line on stderr and exit code 130, with no record saved. A benchmark's
+    whole change: `with speed.recorded("fast_trainer"): main()`."""
     load_before = round(os.getloadavg()[0], 2)
     tee = _Tee(sys.stdout)
-    with contextlib.redirect_stdout(tee):
-        yield
+    try:
+        with contextlib.redirect_stdout(tee):
+            yield
+    except KeyboardInterrupt as stopped:  # its own words, if it has any (a sweep says what it kept)
+        print(f"{name}: interrupted{f' ({stopped})' if str(stopped) else ''}; no record saved", file=sys.stderr)
+        raise SystemExit(130) from None
     write(name, tee.kept.getvalue().splitlines(), load_before)
 
 

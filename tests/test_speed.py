@@ -60,6 +60,14 @@ def test_recorded_prints_as_usual_and_saves_only_a_finished_run(results, capsys)
     assert speed.read("failed") is None and not speed.record_path("failed").exists()
 
 
+def test_ctrl_c_ends_a_benchmark_in_one_line_and_saves_nothing(results, capsys):
+    with pytest.raises(SystemExit) as ended, speed.recorded("stopped"):
+        print("half of it")
+        raise KeyboardInterrupt
+    assert ended.value.code == 130 and speed.read("stopped") is None
+    assert capsys.readouterr().err == "stopped: interrupted; no record saved\n"
+
+
 def test_a_record_is_replaced_whole_or_not_at_all(results, monkeypatch):
     speed.write("demo", ["ratio 1.0"])
 
