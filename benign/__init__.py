@@ -15,6 +15,7 @@ Paper 1, its data and trainers:
     clock       the theorem's clock: long runs at constant memory, timing its events
     timing      reading the clock's runs: crossing steps, slopes, delayed generalization
     regimes     Figure 5's regime map over training time
+    regionmap   what Figure 5's map shows, at its step and over training time, as typed results
     etasweep    the label-noise sweep of the appendix
     draws       outcomes over many draws of the data
     authors     the authors' experiment scripts, transcribed as executable references
@@ -52,8 +53,8 @@ __version__ = "0.1.0"
 
 __all__ = ["authors", "book", "checks", "cli", "clock", "data", "device", "draws", "encoder", "etasweep", "expected",
            "grams", "ledger", "models", "notebooks", "pages", "paper2", "paper2_edge", "paths", "plots", "progress",
-           "realdata", "records", "regimes", "rules", "speed", "sweep", "synthetic", "tables", "textcheck", "theory",
-           "thresholds", "timing", "verdicts", "words"]
+           "realdata", "records", "regimes", "regionmap", "rules", "speed", "sweep", "synthetic", "tables", "textcheck",
+           "theory", "thresholds", "timing", "verdicts", "words"]
 
 
 def __getattr__(name: str):

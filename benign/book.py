@@ -245,7 +245,9 @@ def fold_code(notebook: dict) -> dict:
 def link_figures(notebook: dict) -> dict:
     """Each figure a notebook showed with `Notebook.save_figure` (an output marked FIGURE_KEY) becomes its saved PNG
     from the page's downloads at the column's width, a click on it opening the full-size PNG, with links to the PNG
-    and the PDF below it (Sphinx copies both into the built book, so they open offline and from file:// too)."""
+    and the PDF below it (Sphinx copies both into the built book, so they open offline and from file:// too). A
+    figure with a phone version (its panels in one column) shows both, classed benign-figure-wide and benign-figure-phone: the
+    book's style sheet shows one of them by the window's width."""
     for cell in notebook["cells"]:
         for k, output in enumerate(cell.get("outputs", [])):
             figure = output.get("metadata", {}).get(FIGURE_KEY)
@@ -253,9 +255,11 @@ def link_figures(notebook: dict) -> dict:
                 continue
             where = f"../downloads/{figure['notebook']}/{figure['name']}"
             alt = f"{notebooks.title(figure['notebook'])}: {figure.get('alt') or 'figure'}"
-            markdown = (f"```{{image}} {where}.png\n:alt: {alt}\n"
-                        f":width: 100%\n:class: benign-figure\n```\n\n"
-                        f"Full size: {{download}}`PNG <{where}.png>` · {{download}}`PDF <{where}.pdf>`\n")
+            shown = {where: "benign-figure"} if not figure.get("phone") else {
+                where: "benign-figure benign-figure-wide", f"{where}.phone": "benign-figure benign-figure-phone"}
+            markdown = "".join(f"```{{image}} {png}.png\n:alt: {alt}\n:width: 100%\n:class: {classes}\n```\n\n"
+                               for png, classes in shown.items())
+            markdown += f"Full size: {{download}}`PNG <{where}.png>` · {{download}}`PDF <{where}.pdf>`\n"
             cell["outputs"][k] = {"output_type": "display_data", "metadata": {}, "data": {"text/markdown": markdown}}
     return notebook
 

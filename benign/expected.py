@@ -47,7 +47,7 @@ PAPER, THEOREM, AUTHORS, EXAMPLE, ESTIMATE, NEAREST, LIMIT = (
 KINDS = {
     PAPER: "a number the paper reports",
     LIMIT: "a limit of a colour bar or axis in the paper, not a value it reports: a value of ours matches when it "
-           "lies on the inner side of it (`bound`)",
+           "lies on the inner side of it (above a lower end, below an upper one)",
     NEAREST: "the paper's number for its nearest data set, against an offline substitute",
     AUTHORS: "the authors' published code, run on this machine (the paper reports no number)",
     THEOREM: "what a theorem states, as a number (the paper reports none)",

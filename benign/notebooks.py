@@ -88,31 +88,31 @@ class Notebook:
     cpu_threads: int
 
     def save_figure(self, fig, name: str = "") -> None:
-        """The figure as NAME.png and NAME.pdf in the output folder (NAME: the notebook's by default), shown as the
-        saved PNG and closed; log tick labels that collide are relabelled first (`plots.readable_log_ticks`). The PNG
-        records its smallest text and what overlaps on it (`plots.overlaps`), which the browser check reads."""
+        """The figure as NAME.png and NAME.pdf in the output folder (NAME: the notebook's by default), its panels in
+        one column as NAME.phone.png where they lie side by side (`plots.as_column`), each PNG recording what the
+        browser check reads (`plots.describe`); shown as the saved PNG (its phone version noted) and closed."""
         import matplotlib.pyplot as plt
         from IPython.display import Image, display
 
-        from .plots import DPI, alt_text, overlaps, readable_log_ticks, smallest_text_pt
+        from .plots import DPI, alt_text, as_column, describe
 
         name = name or self.name
-        readable_log_ticks(fig)
-        described = {"smallest_text_pt": smallest_text_pt(fig), "overlaps": overlaps(fig)}
-        saved = save_figure(fig, self.out, name, dpi=DPI, description=described)
-        alt = alt_text(fig)
+        saved = save_figure(fig, self.out, name, dpi=DPI, description=describe(fig))
+        alt, phone = alt_text(fig), as_column(fig) is not None
+        if phone:
+            save_figure(fig, self.out, f"{name}.phone", dpi=DPI, description=describe(fig), formats=("png",))
         plt.close(fig)
         display(Image(filename=str(saved[0])),
-                metadata={FIGURE_KEY: {"notebook": self.name, "name": name, "alt": alt}})
+                metadata={FIGURE_KEY: {"notebook": self.name, "name": name, "alt": alt, "phone": phone}})
 
     def save_metrics(self, metrics: dict, extra: dict | None = None) -> None:
-        """Glue every headline number (one in [0, 1] also as KEY_pct, in words: `words.share_text`) and word (a str,
-        as Markdown for `{glue:md}`); write metrics.json with them, the parameters, seeds, versions and device."""
+        """Glue every headline number (one in [0, 1] also as KEY_pct: `words.share_text`) and word (a str, as
+        Markdown, direction words marked); write metrics.json with them (words plain), parameters, seeds, versions."""
         from IPython.display import Markdown
         from myst_nb import glue
 
         from .device import thread_record
-        from .words import share_text
+        from .words import plain, share_text
 
         for key, value in metrics.items():
             if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -121,8 +121,8 @@ class Notebook:
                     glue(f"{key}_pct", Markdown(share_text(value)), display=False)
             elif isinstance(value, str):
                 glue(key, Markdown(value), display=False)
-        save_metrics(self.out, self.name, metrics, self.parameters, device=self.device,
-                     extra={"cpu_threads": self.cpu_threads, **thread_record(), **(extra or {})})
+        save_metrics(self.out, self.name, {k: plain(v) if isinstance(v, str) else v for k, v in metrics.items()},
+                     self.parameters, self.device, dict(extra or {}, cpu_threads=self.cpu_threads, **thread_record()))
 
     def compare(self, metrics: dict):
         """The comparison table of this notebook, shown as HTML on the page (`benign.pages.Comparison`)."""

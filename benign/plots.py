@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+import textwrap
+
 import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
+from matplotlib.text import Text
 
 TOKEN_LABELS = {"relevant": "relevant", "weak_aligned": "weakly relevant (aligned)",
                 "weak_opposite": "weakly relevant (opposite)", "irrelevant": "irrelevant"}
@@ -58,8 +62,6 @@ OVERLAY_LEGEND = {"frameon": True, "facecolor": "gray", "labelcolor": "white"}  
 
 def smallest_text_pt(fig) -> float:
     """The font size (pt) of the smallest text the figure draws: tick labels, legends, titles, annotations."""
-    from matplotlib.text import Text
-
     fig.canvas.draw()  # tick labels get their text only once drawn
     sizes = [t.get_fontsize() for t in fig.findobj(Text)
              if t.get_visible() and t.get_text().strip() and (t.axes is None or t.axes.get_visible())]
@@ -80,13 +82,9 @@ def unshown_tick_labels(axis) -> list:
     """The labels of an axis's ticks that lie outside its view (matplotlib keeps them, visible, but draws nothing)."""
     lo, hi = sorted(axis.get_view_interval())
     slack = 1e-9 * (hi - lo)
-    out = []
-    for locs, ticks in ((axis.get_majorticklocs(), axis.get_major_ticks), (axis.get_minorticklocs(),
-                                                                           axis.get_minor_ticks)):
-        for loc, tick in zip(locs, ticks(len(locs))):
-            if not lo - slack <= loc <= hi + slack:
-                out += [tick.label1, tick.label2]
-    return out
+    ticks = [*zip(axis.get_majorticklocs(), axis.get_major_ticks()),
+             *zip(axis.get_minorticklocs(), axis.get_minor_ticks())]
+    return [label for loc, tick in ticks if not lo - slack <= loc <= hi + slack for label in (tick.label1, tick.label2)]
 
 
 def legend_covers(ax, renderer) -> list[str]:
@@ -148,8 +146,6 @@ def legend_clear(ax, **kwargs) -> None:
 
 def tick_labels_overlap(axis, renderer) -> bool:
     """Whether two drawn tick labels of `axis` overlap."""
-    import itertools
-
     undrawn = {id(label) for label in unshown_tick_labels(axis)}
     boxes = [t.get_window_extent(renderer).padded(-1) for t in axis.get_ticklabels(which="both")
              if t.get_visible() and t.get_text().strip() and id(t) not in undrawn]
@@ -180,10 +176,6 @@ def overlaps(fig, tolerance_px: float = 1.0) -> list[str]:
     """What a reader cannot read on the saved figure: two drawn texts whose boxes overlap by more than
     `tolerance_px` each way, and a legend drawn over plotted points or lines of its axes. Empty when the layout
     holds."""
-    import itertools
-
-    from matplotlib.text import Text
-
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     undrawn = {id(label) for ax in fig.axes for axis in (ax.xaxis, ax.yaxis) for label in unshown_tick_labels(axis)}
@@ -195,6 +187,77 @@ def overlaps(fig, tolerance_px: float = 1.0) -> list[str]:
     for ax in fig.axes:
         found += [f"the legend of {ax.get_title()!r} covers {label!r}" for label in legend_covers(ax, renderer)]
     return found
+
+
+PHONE_WIDTH = 4.2  # inches (`as_column`): the smallest text drawn (8.3 pt) at 9 px or more on a 390-px phone
+
+
+def panels(fig) -> list[list]:
+    """A figure's (or subfigure's) panels row by row: each the axes at a place of its grid (a twin with its axes)."""
+    places = {}
+    for ax in [ax for ax in fig.axes if ax.get_subplotspec() and ax.get_figure(root=False) is fig]:
+        places.setdefault((ax.get_subplotspec().rowspan.start, ax.get_subplotspec().colspan.start), []).append(ax)
+    return [places[key] for key in sorted(places)]
+
+
+def columns(fig) -> int:
+    """How many columns of panels the figure (or a subfigure of it: `figure_rows`' rows) lays side by side."""
+    return max([len({p[0].get_subplotspec().colspan.start for p in panels(fig)}), *map(columns, fig.subfigs)])
+
+
+def as_column(fig, width: float = PHONE_WIDTH):
+    """The figure re-laid in place for a phone: its panels (each with its colour bar) one under another, row by row,
+    `width` inches wide, each at its aspect (at most square); a shared axis labelled on every panel, a title too wide
+    wrapped, a figure legend (`legend_above`) in the columns that fit. None (untouched) for one column of panels."""
+    if columns(fig) <= 1:
+        return None
+    fig.canvas.draw()
+    aspects = {}  # each panel's main axes: the height over the width of its drawn box (equal aspect: square)
+    for box in [fig, *fig.subfigs]:  # the figure's panels, or those of each of `figure_rows`' rows
+        laid = [p for p in panels(box) if any(ax.get_visible() and (ax.axison or ax.has_data()) for ax in p)]
+        for ax in [ax for p in panels(box) if p not in laid for ax in p]:
+            ax.remove()  # an empty place of the grid (axis off, nothing drawn)
+        aspects |= {p[0]: min(b.height / b.width, 1.0) for p in laid for b in [p[0].get_window_extent()]}
+        grid = box.add_gridspec(max(len(laid), 1), 1)
+        for row, ax in ((row, ax) for row, p in enumerate(laid) for ax in p):
+            ax.set_subplotspec(grid[row, 0])
+            for name, side in (("x", "labelbottom"), ("y", "labelleft")):  # `subplots(sharey=True)` labels the
+                axis, shared = getattr(ax, f"{name}axis"), getattr(ax, f"get_shared_{name}_axes")()  # outer ones
+                if len(shared.get_siblings(ax)) > 1:
+                    axis.set_tick_params(which="both", **{side: True})
+                    labels = [getattr(a, f"{name}axis").get_label_text() for a in shared.get_siblings(ax)]
+                    axis.set_label_text(axis.get_label_text() or max(labels, key=bool))  # the first one given
+    fig.set_size_inches(width, sum(width * aspect + 1 for aspect in aspects.values()))  # refined below
+    for legend in list(fig.legends):  # remade in as many columns as fit the width
+        for ncols in range(len(legend.get_texts()), 0, -1):
+            legend.remove()
+            legend = fig.legend(legend.legend_handles, [t.get_text() for t in legend.get_texts()], ncols=ncols,
+                                loc="outside upper center", frameon=legend.get_frame_on(),
+                                facecolor=legend.get_frame().get_facecolor(),
+                                labelcolor=[t.get_color() for t in legend.get_texts()])
+            if legend.get_window_extent(fig.canvas.get_renderer()).width <= fig.bbox.width:  # its width, not place
+                break
+    fig.canvas.draw()
+    for text in fig.findobj(Text):  # a title wider than the column, wrapped to fit (constrained layout makes room)
+        for chars in range(len(text.get_text()), 8, -4):
+            box = text.get_window_extent()
+            if text.get_rotation() or not text.get_visible() or fig.bbox.x0 <= box.x0 and box.x1 <= fig.bbox.x1:
+                break
+            kept = "$".join(p.replace(" ", "\xa0") if k % 2 else p for k, p in enumerate(text.get_text().split("$")))
+            text.set_text(textwrap.fill(kept, chars).replace("\xa0", " "))  # no line break inside maths ($…$)
+    for _ in range(3):  # the height at which the panels have their aspects at the width the layout leaves them
+        places = {ax: ax.get_position(original=True).transformed(ax.get_figure(root=False).transSubfigure)
+                  for ax in aspects}
+        fig.set_size_inches(width, fig.get_figheight() + sum(aspects[ax] * b.width - b.height
+                                                              for ax, b in places.items()) / fig.dpi)
+        fig.canvas.draw()
+    return fig
+
+
+def describe(fig) -> dict:
+    """What its PNG records for the browser check (log ticks made readable first): smallest text, overlaps, columns."""
+    readable_log_ticks(fig)
+    return {"smallest_text_pt": smallest_text_pt(fig), "overlaps": overlaps(fig), "columns": columns(fig)}
 
 
 def alt_text(fig) -> str:
@@ -262,21 +325,12 @@ def signal_attention_strips(ax, samples, cases: dict) -> None:
     ax.set(xlabel="", ylabel="softmax weight on the signal token", ylim=(-0.03, 1.03))
 
 
-def _log_edges(values) -> np.ndarray:
-    """Cell edges halfway (in log scale) between sorted grid values."""
-    v = np.log(np.asarray(values, dtype=float))
-    mid = (v[1:] + v[:-1]) / 2 if len(v) > 1 else np.array([])
-    first = v[0] - (mid[0] - v[0] if len(mid) else 0.35)
-    last = v[-1] + (v[-1] - mid[-1] if len(mid) else 0.35)
-    return np.exp(np.concatenate([[first], mid, [last]]))
-
-
 def snr_heatmap(ax, grid, value: str, title: str, curves: dict):
     """Mean `value` over seeds on the (n, ρ) grid, both axes logarithmic, with curves ρ(n) drawn on it:
     `curves` maps a label to (n values, ρ values, line style). Returns the mesh (for a colour bar)."""
     table = grid.pivot_table(index="signal_norm", columns="n", values=value, aggfunc="mean")
-    mesh = ax.pcolormesh(_log_edges(table.columns), _log_edges(table.index), table.to_numpy(), cmap="viridis",
-                         vmin=0.5, vmax=1.0, shading="flat")
+    edges = [np.exp(_edges(np.log(v), half=0.35)) for v in (table.columns, table.index)]  # halfway in log scale
+    mesh = ax.pcolormesh(*edges, table.to_numpy(), cmap="viridis", vmin=0.5, vmax=1.0, shading="flat")
     for label, (n, signal_norm, style) in curves.items():
         ax.plot(n, signal_norm, style, color="#e41a1c", lw=2, label=label)
     ax.set(xscale="log", yscale="log", xlabel="n (training samples)", ylabel="ρ = ‖μ‖", title=title)
@@ -314,18 +368,15 @@ def finetune_cells(ax_acc, ax_loss, summary) -> None:
         ax_loss.plot(part.n, part.train_loss, marker="o", color=color, label=f"η = {eta:g}")
     ax_acc.axhline(100 * summary.base_acc.iloc[0], color="black", ls="--", lw=1, label="base (phase 1)")
     for ax in (ax_acc, ax_loss):
-        ax.set_xscale("log")
-        ax.set_xlabel("n (finetune samples)")
+        ax.set(xscale="log", xlabel="n (finetune samples)")
     ax_acc.set(title="test accuracy", ylabel="test accuracy (%)")
     ax_loss.set(title="train loss, last epoch run", ylabel="loss on the training labels", ylim=(0, None))
     ax_acc.legend()
 
 
 def max_attention_curves(ax, curves, title: str) -> None:
-    """Mean over heads and training samples of the largest first-token attention score, per phase-2 epoch.
-
-    One line per noise rate (mean over seeds), the band spans the seeds.
-    """
+    """Mean over heads and training samples of the largest first-token attention score, per phase-2 epoch: one line
+    per noise rate (mean over seeds), the band spans the seeds."""
     for eta, part in curves.groupby("noise_ratio"):
         stats = part.groupby("epoch").max_attention.agg(["mean", "min", "max"])
         color = _noise_color(eta)
@@ -371,10 +422,11 @@ def study_points(ax, points, x: str, xlabel: str, low: float, high: float, cost:
 REGIME_COLORS = {"harmful": "#d62728", "benign": "#2ca02c", "not_overfitting": "#1f77b4"}
 
 
-def _edges(values):
+def _edges(values, half: float = 0.5) -> np.ndarray:
+    """Cell edges halfway between sorted grid values (a single value: `half` either side)."""
     values = np.asarray(values, dtype=float)
     if len(values) == 1:
-        return np.array([values[0] - 0.5, values[0] + 0.5])
+        return np.array([values[0] - half, values[0] + half])
     mids = (values[1:] + values[:-1]) / 2
     return np.concatenate([[2 * values[0] - mids[0]], mids, [2 * values[-1] - mids[-1]]])
 
@@ -392,9 +444,8 @@ def heatmap(ax, d_values, mu_values, Z, title: str, cmap="viridis", vmin=None, v
                          vmin=None if log else vmin, vmax=None if log else vmax, shading="flat")
     bar = ax.figure.colorbar(mesh, ax=ax, label=label)
     low, high = mesh.get_clim()
-    for value in marks:
-        if low <= value <= high:
-            bar.ax.axhline(value, color="cyan", lw=2)
+    for value in [m for m in marks if low <= m <= high]:
+        bar.ax.axhline(value, color="cyan", lw=2)
     for side, outside, y in (("above", [m for m in marks if m > high], 1.02), ("below", [m for m in marks if m < low],
                                                                                -0.02)):
         if outside:
@@ -437,10 +488,9 @@ def theory_overlay(ax, d_values, n: int, sigma: float = 1.0, settings: dict | No
 
     d = np.linspace(min(d_values), max(d_values), 200)
     xlim, ylim = ax.get_xlim(), ax.get_ylim()
-    top = ylim[1]
-    ax.plot(d, np.minimum(theory.signal_norm_at_n_snr2(d, n, sigma=sigma), top), color=color, lw=1.8, ls="--",
+    ax.plot(d, np.minimum(theory.signal_norm_at_n_snr2(d, n, sigma=sigma), ylim[1]), color=color, lw=1.8, ls="--",
             label="n·SNR² = 1")
-    ax.plot(d, np.minimum(theory.signal_norm_at_harmful(d, sigma=sigma), top), color=color, lw=1.8, ls=":",
+    ax.plot(d, np.minimum(theory.signal_norm_at_harmful(d, sigma=sigma), ylim[1]), color=color, lw=1.8, ls=":",
             label="SNR = d^(-1/4)")
     for label, (d0, mu0) in (settings or {}).items():
         ax.scatter([d0], [mu0], marker="*", s=140, color="white", edgecolor="black", zorder=5)

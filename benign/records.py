@@ -202,12 +202,13 @@ def save_metrics(out: Path, notebook: str, headline: dict, parameters: dict, dev
 FIGURE_KEY = "benign-figure"  # the PNG text chunk describing a saved figure (see `save_figure`)
 
 
-def save_figure(fig, out: Path, name: str, dpi: int = 150, description: dict | None = None) -> list[Path]:
-    """Save a matplotlib figure as NAME.png and NAME.pdf in `out`, each atomically. The PNG carries `description`
-    (with its dpi) as JSON in its text chunk FIGURE_KEY, so a reader of the file alone (the book's browser check)
-    knows what it holds; `figure_description` reads it back."""
+def save_figure(fig, out: Path, name: str, dpi: int = 150, description: dict | None = None,
+                formats=("png", "pdf")) -> list[Path]:
+    """Save a matplotlib figure as NAME.png and NAME.pdf (`formats`) in `out`, each atomically. The PNG carries
+    `description` (with its dpi) as JSON in its text chunk FIGURE_KEY, so a reader of the file alone (the book's
+    browser check) knows what it holds; `figure_description` reads it back."""
     paths = []
-    for ext in ("png", "pdf"):
+    for ext in formats:
         path = Path(out) / f"{name}.{ext}"
         fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{name}.", suffix=f".{ext}")
         os.close(fd)

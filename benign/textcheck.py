@@ -1,6 +1,7 @@
 """The rendered-text check: the words a reader sees on each page of the built book, checked for what generated prose
 must not show — code identifiers, missing values (nan, None, inf), exponent notation, a repeated word, "0%" or
-"100%" where "none" or "all" reads, more significant digits than a reader can use, and "1 layers".
+"100%" where "none" or "all" reads, more significant digits than a reader can use, "1 layers" — and whether each
+direction word ("rises", "falls") agrees with the number it was computed from (`benign.words.direction` marks it).
 
 `page_text` reads one page of the Jupyter-Book HTML (pydata-sphinx-theme) into blocks of reader-visible text; each
 rule maps a page's blocks to findings; `check_book` runs the rules over every page of a build, and
@@ -10,15 +11,17 @@ rule maps a page's blocks to findings; `check_book` runs the rules over every pa
 import argparse
 import collections
 import dataclasses
+import math
 import re
 import sys
 from pathlib import Path
 
 from bs4 import BeautifulSoup, Comment, NavigableString, Tag
 
-from . import paths
+from . import paths, thresholds
 
 PROSE, HEADER, CELL, HEADING, ALT = "prose", "table header", "table cell", "heading", "alt text"
+LISTING, DIRECTION = "code listing", "direction word"  # not read as words: code shown, and a marked direction word
 
 # Elements whose text forms one block of the given kind (a nested block is a block of its own).
 BLOCK_KINDS = {"p": PROSE, "li": PROSE, "dt": PROSE, "dd": PROSE, "summary": PROSE, "blockquote": PROSE,
@@ -29,19 +32,29 @@ DROPPED = ("script, style, nav, header, footer, aside, form, .bd-sidebar-primary
            ".bd-header, .bd-footer, .headerlink, div.cell_input, pre, .highlight, details.above-input > summary, "
            "details.below-input > summary")
 # Inline elements left out of the text, a marker keeping their place (so "the <math> the" is no repeated word).
-MATH, CODE, FILE, KEY = "⟨math⟩", "⟨code⟩", "⟨file⟩", "⟨key⟩"
+MATH, CODE, FILE, KEY, WORD = "⟨math⟩", "⟨code⟩", "⟨file⟩", "⟨key⟩", "⟨direction⟩"
 # later selectors win: a record's key (`benign.pages`' `code.benign-key`, meant for code) is not read as inline code
-MARKED = (("a.download", FILE), (".math, mjx-container", MATH), ("code", CODE), ("code.benign-key", KEY))
+MARKED = (("a.download", FILE), (".math, mjx-container", MATH), ("code", CODE), ("code.benign-key", KEY),
+          ("span.benign-direction", WORD))
+# a code listing the page shows (a fenced block, a literalinclude); not a notebook cell's input or output
+LISTINGS = 'div[class*="highlight-"]'
+# a number glued by the build (`{glue:text}`, rendered `span.pasted-text`): its text is kept, after this zero-width mark
+GLUED, PASTED = "\u2060", "span.pasted-text"
 
 
 @dataclasses.dataclass(frozen=True)
 class Block:
     """Reader-visible text of one paragraph, list item, table cell, heading or alt text: `text` with each inline
-    code, math or download link replaced by its marker, and `code` the texts of the inline `<code>` elements."""
+    code, math, download link or marked direction word replaced by its marker, `code` the texts of the inline
+    `<code>` elements, and for a table cell `column` its column's header. A code listing shown on the page is a
+    block of kind `LISTING`; a marked direction word one of kind `DIRECTION`, its number in `value` and `se`."""
     page: str
     kind: str
     text: str
     code: tuple[str, ...] = ()
+    column: str = ""
+    value: float = math.nan
+    se: float = math.nan
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,12 +69,16 @@ class Finding:
 def page_text(html: str, page: str = "") -> list[Block]:
     """The blocks of reader-visible text of one rendered page: the article (`article.bd-article`, else `main`, else
     `body`) without code cells' input, `pre`/highlighted code, math, navigation, scripts and headerlinks; one block
-    per paragraph, list item, definition, table header/cell and heading, plus one per image alt text."""
+    per paragraph, list item, definition, table header/cell and heading, plus one per image alt text, one per code
+    listing shown outside notebook cells (`LISTING`) and one per marked direction word (`DIRECTION`: a
+    `span.benign-direction` with its `data-value` and `data-se`)."""
     soup = BeautifulSoup(html, "html.parser")
     root = soup.select_one("article.bd-article") or soup.find("main") or soup.body or soup
     dropped = {id(t) for t in root.select(DROPPED)}
     marked = {id(t): marker for selector, marker in MARKED for t in root.select(selector)}
-    blocks: list[Block] = []
+    pasted = {id(t) for t in root.select(PASTED)}
+    blocks: list[Block] = [Block(page, LISTING, listing.get_text()) for listing in root.select(LISTINGS)
+                           if "output" not in listing.get("class", []) and not listing.find_parent(class_="cell")]
 
     def walk(node: Tag, kind: str, parts: list[str], code: list[str]) -> None:
         for child in node.children:
@@ -75,6 +92,12 @@ def page_text(html: str, page: str = "") -> list[Block]:
                 parts.append(f" {marked[id(child)]} ")
                 if marked[id(child)] == CODE:
                     code.append(" ".join(child.get_text().split()))
+                elif marked[id(child)] == WORD:
+                    blocks.append(Block(page, DIRECTION, " ".join(child.get_text().split()),
+                                        value=number(child.get("data-value")), se=number(child.get("data-se", "0"))))
+            elif id(child) in pasted:
+                parts.append(GLUED)
+                walk(child, kind, parts, code)
             elif child.name == "img":
                 if child.get("alt", "").strip():
                     blocks.append(Block(page, ALT, " ".join(child["alt"].split())))
@@ -91,17 +114,34 @@ def page_text(html: str, page: str = "") -> list[Block]:
         walk(node, kind, parts, code)
         text = " ".join("".join(parts).split())
         if text:
-            blocks.append(Block(page, kind, text, tuple(code)))
+            blocks.append(Block(page, kind, text, tuple(code), column_header(node) if kind == CELL else ""))
 
     emit(root, PROSE)
     return blocks
+
+
+def number(text: str | None) -> float:
+    """A number written in an attribute ('−0.08' with a true minus sign too); NaN when absent."""
+    return math.nan if text is None else float(text.replace("−", "-"))
+
+
+def column_header(cell: Tag) -> str:
+    """The text of the header of a table cell's column: the cell at the same place in its table's first row."""
+    cell = cell if cell.name in ("td", "th") else cell.find_parent(["td", "th"])
+    row, table = cell and cell.find_parent("tr"), cell and cell.find_parent("table")
+    if row is None or table is None:
+        return ""
+    place = row.find_all(["td", "th"], recursive=False).index(cell)
+    first = table.find("tr")
+    heads = first.find_all(["td", "th"], recursive=False) if first is not None else []
+    return " ".join(heads[place].get_text().split()) if 0 <= place < len(heads) else ""
 
 
 def _snippet(text: str, start: int, end: int, width: int = 80) -> str:
     """About `width` characters of `text` centred on [start, end), with '…' where it was cut."""
     pad = max(0, (width - (end - start)) // 2)
     lo, hi = max(0, start - pad), min(len(text), end + pad)
-    return ("…" if lo else "") + text[lo:hi] + ("…" if hi < len(text) else "")
+    return (("…" if lo else "") + text[lo:hi] + ("…" if hi < len(text) else "")).replace(GLUED, "")
 
 
 def _matches(blocks: list[Block], pattern: re.Pattern, rule: str, kinds: tuple[str, ...],
@@ -132,17 +172,28 @@ BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # what a reader types after `benign run`, `--profile` and `pip install benign[...]`: code meant for code
 TYPED_NAMES = ("smoke", "book", "paper", "realdata", "cluster", "test", "all") + tuple(
     sorted(p.stem for p in paths.NOTEBOOKS.glob("*.py")))
+PARAMETER_COLUMN = "parameter"  # the header of a table column that names each row's notebook parameter
+
+
+def code_for_code(name: str, block: Block, shown: set[str]) -> bool:
+    """Whether a bare name in inline code is meant as code: a name a reader types (a notebook's or a profile's name),
+    the package's name (a module is named in full, `benign.sweep`, never bare), a word of a code listing the same page
+    shows (`shown`: the variables of a function whose source the page includes), or a table cell under the header
+    "parameter" (the parameter a reader passes with `-p`)."""
+    return (name in TYPED_NAMES or name == "benign" or name in shown
+            or (block.kind == CELL and block.column == PARAMETER_COLUMN))
 
 
 def code_in_prose(blocks: list[Block]) -> list[Finding]:
     """Each inline `<code>` element in a paragraph, list, definition or table cell that is a bare code name (a
-    backticked parameter such as `vit_layers` standing for a word or a symbol). Code a reader types or opens — a
-    command (`make book`), a module or function (`benign.sweep.run`), a file (`main_math_frak.py`), a setting with its
-    value (`-p seed 7`), a notebook's or a profile's name, a record's key (marked `benign-key`) — is code meant for
-    code, and not flagged."""
+    backticked parameter such as `vit_layers` standing for a word or a symbol) and not meant as code
+    (`code_for_code`). Code a reader types or opens — a command (`make book`), a module or function
+    (`benign.sweep.run`), a file (`main_math_frak.py`), a setting with its value (`-p seed 7`), a record's key (marked
+    `benign-key`) — is never a bare name, and not flagged."""
+    shown = {w for b in blocks if b.kind == LISTING for w in re.findall(r"\w+", b.text)}
     return [Finding(b.page, b.kind, _snippet(b.text, m.start(), m.end()) + f"  [{code}]", "code_in_prose")
             for b in blocks for m, code in zip(re.finditer(re.escape(CODE), b.text), b.code)
-            if BARE_NAME.fullmatch(code.strip()) and code.strip() not in TYPED_NAMES]
+            if BARE_NAME.fullmatch(code.strip()) and not code_for_code(code.strip(), b, shown)]
 
 
 MISSING = re.compile(r"(?<![\w.])(?:[-−+]?inf|[-−+]?Infinity|nan|NaN|NAN|None|NaT|<NA>)(?!\w)")
@@ -215,7 +266,7 @@ def plural(blocks: list[Block]) -> list[Finding]:
     """The count 1 followed by a plural noun ("1 layers", "1 chunks"): a noun from `PLURAL_NOUNS`, or any word ending
     in s whose singular occurs elsewhere on the page; not where 1 is a value ("= 1 gives") or a label ("phase 1
     epochs", "Figure 1 shows")."""
-    words = {w.lower() for b in blocks for w in re.findall(r"[^\W\d_]+", b.text)}
+    words = {w.lower() for b in blocks if b.kind in EVERYWHERE for w in re.findall(r"[^\W\d_]+", b.text)}
 
     def keep(block: Block, match: re.Match) -> bool:
         label = re.search(r"([^\W\d_]+)\s+$", block.text[:match.start()])
@@ -226,8 +277,62 @@ def plural(blocks: list[Block]) -> list[Finding]:
     return _matches(blocks, ONE_THEN_WORD, "plural", EVERYWHERE, keep)
 
 
+# Each direction word a marked span may say, with the sign of the number it needs: +1 above zero, −1 below, 0 neither
+# (read by the first of these words in the span: "shrinks as n grows" says shrinks)
+DIRECTIONS = {"rises": 1, "rising": 1, "grows": 1, "growing": 1, "increases": 1, "increasing": 1, "steeper": 1,
+              "positive": 1, "falls": -1, "falling": -1, "shrinks": -1, "shrinking": -1, "decreases": -1,
+              "decreasing": -1, "less steep": -1, "negative": -1, "does not change measurably": 0,
+              "no measurable trend": 0, "as steep as": 0, "level": 0, "zero": 0}
+SAID = re.compile(r"\b(" + "|".join(sorted(map(re.escape, DIRECTIONS), key=len, reverse=True)) + r")\b")
+# An unmarked direction word in prose (the verbs, and a change "towards large d")
+DIRECTION_WORD = re.compile(r"\b(?:ris(?:es|ing|en)|rose|fall(?:s|ing|en)?|fell|grow(?:s|ing|n)?|grew|"
+                            r"shrink(?:s|ing)?|shrank|increas(?:es|ing|ed)|decreas(?:es|ing|ed)|steeper|"
+                            r"towards (?:large|small|weak|strong))\b", re.IGNORECASE)
+
+
+ERRORS = thresholds.SLOPE_SE.value  # standard errors from zero beyond which a number has a direction
+
+
+def direction_agrees(said: int, value: float, se: float) -> bool:
+    """Whether a direction agrees with its number: rising (+1) needs value − ERRORS·se > 0, falling (−1) value +
+    ERRORS·se < 0, level (0) |value| ≤ ERRORS·se; with se = 0 (a correlation) the sign alone, and with an unknown se
+    (NaN: no spread) only level."""
+    if math.isnan(value):
+        return False
+    if math.isnan(se):
+        return said == 0
+    return (value - ERRORS * se > 0 if said > 0 else value + ERRORS * se < 0 if said < 0
+            else abs(value) <= ERRORS * se)
+
+
+def sentences(text: str) -> list[tuple[int, str]]:
+    """A block's sentences with their start: split after '.', '!', '?' or ';' and a space."""
+    starts = [0] + [m.end() for m in re.finditer(r"[.!?;]\s+", text)]
+    return [(a, text[a:b]) for a, b in zip(starts, starts[1:] + [len(text)])]
+
+
+def direction(blocks: list[Block]) -> list[Finding]:
+    """A direction word that disagrees with its number, or says a direction with no number behind it: (1) each word
+    marked with its number (`benign.words.marked`, a `span.benign-direction`) is read by `DIRECTIONS` and checked by
+    `direction_agrees` — "rises" needs value − 2·se > 0, "does not change measurably" |value| ≤ 2·se (2 being
+    `thresholds.SLOPE_SE`); (2) an unmarked direction word (`DIRECTION_WORD`) in a sentence of prose that shows a
+    number the build glued (`{glue:text}`) describes that number by hand, and is flagged. A sentence with no glued
+    number is the author's own text (the paper's theory, the method), and its direction words are not read."""
+    found = []
+    for b in blocks:
+        if b.kind == DIRECTION:
+            said = SAID.search(b.text)
+            if said is None or not direction_agrees(DIRECTIONS[said.group(1)], b.value, b.se):
+                found.append(Finding(b.page, b.kind, f"{b.text}  [value {b.value:g}, se {b.se:g}]", "direction"))
+        elif b.kind == PROSE:
+            found += [Finding(b.page, b.kind, _snippet(b.text, start + m.start(), start + m.end()), "direction")
+                      for start, sentence in sentences(b.text) if GLUED in sentence
+                      for m in DIRECTION_WORD.finditer(sentence)]
+    return found
+
+
 RULES = {rule.__name__: rule for rule in (identifier, code_in_prose, missing_value, exponent, repeated_word,
-                                          zero_hundred_percent, too_many_digits, plural)}
+                                          zero_hundred_percent, too_many_digits, plural, direction)}
 SKIPPED_PAGES = {"genindex.html", "search.html", "py-modindex.html"}
 
 

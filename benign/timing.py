@@ -37,6 +37,34 @@ def line_fit(x, y) -> tuple[float, float]:
     return float(slope), float(np.sqrt(residual @ residual / (len(x) - 2) / ((x - x.mean()) ** 2).sum()))
 
 
+def fitted_slope(table, column: str) -> tuple[float, float, int]:
+    """The theorem's clock read off a table of runs: the least-squares slope of log(τ·prefactor) against 1/(n·SNR²)
+    (columns `inverse`, `prefactor`, and τ in `column`), fitted per seed over the runs not harmful by the theorem's
+    order (`regime_by_order`) where τ > 0 was measured; the mean over seeds, their standard deviation, and the runs
+    used (NaN, NaN, 0 where no seed has two values of 1/(n·SNR²)). The theorem gives slope one."""
+    use = table[(table.regime_by_order != "harmful") & (table[column] > 0)]
+    slopes = [np.polyfit(g.inverse, np.log(g[column] * g.prefactor), 1)[0]
+              for _, g in use.groupby("seed") if g.inverse.nunique() >= 2]
+    if not slopes:
+        return float("nan"), float("nan"), 0
+    return float(np.mean(slopes)), float(np.std(slopes)), len(use)
+
+
+def lead(s, T: int):
+    """The test selection lead L = log((T−1)·s / (1 − s)) of a mean attention s on the relevant token among T tokens:
+    0 at uniform attention (s = 1/T), growing without bound as s → 1."""
+    s = np.asarray(s, dtype=float)
+    return np.log((T - 1) * s / (1 - s))
+
+
+def lead_rate(history: dict, T: int) -> float:
+    """κ: the least-squares slope of the test selection lead (`lead` of the logged `score_test_relevant`) against
+    log(step) over a run's last logged decade of steps."""
+    steps, s = np.asarray(history["step"], dtype=float), np.asarray(history["score_test_relevant"])
+    late = steps >= steps[-1] / 10
+    return float(np.polyfit(np.log(steps[late]), lead(s[late], T), 1)[0])
+
+
 def delayed_generalization(t_fit, t_select, inverse) -> dict:
     """Delayed generalization over the benign runs of one model and step size: runs in which, at the last step, every
     training label is fitted and fresh inputs select their relevant token. Per run, t_fit is the first step at which

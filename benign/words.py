@@ -1,6 +1,9 @@
 """Words built from numbers, shared by every page: a list as a reader says it, a signed number with a true minus
 sign, a share ('none', 'all', '49%'), a count out of a total, a fitted slope's direction computed from the slope and
-its standard error, and a name from code (a table's column, a regime, a data set) as a reader reads it."""
+its standard error, and a name from code (a table's column, a regime, a data set) as a reader reads it.
+
+A direction word for prose ('rises', 'falls', 'does not change measurably') is glued marked with the number it was
+computed from (`marked`), so that `benign.textcheck`'s rule `direction` can read the word against its number."""
 
 import math
 import re
@@ -38,24 +41,50 @@ def share_text(x: float) -> str:
 
 
 def trend(slope: float, se: float, rising: str = "rises", falling: str = "falls",
-          level: str = "does not change measurably", errors: float = thresholds.SLOPE_SE.value) -> str:
-    """A fitted slope's direction in words: `rising` or `falling` when it lies more than `errors` standard errors from
-    zero, else `level`; 'cannot be fitted' when the slope is NaN (fewer than two distinct x)."""
+          level: str = "does not change measurably") -> str:
+    """A fitted slope's direction as a plain word (a category to compare; prose glues `direction`): `rising` or
+    `falling` when it lies more than `thresholds.SLOPE_SE` standard errors from zero, else `level`; 'cannot be fitted'
+    when the slope is NaN (fewer than two distinct x)."""
     if math.isnan(slope):
         return "cannot be fitted"
-    if math.isnan(se) or abs(slope) <= errors * se:
+    if math.isnan(se) or abs(slope) <= thresholds.SLOPE_SE.value * se:
         return level
     return rising if slope > 0 else falling
 
 
+def marked(word: str, value: float, se: float | None = None) -> str:
+    """`word` marked with the number it says the direction of, as Markdown with inline HTML: '<span
+    class="benign-direction" data-value="-0.08" data-se="0.07">falls</span>'; a value with no standard error (a
+    correlation's sign) has no `data-se`, one whose error is unknown (a slope through two points) `data-se="nan"`."""
+    se_attr = "" if se is None else f' data-se="{float(se)!r}"'
+    return f'<span class="benign-direction" data-value="{float(value)!r}"{se_attr}>{word}</span>'
+
+
+MARK = re.compile(r'<span class="benign-direction"[^>]*>(.*?)</span>')
+
+
+def plain(text: str) -> str:
+    """`text` without the marks of `marked` (a record keeps the words, the page the marks)."""
+    return MARK.sub(r"\1", text)
+
+
+def direction(slope: float, se: float, rising: str = "rises", falling: str = "falls",
+              level: str = "does not change measurably") -> str:
+    """`trend`'s word for prose, marked with its slope and standard error (`marked`); 'cannot be fitted' (unmarked:
+    no number) when the slope is NaN."""
+    word = trend(slope, se, rising, falling, level)
+    return word if math.isnan(slope) else marked(word, slope, se)
+
+
 def slope_words(slope: float, se: float, rising: str = "rises", falling: str = "falls",
                 level: str = "does not change measurably") -> str:
-    """`trend` with its numbers: 'rises (slope 0.76 ± 0.05)'; 'cannot be fitted (measured at one value only)'."""
+    """`direction` with its numbers: 'rises (slope 0.76 ± 0.05)', the word marked; 'cannot be fitted (measured at one
+    value only)'."""
     if math.isnan(slope):
         return "cannot be fitted (measured at one value only)"
     numbers = (f"slope {signed(slope, '.2f')} ± {se:.2f}" if not math.isnan(se)
                else f"slope {signed(slope, '.2f')} from two points")
-    return f"{trend(slope, se, rising, falling, level)} ({numbers})"
+    return f"{direction(slope, se, rising, falling, level)} ({numbers})"
 
 
 def count(n: int, one: str, many: str = "") -> str:
@@ -142,8 +171,11 @@ def tiny(x: float, floor: float = 1e-12) -> str:
 
 
 def correlation_words(r: float, x_low: str, y_high: str, y_low: str) -> str:
-    """A correlation's sign as the relation it states, computed from `r`: 'negative: the smaller d, the later'
-    (x_low, y_high), 'positive: the smaller d, the earlier' (x_low, y_low), 'zero', or 'not measured' for NaN."""
+    """A correlation's sign as the relation it states, computed from `r`, the sign marked with `r` (`marked`):
+    'negative: the smaller d, the later' (x_low, y_high), 'positive: the smaller d, the earlier' (x_low, y_low),
+    'zero', or 'not measured' for NaN."""
     if math.isnan(r):
         return "not measured: too few values"
-    return "zero" if r == 0 else f"negative: {x_low}, {y_high}" if r < 0 else f"positive: {x_low}, {y_low}"
+    if r == 0:
+        return marked("zero", r)
+    return f"{marked('negative', r)}: {x_low}, {y_high}" if r < 0 else f"{marked('positive', r)}: {x_low}, {y_low}"

@@ -107,7 +107,7 @@ nb.save_figure(fig)
 # The table splits them, per backbone, means over seeds and $n$: test − base on clean labels; test with noise minus
 # test without (same seed and $n$); and the shares of the clean and of the flipped training labels fitted beside the
 # noise (first table, points of test accuracy). A run with noise that does not fit trains to the last epoch it is
-# allowed, where a clean one stops once fitted (with `stop_when_fitted`), so the control trains clean runs at the
+# allowed, where a clean one stops once fitted, so the control trains clean runs at the
 # smallest $n$ for every epoch too (second table: test − base, with the epoch each kind of run reached on average,
 # beside the stopped clean runs and the noisy ones at that $n$; the text rows show Table 2's runs, which have no
 # control).

@@ -59,7 +59,7 @@ import torch
 from matplotlib import colormaps
 from matplotlib.lines import Line2D
 
-from benign import authors, data, etasweep, expected, notebooks, paths, plots, sweep, synthetic, tables
+from benign import authors, data, etasweep, expected, notebooks, paths, plots, sweep, synthetic, tables, words
 from benign.data import noise_mask
 
 nb = notebooks.start("eta_sweep", globals())
@@ -91,10 +91,10 @@ runs[["noise_ratio", "flipped_share", "frak_ratio", "train_acc", "test_acc"]]
 # ## The authors' code
 #
 # `benign.authors.math_frak` transcribes the authors' main_math_frak.py, independently of the trainer above. That
-# script exists only on their `expt` branch (commit 492715f, January 2025; their final commit deleted it), so this
+# script exists only on their expt branch (commit 492715f, January 2025; their final commit deleted it), so this
 # column is their January code, not the final version the other pages run: $p$ alone trained by autograd on data
-# drawn as it draws them (`np.random.seed(seed)` then `randn`, float32, their label-noise pattern, the test set
-# drawn with the training seed; its config's seed was 0, as here), the four cumulative sums of $\mathfrak S$ kept
+# drawn as it draws them (`np.random.seed(seed)` then `np.random.randn`, float32, their label-noise pattern, the test
+# set drawn with the training seed; its config's seed was 0, as here), the four cumulative sums of $\mathfrak S$ kept
 # as their script keeps them. The sweep's runs go side by side in one program (each run's $p$ gets exactly its own
 # gradient) and are cached like sweeps. It runs only where this page runs their script's setting: $p$ alone and as
 # many weakly relevant tokens of each kind as relevant ones.
@@ -115,13 +115,13 @@ if authors_code and etasweep.in_authors_setting(page_points[0]):
 # %% [markdown]
 # ## The sweep over n
 #
-# The same sweep at several numbers of training samples $n$ — this page's trainer at every $n$ of `n_values`, the
-# authors' script at those of `n_values_authors` (at $d = 12000$ it costs minutes per $n$ from $n = 50$ on a 2-core
-# CPU) — each at the page's seed. For each $n$: the largest $\eta$ up to which the Eq. 9 ratio stays above one, the
-# ratio and test accuracy at $\eta = 0.65$ and $0.7$, and whether $\eta = 0.6$ and $0.65$ flip the same samples
-# (then they are one run). An $n$ reproduces the paper's collapse when its ratio stays above one up to $\eta = 0.6$
-# exactly and falls below one at both $0.65$ and $0.7$ (the ratio's collapse), with test accuracy there below 0.75
-# (the paper: 0.579 and 0.505, against at least 0.986 up to 0.6) — a rule fixed before these runs
+# The same sweep at several numbers of training samples $n$ — this page's trainer at {glue:md}`n_values_words`,
+# the authors' script at {glue:md}`n_values_authors_words` (at $d = 12000$ it costs minutes per $n$ from
+# $n = 50$ on a 2-core CPU) — each at the page's seed. For each $n$: the largest $\eta$ up to which the Eq. 9 ratio
+# stays above one, the ratio and test accuracy at $\eta = 0.65$ and $0.7$, and whether $\eta = 0.6$ and $0.65$ flip
+# the same samples (then they are one run). An $n$ reproduces the paper's collapse when its ratio stays above one up
+# to $\eta = 0.6$ exactly and falls below one at both $0.65$ and $0.7$ (the ratio's collapse), with test accuracy
+# there below 0.75 (the paper: 0.579 and 0.505, against at least 0.986 up to 0.6) — a rule fixed before these runs
 # (`benign.etasweep.collapse`).
 
 # %%
@@ -189,7 +189,10 @@ test_set = data.make_run(d, signal_norm, noise_ratio=0.0, seed=seed, n=n, n_test
                          n_relevant=n_relevant, n_weak=n_weak, authors_test_seed=authors_test_seed,
                          W_init="identity").test
 metrics["test_acc_step0"] = synthetic.attend(test_set, torch.zeros(d, dtype=test_set.X.dtype))["acc"]
-metrics.update(n_train=n, noise_ratio_max=top, replicates=replicates)
+metrics.update(n_train=n, noise_ratio_max=top, replicates=replicates,
+               n_values_words="n = " + words.and_list([str(m) for m in ns]),  # the sweep over n, each trainer's n as run
+               n_values_authors_words="n = " + words.and_list([str(m) for m in their_ns]) if their_ns
+               else "no n (their script is not run at this page's setting)")
 for label, by_m in collapses.items():  # the sweep over n
     for m, c in by_m.items():
         metrics[f"{label}eta_ratio_above_1_up_to_n{m}"] = c["up_to"]

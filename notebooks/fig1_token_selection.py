@@ -94,7 +94,7 @@ nb.save_figure(fig)
 # ## How often does each column land where the paper puts it?
 #
 # The figure is one draw of the data, and the spans in "Paper vs here" rest on {glue:text}`replicates:.0f` draws.
-# Here each hand-built query runs over many draws (seeds `seed` to `seed + outcome_draws − 1`, the plotted draw
+# Here each hand-built query runs over many draws (seeds {glue:md}`draw_seeds`, the plotted draw
 # first, on our data stream; `benign.draws`). Where the paper puts each column, fixed before the run: harmful and
 # benign fit every training label (train accuracy 1.0), not overfitting fits none of the noisy ones (train accuracy
 # 0.8); the test accuracy is about 0.62 (harmful) and 1.0 (benign, not overfitting).
@@ -105,7 +105,8 @@ from benign import draws
 outcomes = draws.handbuilt_outcomes(columns, range(seed, seed + outcome_draws), d=d, signal_norm=signal_norm, n=n,
                                     n_test=n_test, T=T, rho=rho, noise_ratio=noise_ratio, label_noise=label_noise,
                                     authors_test_seed=authors_test_seed)
-draw_metrics = {**draws.spread(outcomes, "column", ["train_acc", "test_acc"]), **draws.fitted_words(outcomes, "column")}
+draw_metrics = {**draws.spread(outcomes, "column", ["train_acc", "test_acc"]), **draws.fitted_words(outcomes, "column"),
+                "draw_seeds": f"{seed} to {seed + outcome_draws - 1}"}  # the draws' seeds, as the prose says them
 
 # %% [markdown]
 # Over {glue:text}`benign_draws:.0f` draws per column, noisy training labels fitted (of
@@ -169,9 +170,9 @@ nb.save_metrics(metrics)
 # weaker version of the paper's picture: the comparison below calls a value on the other side of that line a miss
 # whatever its distance. A training accuracy just below one means one noisy sample whose weakly relevant token
 # carries more noise along $\nu$ than its signal $\rho/\sqrt2$: attending to that token cannot fit its flipped
-# label, whatever $c$. The `paper` profile is this page's: with the authors' test-seed reuse (`authors_test_seed`)
-# the first n/2 test inputs are the first n/2 training inputs, with their clean labels — with
-# $n_{\text{test}} = n$ the training set itself.
+# label, whatever $c$. The `paper` profile is this page's: with the authors' test-seed reuse
+# (`-p authors_test_seed True`) the first n/2 test inputs are the first n/2 training inputs, with their clean
+# labels — with $n_{\text{test}} = n$ the training set itself.
 
 # %%
 nb.compare(metrics)

@@ -179,12 +179,12 @@ nb.save_figure(fig)
 # `torch.manual_seed(seed)` (theirs is unseeded). Run that way, it gives the numbers their real script gives (the test
 # suite checks its default configuration's final row, and five more settings under `pytest -m slow`).
 # `authors_stream = "january"` draws the data as their January version of the script did instead
-# (`np.random.seed(seed)` and `randn`, main_synthetic.py on their `expt` branch, commit 492715f). It is evaluated
-# once, after the last step: their script also evaluates every 10 steps, which changes nothing at the end and costs
-# minutes at large $d$. Its losses are theirs as logged, $\log(1 + e^{-yf})$ in float32. The training itself grows as
-# $d^2$ (on this CPU about 10 s at $d = 1000$, half a minute at 2000, several minutes at 4500), so the book runs it
-# for the settings with $d \le$ `authors_max_d` and the `paper` profile for all three. Its runs are cached like sweeps
-# (and shared with {doc}`Figure 5 <fig5_heatmap>`).
+# (`np.random.seed(seed)` and `np.random.randn`, main_synthetic.py on their expt branch, commit 492715f). It is
+# evaluated once, after the last step: their script also evaluates every 10 steps, which changes nothing at the end and
+# costs minutes at large $d$. Its losses are theirs as logged, $\log(1 + e^{-yf})$ in float32. The training time scales
+# as $d^2$ (on this CPU about 10 s at $d = 1000$, half a minute at 2000, several minutes at 4500), so the book runs it
+# for the settings with $d \le$ {glue:text}`authors_max_d` and the `paper` profile for all three. Its runs are cached
+# like sweeps (and shared with {doc}`Figure 5 <fig5_heatmap>`).
 
 # %%
 authors_final = {}
@@ -204,7 +204,7 @@ if authors_code:
 #
 # The panels above show one draw each — one training set and one $W_0$ per seed — and the counts above rest on
 # {glue:text}`replicates:.0f` seeds. Here each setting runs over many draws of both: draw $k$ is the authors' main.py
-# at seed $k$ (seeds `seed` to `seed + outcome_draws − 1`), with their data stream (`authors_stream`), their
+# at seed $k$ (seeds {glue:md}`draw_seeds`), with {glue:md}`draw_stream` (`-p authors_stream` switches it), their
 # label-noise pattern and their $W_0$ drawn right after `torch.manual_seed(k)`, trained by the exact fast trainer for
 # the same steps (`benign.draws`; the test suite checks that on such draws it gives the authors' script's counts and
 # accuracies). Every draw of a setting is scored on one clean test set of that setting, drawn from the authors'
@@ -221,7 +221,10 @@ outcomes = draws.dynamics_outcomes(settings, range(seed, seed + outcome_draws), 
                                    noise_ratio=noise_ratio, learning_rate=learning_rate, num_steps=num_steps,
                                    stream=authors_stream, dtype=dtype, device=device)
 draw_metrics = {**draws.spread(outcomes, "setting", ["test_acc", "test_gain"]),
-                **draws.fitted_words(outcomes, "setting"), **draws.gain_words(outcomes, "setting")}
+                **draws.fitted_words(outcomes, "setting"), **draws.gain_words(outcomes, "setting"),
+                "draw_seeds": f"{seed} to {seed + outcome_draws - 1}",  # the draws' seeds and stream, in words
+                "draw_stream": {"final": "the final main.py's data stream",
+                                "january": "the January scripts' data stream"}[authors_stream]}
 for name, rows in outcomes.groupby("setting", sort=False):
     draw_metrics[f"{name}_draws_test_acc_step0"] = float(rows.test_acc_step0.iloc[0])  # one test set
 fig, axes = plots.figure(1, len(settings), row_height=2.6, sharey=True)
@@ -282,7 +285,7 @@ for name in settings:  # every seed: labels fitted (clean and noisy) and test ac
     for key, values in control.items():
         metrics[f"{name}_{key}"] = values[0]
         tables.seed_spread(metrics, f"{name}_{key}", values)
-metrics.update(draw_metrics)  # How often does each setting land where the paper puts it?
+metrics.update(draw_metrics, authors_max_d=authors_max_d)  # the draws; the largest d the authors' script runs at
 gap = metrics["balanced_test_acc"] - metrics["large_noise_test_acc"]  # the paper's contrast: balanced against harmful
 metrics["large_noise_head_share_of_gap"] = ((metrics["balanced_test_acc"] - metrics["large_noise_test_acc_step0"])
                                             / gap if gap > 0 else float("nan"))

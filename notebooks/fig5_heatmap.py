@@ -70,7 +70,8 @@ import numpy as np
 import pandas as pd
 from IPython.display import HTML
 
-from benign import authors, clock, notebooks, paths, plots, regimes, sweep, synthetic, theory, thresholds, timing, words
+from benign import (authors, clock, notebooks, paths, plots, regimes, regionmap, sweep, synthetic, theory, thresholds,
+                    words)
 
 nb = notebooks.start("fig5_heatmap", globals())
 points = sweep.grid_points(synthetic.GRID_DEFAULTS, nb.parameters, d=sweep.arange("d_grid", d_grid),
@@ -102,9 +103,8 @@ print(sweep.describe(cells))
 # %%
 d_values, mu_values, maps = sweep.maps(cells, ("train_loss", "test_loss", "train_acc", "test_acc", "regime",
                                                 "regime_by_order", "test_acc_step0", "test_gain", "regime_trained"))
-figure3 = {"balanced": (2000, 20), "large noise": (4500, 5), "large signal": (1000, 80)}
-figure3 = {k: v for k, v in figure3.items() if min(d_values) <= v[0] <= max(d_values)
-           and min(mu_values) <= v[1] <= max(mu_values)}
+figure3 = {name.replace("_", " "): (d0, mu0) for name, (d0, mu0) in regionmap.PAPER_CELLS.items()
+           if min(d_values) <= d0 <= max(d_values) and min(mu_values) <= mu0 <= max(mu_values)}
 fig, axes = plots.figure(4, 2, row_height=3.2)
 panels = [("train_loss", "final train loss", "magma", None), ("test_loss", "final test loss", "magma", None),
           ("train_acc", "train accuracy", "viridis", (0.5, 1.0)), ("test_acc", "test accuracy", "viridis", (0.5, 1.0))]
@@ -123,56 +123,35 @@ plots.legend_above(fig, axes[0, 0], ncols=2, **plots.OVERLAY_LEGEND)
 nb.save_figure(fig)
 
 # %% [markdown]
-# What this run shows. The train loss varies little over the map ({glue:text}`train_loss_min:.3f` to
-# {glue:text}`train_loss_max:.3f`: the fixed head bounds every output by $1/\sqrt2$), while the test loss spans
-# {glue:text}`test_loss_min:.3f` to {glue:text}`test_loss_max:.3f`, rising towards large $d$ and weak signal. Of the
-# cells that leave noisy labels unfitted, {glue:md}`unfitted_share_above_1_pct` lie above $n\,\mathrm{SNR}^2 = 1$
-# (their median $n\,\mathrm{SNR}^2$ is {glue:text}`unfitted_median_n_snr2:.0f` at this training length), and no
-# harmful cell reaches beyond {glue:text}`harmful_max_snr_times_d_quarter:.2f` times $\mathrm{SNR} = d^{-1/4}$.
+# What this run shows. The train loss spans {glue:text}`train_loss_min:.3f` to {glue:text}`train_loss_max:.3f` over
+# the map (the fixed head bounds every output by $1/\sqrt2$), the test loss {glue:text}`test_loss_min:.3f` to
+# {glue:text}`test_loss_max:.3f`, {glue:md}`test_loss_trend_words` (a plane fitted to the test loss in $\log d$ and
+# $\log\|\mu\|$ over every cell, `benign.regionmap.loss_trends`). {glue:md}`unfitted_words`, and
+# {glue:md}`harmful_reach_words`.
 #
-# Do the boundaries follow the theory's curves? We locate a boundary between two regimes in each row of $d$ — at
-# the $\|\mu\|$ that misplaces fewest of the row's cells (`benign.regimes.boundary`) — and fit a line to
-# $\log\|\mu^*\|$ against $\log d$; and, since a boundary may run along $\|\mu\|$, also in each column, fitting
-# $\log d^*$ against $\log\|\mu\|$ (`benign.regimes.boundary_slope`; ± is a slope's standard error). The theory's
-# curves give ½ and 2 for $n\,\mathrm{SNR}^2$ = const (benign / not overfitting) and ¼ and 4 for
-# $\mathrm{SNR} \asymp d^{-1/4}$ (harmful / benign). On this map the benign / not-overfitting boundary has
-# $\log d^*$ against $\log\|\mu\|$ slope {glue:text}`overfit_slope_d_map:.2f` ±
-# {glue:text}`overfit_slope_d_se_map:.2f` over {glue:text}`overfit_columns_map` of the {glue:text}`grid_columns`
-# columns, where $n\,\mathrm{SNR}^2$ = const would give 2: the not-overfitting region is bounded by $d$ far more than
-# by $\|\mu\|$. Only {glue:text}`overfit_rows_map` of the {glue:text}`grid_rows` rows of $d$ hold both regimes, and
-# there $\log\|\mu^*\|$ against $\log d$ has slope {glue:text}`overfit_slope_map:.2f` ±
-# {glue:text}`overfit_slope_se_map:.2f` (theory: ½). The harmful / benign boundary has slope
-# {glue:text}`harmful_slope_map:.3f` ± {glue:text}`harmful_slope_se_map:.3f` over {glue:text}`harmful_rows_map` rows
-# (theory: ¼): by this rule {glue:md}`harmful_head_below_share_pct` of the harmful cells are cells where the fixed
-# head alone scores below the threshold before any training (next section). Read by what training
-# adds instead, the harmful / benign boundary is judged in the next section; the second half of the page follows
-# both boundaries in time.
+# Do the boundaries follow the theory's curves? We locate a boundary between two regimes in each row of $d$ — at the
+# $\|\mu\|$ that misplaces fewest of the row's cells (`benign.regimes.boundary`) — and fit a line to $\log\|\mu^*\|$
+# against $\log d$; and, since a boundary may run along $\|\mu\|$, also in each column, fitting $\log d^*$ against
+# $\log\|\mu\|$ (`benign.regimes.boundary_slope`; ± is a slope's standard error). The theory's curves give ½ and 2 for
+# $n\,\mathrm{SNR}^2$ = const (benign / not overfitting) and ¼ and 4 for $\mathrm{SNR} \asymp d^{-1/4}$ (harmful /
+# benign). On this map the benign / not-overfitting boundary's slope of $\log d^*$ against $\log\|\mu\|$ is
+# {glue:md}`overfit_fit_d_words`, where $n\,\mathrm{SNR}^2$ = const would give 2{glue:md}`overfit_reading_words`. Its
+# slope of $\log\|\mu^*\|$ against $\log d$, ½ by the theory, is {glue:md}`overfit_fit_words`. The harmful / benign
+# boundary's, ¼ by the theory, is {glue:md}`harmful_fit_words`; by this rule {glue:md}`harmful_head_words` (next
+# section). Read by what training adds instead, the harmful / benign boundary is judged in the next section; the second
+# half of the page follows both boundaries in time.
 
 # %%
-shares = cells.regime.value_counts(normalize=True).reindex(theory.REGIMES, fill_value=0.0)
+result = regionmap.map_result(cells, maps, d_values, mu_values, n, test_threshold)
 metrics = {"grid_d": d_values, "grid_signal_norm": mu_values,
            **{key: maps[key] for key in ("train_loss", "test_loss", "train_acc", "test_acc")},
-           **{f"share_{name}": float(share) for name, share in shares.items()},
-           "sweep_wall_s": round(cells.attrs["wall_s"], 2), "computed_chunks": cells.attrs["computed_chunks"]}
-for key in ("train_loss", "test_loss"):
-    metrics[f"{key}_min"], metrics[f"{key}_max"] = float(cells[key].min()), float(cells[key].max())
-unfitted, harmful = cells[cells.regime == "not_overfitting"], cells[cells.regime == "harmful"]
-unfitted_n_snr2 = theory.n_snr2(unfitted.signal_norm, unfitted.d, n)  # where noisy labels stay unfitted, in n·SNR²
-metrics["unfitted_share_above_1"] = float((unfitted_n_snr2 > 1).mean()) if len(unfitted) else float("nan")
-metrics["unfitted_median_n_snr2"] = float(np.median(unfitted_n_snr2)) if len(unfitted) else float("nan")
-metrics["harmful_max_snr_times_d_quarter"] = float((theory.snr(harmful.signal_norm, harmful.d)
-                                                    / theory.harmful_snr(harmful.d)).max()) if len(harmful) \
-    else float("nan")  # how far above SNR = d^(-1/4) a harmful cell reaches
-cell = cells.set_index(["d", "signal_norm"])
-checked = {name: cells_at for name, cells_at in {"balanced": (2000, 20.0), "large_noise": (4500, 5.0),
-                                                 "large_signal": (1000, 80.0)}.items() if cells_at in cell.index}
-for name, (d0, mu0) in checked.items():
-    metrics[f"{name}_test_acc"] = float(cell.loc[(d0, mu0), "test_acc"])
-    metrics[f"{name}_train_acc"] = float(cell.loc[(d0, mu0), "train_acc"])
+           "sweep_wall_s": round(cells.attrs["wall_s"], 2), "computed_chunks": cells.attrs["computed_chunks"],
+           **result.metrics()}
 
 # The authors' main.py (benign.authors, as on the Figure 3 page: evaluated once at the end, cached, shared with it)
-# at the checked cells with d <= authors_max_d.
-chosen = {name: at for name, at in checked.items() if authors_code and at[0] <= authors_max_d}
+# at Figure 3's cells on the grid with d <= authors_max_d.
+chosen = {name: at for name, at in regionmap.PAPER_CELLS.items()
+          if name in result.paper_cells and authors_code and at[0] <= authors_max_d}
 if chosen:
     points = [dict(d=d0, signal_norm=mu0, seed=seed, stream=authors_stream, n=n, n_test=n_test, T=T, rho=rho,
                    noise_ratio=noise_ratio, learning_rate=learning_rate, num_steps=num_steps)
@@ -182,25 +161,6 @@ if chosen:
     for name, at in chosen.items():
         metrics[f"authors_{name}_test_acc"], metrics[f"authors_{name}_train_acc"] = (by_cell[at]["test_acc"],
                                                                                        by_cell[at]["train_acc"])
-BOUNDARIES = {"overfit": ("benign", "not_overfitting"), "harmful": ("harmful", "benign")}  # (below, above)
-for key, (lower, upper) in BOUNDARIES.items():
-    fit = regimes.boundary_slope(d_values, mu_values, maps["regime"], lower, upper)
-    metrics.update({f"{key}_{k}_map": v for k, v in fit.items()})
-metrics.update(grid_rows=len(d_values), grid_columns=len(mu_values), test_threshold_value=test_threshold)
-# what training adds (regimes.trained_regime): the map re-read against each cell's own step 0
-trained_shares = cells.regime_trained.value_counts(normalize=True).reindex(theory.REGIMES, fill_value=0.0)
-metrics.update({f"share_{name}_trained": float(share) for name, share in trained_shares.items()})
-head_low = cells.test_acc_step0 < test_threshold  # the head alone already below the paper's rule
-metrics.update(
-    harm_threshold=thresholds.HARM.value, harmful_cells=int((cells.regime == "harmful").sum()),
-    harmful_head_below_share=float(head_low[cells.regime == "harmful"].mean()) if len(harmful) else float("nan"),
-    harmful_trained_cells=int((cells.regime_trained == "harmful").sum()),
-    fitted_cells=int((cells.train_acc >= 1).sum()),
-    test_gain_min=float(cells.test_gain.min()), test_gain_max=float(cells.test_gain.max()),
-    test_acc_step0_min=float(cells.test_acc_step0.min()),
-    head_below_max_signal_norm=float(cells.signal_norm[head_low].max()) if head_low.any() else float("nan"))
-fit = regimes.boundary_slope(d_values, mu_values, maps["regime_trained"], "harmful", "benign")
-metrics.update({f"harmful_trained_{k}_map": v for k, v in fit.items()})
 
 # %% [markdown]
 # ## What training adds (bottom row)
@@ -208,47 +168,36 @@ metrics.update({f"harmful_trained_{k}_map": v for k, v in fit.items()})
 # The map's rule calls a cell harmful when its test accuracy ends below {glue:text}`test_threshold_value:.2f`. But the
 # fixed head classifies before any training: at step 0, $p = 0$, the attention is uniform and $f(X) = \nu^\top\bar x$,
 # whose test accuracy is $\Phi(\|\mu\|/4)$ whatever $d$ is (lowest on this grid {glue:text}`test_acc_step0_min:.3f`;
-# the largest $\|\mu\|$ at which some cell's head alone scores below {glue:text}`test_threshold_value:.2f` is
-# {glue:text}`head_below_max_signal_norm:g`).
-# Of the {glue:text}`harmful_cells:,.0f` cells the map calls harmful, {glue:md}`harmful_head_below_share_pct` are
-# cells whose head alone already scores below the threshold. Bottom left: what training changes, the final test
-# accuracy minus the same cell's step 0 (from {glue:text}`test_gain_min:+.3f` to {glue:text}`test_gain_max:+.3f` on
+# {glue:md}`head_below_words`). On this grid {glue:md}`harmful_of_words`. Bottom left: what training changes, the final
+# test accuracy minus the same cell's step 0 (from {glue:text}`test_gain_min:+.3f` to {glue:text}`test_gain_max:+.3f` on
 # this grid). Bottom right: the regimes re-read by it (`benign.regimes.trained_regime`): harmful where every label is
 # fitted and training loses more than {glue:text}`harm_threshold:.2f` of test accuracy against step 0. Of the
 # {glue:text}`fitted_cells:,.0f` cells that fit every label, {glue:text}`harmful_trained_cells:,.0f` lose that much:
 # benign {glue:md}`share_benign_trained_pct`, harmful {glue:md}`share_harmful_trained_pct`, not overfitting
-# {glue:md}`share_not_overfitting_trained_pct` of the cells. Along the harmful / benign boundary of that map,
-# $\log\|\mu^*\|$ against $\log d$ has slope {glue:text}`harmful_trained_slope_map:.2f` over
-# {glue:text}`harmful_trained_rows_map` rows of $d$ (theory: ¼); the claims ledger judges the boundary there, where
-# harm is what training does, not where the head alone falls short.
+# {glue:md}`share_not_overfitting_trained_pct` of the cells. Along the harmful / benign boundary of that map, the slope
+# of $\log\|\mu^*\|$ against $\log d$, ¼ by the theory, is {glue:md}`harmful_trained_fit_words`; the claims ledger
+# judges the boundary there, where harm is what training does, not where the head alone falls short.
 
 # %% [markdown]
 # ## The same cells over training time
 #
-# `benign.clock` runs the cells `d_values_long` × `signal_norm_values_long` (the `paper` profile: all 39 × 39 cells
-# for $10^6$ steps) with the data, $W_0$ and step size of the map above for {glue:text}`num_steps_long` steps, at a
-# memory that does not grow with the steps, and records every step at which a condition switches: every clean label
-# fitted, every noisy label fitted, the first noisy label fitted, the test error below $\delta$. Here
-# $\delta$ = {glue:text}`delta_map:.4f`, so that "test error $< \delta$" on the {glue:text}`n_test` test samples is
-# exactly "test accuracy ≥ `test_threshold`", the map's rule. The regime of a cell at any step then follows from the
-# switches, exactly, with nothing stored per step (`benign.regimes.regime_at`). At step {glue:text}`num_steps` they
-# give the map above again: {glue:md}`long_agreement_pct` of the {glue:text}`long_compared` cells the two
-# computations share have the same regime (`tests/test_regimes.py` checks this cell by cell in float64). The same
-# kernel, cache and events serve {doc}`the theorem's clock <theory_clock>`, whose runs use other step sizes and sizes
-# ($\alpha \propto n/d$, several $n$) and so share no cell with this grid.
+# `benign.clock` runs {glue:text}`long_runs` of the cells (the `paper` profile: all 39 × 39 cells for $10^6$ steps) with
+# the data, $W_0$ and step size of the map above for {glue:text}`num_steps_long` steps, at constant memory, and records
+# every step at which a condition switches: every clean label fitted, every noisy label fitted, the first noisy label
+# fitted, the test error below $\delta$. Here $\delta$ = {glue:text}`delta_map:.4f`, so that "test error $< \delta$" on
+# the {glue:text}`n_test` test samples is exactly "test accuracy ≥ {glue:text}`test_threshold_value:.2f`", the map's
+# rule. The regime of a cell at any step then follows from the switches, exactly, with nothing stored per step
+# (`benign.regimes.regime_at`). {glue:md}`agreement_words` (`tests/test_regimes.py` checks this cell by cell in
+# float64). The same kernel, cache and events serve
+# {doc}`the theorem's clock <theory_clock>`, whose runs use other step sizes and sizes ($\alpha \propto n/d$, several
+# $n$) and so share no cell with this grid.
 
 # %%
 long = clock.run(long_points, cache=paths.cache_dir("sweeps") if use_cache else None, progress=progress)
 print(sweep.describe(long))
 steps_drawn = [t for t in snapshot_steps if t <= num_steps_long]
-for t in steps_drawn:
-    long[f"regime_{t}"] = regimes.regime_at(long, t)
-long["course"] = regimes.test_error_course(long)
-long["first_noisy_step"] = regimes.first_noisy_fitted(long)
-long["noisy_fitted_step"] = long.noisy_fitted_first.astype(float)
-long["select_step"] = [timing.crossing(h["step"], h["score_test_relevant"], attention_level) for h in long.history]
-shared_cells = long.merge(cells[["d", "signal_norm", "regime"]], on=["d", "signal_norm"])
-at_snapshot = regimes.regime_at(shared_cells, num_steps) if num_steps <= num_steps_long else None
+long = regionmap.annotate_long(long, steps_drawn, attention_level)
+over_time = regionmap.time_result(long, steps_drawn, num_steps, num_steps_long, attention_level, cells)
 d_long, mu_long, long_maps = sweep.maps(long, [f"regime_{t}" for t in steps_drawn]
                                         + ["course", "first_noisy_step", "noisy_fitted_step"])
 
@@ -280,21 +229,14 @@ fates = pd.DataFrame([{"cell": f"{name.replace('_', ' ')} ({d0}, {mu0:g})",
                        f"test attention ≥ {attention_level:g} at": row.select_step}
                       for name, (d0, mu0) in figure3.items() for _, row in long.iterrows()
                       if (row.d, row.signal_norm) == (d0, mu0)])
-slopes = []
-for t in steps_drawn:
-    entry = {"step": t}
-    for key, (lower, upper) in BOUNDARIES.items():
-        fit = regimes.boundary_slope(d_long, mu_long, long_maps[f"regime_{t}"], lower, upper)
-        metrics.update({f"{key}_{k}_at_{t}": v for k, v in fit.items()})
-        pair = f"{lower} / {upper}".replace("_", " ")
-        entry[f"{pair}: log ‖μ*‖ on log d"] = words.estimate(fit["slope"], fit["slope_se"], fit["rows"], "row")
-        entry[f"{pair}: log d* on log ‖μ‖"] = words.estimate(fit["slope_d"], fit["slope_d_se"], fit["columns"],
-                                                             "column")
-    for name in theory.REGIMES:
-        metrics[f"share_{name}_at_{t}"] = float((long[f"regime_{t}"] == name).mean())
-    slopes.append(entry)
-display(fates)
-pd.DataFrame(slopes)
+slopes = pd.DataFrame([{"step": t, **{f"{regionmap.PAIR_WORDS[key]}: log ‖μ*‖ on log d": regionmap.fit_words(fit)
+                                      for key, fit in over_time.fits_at[t].items()},
+                        **{f"{regionmap.PAIR_WORDS[key]}: log d* on log ‖μ‖":
+                           regionmap.fit_words(fit, "slope_d", "column") for key, fit in over_time.fits_at[t].items()}}
+                       for t in steps_drawn])
+if len(fates):  # a profile whose long runs hold none of Figure 3's cells shows no empty table
+    display(fates)
+slopes
 
 # %%
 # the long runs for the page's interactive map (benign.regimes.time_map), also a download beside the other results
@@ -308,69 +250,20 @@ metrics.update(time_map_start_step=start_step, time_map_changed_cells=changed,
                                       f"{'is' if changed == 1 else 'are'}")
 
 # %%
-agreement = (at_snapshot == shared_cells.regime).mean() if at_snapshot is not None and len(shared_cells) else np.nan
-metrics.update(num_steps=num_steps, num_steps_long=num_steps_long, delta_map=float(long_points[0]["delta"]),
-               n_test=n_test, long_runs=len(long), long_compared=len(shared_cells), long_agreement=float(agreement),
+metrics.update(over_time.metrics(), delta_map=float(long_points[0]["delta"]), n_test=n_test,
                long_wall_s=round(float(long.groupby(list(clock.CHUNK_BY)).chunk_wall_s.first().sum()), 1),
-               noisy_fitted_share_long=float(long.noisy_fitted_step.notna().mean()),
-               noisy_fitted_median_step=float(long.noisy_fitted_step.median()),
-               noisy_fitted_latest_step=float(long.noisy_fitted_step.max()),
-               test_below_at_step0_share=float((long.test_error_first == 0).mean()), attention_level=attention_level,
-               history_points=history_points, selected_share_long=float(long.select_step.notna().mean()))
-for key in regimes.COURSES:
-    metrics[f"course_{key}_share"] = float((long.course == key).mean())
-for name, (d0, mu0) in figure3.items():
-    row = long[(long.d == d0) & (long.signal_norm == mu0)]
-    if len(row):
-        key = name.replace(" ", "_")
-        metrics.update({f"{key}_first_noisy_step": float(row.first_noisy_step.iloc[0]),
-                        f"{key}_noisy_fitted_step": float(row.noisy_fitted_step.iloc[0]),
-                        f"{key}_select_step": float(row.select_step.iloc[0]),
-                        f"{key}_test_acc_long": float(row.test_acc.iloc[0]),
-                        **{f"{key}_regime_at_{t}": row[f"regime_{t}"].iloc[0] for t in steps_drawn},
-                        f"{key}_regimes_over_time": ", ".join(f"{row[f'regime_{t}'].iloc[0].replace('_', ' ')} at step "
-                                                              f"{t:,}" for t in steps_drawn)})
-fitted = long[long.noisy_fitted_step.notna()]
-end = long[f"regime_{steps_drawn[-1]}"] == "not_overfitting"
-metrics.update(fitted_step_d_rank_corr=float(fitted.d.rank().corr(fitted.noisy_fitted_step.rank())) if len(fitted) > 2
-               else float("nan"), not_overfitting_end_cells=int(end.sum()),
-               not_overfitting_end_max_d=float(long.d[end].max()) if end.any() else float("nan"),
-               d_long_min=float(min(d_long)))
-metrics["fitted_step_d_words"] = words.correlation_words(metrics["fitted_step_d_rank_corr"], "the smaller d",
-                                                         "the later", "the earlier")
-# the prose below names the book's snapshot steps and the paper's three cells: a profile without them shows nan there
-for t in (1000, 10000, 100000):
-    for key in ("share_not_overfitting", "overfit_slope_d", "overfit_slope_d_se", "harmful_slope", "harmful_slope_se"):
-        metrics.setdefault(f"{key}_at_{t}", float("nan"))
-for key in ("balanced", "large_noise", "large_signal"):
-    for quantity in ("first_noisy_step", "noisy_fitted_step", "select_step", "test_acc_long"):
-        metrics.setdefault(f"{key}_{quantity}", float("nan"))
-    metrics.setdefault(f"{key}_regimes_over_time", "not among this profile's long runs")
+               history_points=history_points, authors_max_d=authors_max_d)
 nb.save_metrics(metrics)
-
 # %% [markdown]
 # ## What the map becomes
 #
-# **Not overfitting is a stage.** In the long runs {glue:md}`share_not_overfitting_at_1000_pct` of the cells are
-# not overfitting at step 1000 (the snapshot), {glue:md}`share_not_overfitting_at_10000_pct` at step $10^4$ and
-# {glue:md}`share_not_overfitting_at_100000_pct` at step $10^5$. Every noisy label is fitted within the run in
-# {glue:md}`noisy_fitted_share_long_pct` of the cells (median step {glue:text}`noisy_fitted_median_step:,.0f`, latest
-# {glue:text}`noisy_fitted_latest_step:,.0f`; bottom left). The rank correlation of $d$ with that step over the cells
-# that fit is {glue:text}`fitted_step_d_rank_corr:.2f` ({glue:md}`fitted_step_d_words`; the memorisation speed $\alpha
-# d/n$ of {doc}`the clock's page <theory_clock>` predicts a negative correlation). The first noisy label goes earlier
-# (middle row, right). At the last step {glue:text}`not_overfitting_end_cells` cells are left not overfitting, none
-# with $d$ above {glue:text}`not_overfitting_end_max_d:,.0f` (the grid starts at $d$ = {glue:text}`d_long_min:,.0f`).
+# **Not overfitting is a stage.** In the long runs, {glue:md}`not_overfitting_over_time_words` are not
+# overfitting. {glue:md}`noisy_fitted_words`. {glue:md}`fitted_step_corr_words`; the memorisation speed
+# $\alpha d/n$ of {doc}`the clock's page <theory_clock>` predicts a negative correlation. The first noisy label goes
+# earlier (middle row, right). {glue:md}`not_overfitting_end_words`.
 #
-# **The boundaries over time** (table above). Along the benign / not-overfitting boundary
-# $\log d^*$ against $\log\|\mu\|$ has slope {glue:text}`overfit_slope_d_at_1000:.2f` ±
-# {glue:text}`overfit_slope_d_se_at_1000:.2f` at step 1000, {glue:text}`overfit_slope_d_at_10000:.2f` ±
-# {glue:text}`overfit_slope_d_se_at_10000:.2f` at $10^4$ and {glue:text}`overfit_slope_d_at_100000:.2f` ±
-# {glue:text}`overfit_slope_d_se_at_100000:.2f` at $10^5$ on this grid, against 2 for $n\,\mathrm{SNR}^2$ = const.
-# Along the harmful / benign boundary $\log\|\mu^*\|$ against $\log d$ has slope
-# {glue:text}`harmful_slope_at_1000:.2f` ± {glue:text}`harmful_slope_se_at_1000:.2f` at step 1000,
-# {glue:text}`harmful_slope_at_10000:.2f` ± {glue:text}`harmful_slope_se_at_10000:.2f` at $10^4$ and
-# {glue:text}`harmful_slope_at_100000:.2f` ± {glue:text}`harmful_slope_se_at_100000:.2f` at $10^5$ (rows of $d$, theory
-# ¼) — on a grid whose lowest $\|\mu\|$ values are 5, 7.5 and 10, so these are coarse.
+# **The boundaries over time** (table above), on the long runs' grid of {glue:text}`long_grid_rows` rows of $d$ and
+# {glue:text}`long_grid_columns` columns of $\|\mu\|$. {glue:md}`boundaries_over_time_words`
 #
 # **The fixed head** (bottom right). With $p = 0$ the attention is uniform and the head
 # $\nu \propto \mu_+ - \mu_-$ already classifies: the test error is below $\delta$ at step 0 in
@@ -382,17 +275,13 @@ nb.save_metrics(metrics)
 # and the test error still below $\delta$; training did not bring it there, the head did, and fitting the noise did
 # not take it away.
 #
-# **The paper's three cells** (table above). Their regimes over time: balanced (2000, 20)
-# {glue:md}`balanced_regimes_over_time`; large noise (4500, 5) {glue:md}`large_noise_regimes_over_time`; large
-# signal (1000, 80) {glue:md}`large_signal_regimes_over_time`. The balanced cell fits its last noisy label at step
-# {glue:text}`balanced_noisy_fitted_step:,.0f`; the large-noise cell (4500, 5) fits it at step
-# {glue:text}`large_noise_noisy_fitted_step:,.0f` with a test accuracy of {glue:text}`large_noise_test_acc_long:.3f`
-# at the end; the large-signal cell, not overfitting in the paper's snapshot, fits its first noisy label
-# at step {glue:text}`large_signal_first_noisy_step:,.0f` and its last at step
-# {glue:text}`large_signal_noisy_fitted_step:,.0f`, and its test attention passes
-# {glue:text}`attention_level:.2g` on the relevant token at step {glue:text}`large_signal_select_step:,.0f` (read off
-# the {glue:text}`history_points` log-spaced logged steps, so to within their spacing; the other events are exact to
-# the step).
+# **The paper's three cells** (table above): their regimes at the snapshot steps and when their events happen (the
+# test attention read off the {glue:text}`history_points` log-spaced logged steps, so to within their spacing; the
+# other events are exact to the step).
+#
+# ```{glue:md} paper_cells_over_time_words
+# :format: myst
+# ```
 
 # %% [markdown]
 # ### The map at any step
@@ -414,15 +303,15 @@ HTML(regimes.time_map_html(time_payload))
 # ## Paper vs here
 #
 # On this map {glue:md}`share_benign_pct` of the cells are benign, {glue:md}`share_harmful_pct` harmful and
-# {glue:md}`share_not_overfitting_pct` not overfitting (the ledger's rule for the three regions reads these
-# shares). The paper gives its heatmaps as pictures, not numbers; the rows below check the cells of Figure 3, which the
-# paper does report. The sweep took {glue:text}`sweep_wall_s:.1f` s here (0 when every chunk came from the cache).
-# The *authors' code* column runs their final main.py (commit c563aae; transcribed, see
-# {doc}`Figure 3 <fig3_dynamics>`) at those cells with $d \le$ `authors_max_d` (`paper` profile: all three): one
-# draw of their data stream and initialisation, at this page's seed (the book: their final config's 42; the `paper`
-# profile: 0, the seed of their configs until their final commit, at which their script reaches Figure 3's
-# reported numbers at these cells — see that page; their January main_synthetic.py, which logs one run per
-# $(d, \|\mu\|, \rho)$ as a grid like this one needs, ran with it).
+# {glue:md}`share_not_overfitting_pct` not overfitting (the ledger's rule for the three regions reads these shares). The
+# paper gives its heatmaps as pictures, not numbers; the rows below check the cells of Figure 3, which the paper does
+# report. The sweep took {glue:text}`sweep_wall_s:.1f` s here (0 when every chunk came from the cache). The *authors'
+# code* column runs their final main.py (commit c563aae; transcribed, see {doc}`Figure 3 <fig3_dynamics>`) at those
+# cells with $d \le$ {glue:text}`authors_max_d` (`paper` profile: all three): one draw of their data stream and
+# initialisation, at this page's seed (the book: their final config's 42; the `paper` profile: 0, the seed of their
+# configs until their final commit, at which their script reaches Figure 3's reported numbers at these cells — see that
+# page; their January main_synthetic.py, which logs one run per $(d, \|\mu\|, \rho)$ as a grid like this one needs, ran
+# with it).
 
 # %%
 nb.compare(metrics)

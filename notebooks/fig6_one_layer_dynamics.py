@@ -26,8 +26,8 @@
 # $(d, \|\mu\|)$ = (2000, 20), (5000, 5) and (1000, 100), with train and test accuracy.
 #
 # **What this page shows.** The paper's scale (MLP width 2000, $d$ up to 5000) takes most of an hour on a 2-core
-# CPU, so the book runs each setting shrunk by `scale` = 10: $d$ and the MLP width divided by 10 and $\|\mu\|$ by
-# $10^{1/4}$, which keeps $\|\mu\|/d^{1/4}$ (the SNR measured against the harmful boundary
+# CPU, so the book runs each setting shrunk tenfold (`-p scale 10`): $d$ and the MLP width divided by 10 and $\|\mu\|$
+# by $10^{1/4}$, which keeps $\|\mu\|/d^{1/4}$ (the SNR measured against the harmful boundary
 # $\mathrm{SNR} \asymp d^{-1/4}$). Everything else — $n$, $T$, $\rho$, $\eta$, $\alpha$, 1000 steps, 1000 test
 # samples — is the paper's. The table below the figure lists the exact values run. The `paper` profile
 # (`benign run fig6_one_layer_dynamics --profile paper`) runs the paper's scale; it is meant for a GPU.
@@ -206,12 +206,12 @@ pd.concat(costs.values(), ignore_index=True)  # every seed: test accuracy with f
 # `benign.authors.one_layer` transcribes the authors' main_one_layer.py as they published it last (commit c563aae, May
 # 2025; its config's seed is 42, this page's default), independently of the trainer above: their module (every token
 # position computed, [CLS] included), every parameter trained by full-batch SGD through autograd, on data drawn as
-# their main.py's `CustomDataset`, which it imports, draws them (`np.random.default_rng(seed)`, float32, their
+# the data set class of their main.py, which it imports, draws them (`np.random.default_rng(seed)`, float32, their
 # label-noise pattern, the test set drawn with the training seed), from the initialisation their code draws, here
 # right after `torch.manual_seed(seed)` (theirs is unseeded). Run that way, it gives the numbers their real script
 # gives (checked at three settings by the tests `pytest -m slow` runs). Its losses are theirs as logged,
 # $\log(1 + e^{-yf})$ in float32: 0 once every margin exceeds about $16.6$. It runs at the settings run above — shrunk
-# by `scale` like them (the paper's scale is a GPU job for it too) — and is evaluated once, after the last step (their
+# like them (the paper's scale is a GPU job for it too) — and is evaluated once, after the last step (their
 # script also evaluates every 10 steps, which changes nothing at the end). Its runs are cached like sweeps and shared
 # with {doc}`Figure 7 <fig7_one_layer_heatmap>`.
 

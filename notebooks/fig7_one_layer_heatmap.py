@@ -28,11 +28,11 @@
 # below take their colour scale from the data, so no value is clipped: the paper's limits are drawn in cyan on the
 # colour bar where they fall inside its range, and named above or below the bar where they fall outside it.
 #
-# **What this page shows.** The paper's grid is 1521 runs of an encoder with MLP width 2000 and $d$ up to 5000: a
-# GPU job (the `paper` profile, `benign run fig7_one_layer_heatmap --profile paper`). The book runs a coarser grid —
-# every 750 in $d$ from 500, every 15 in $\|\mu\|$ from 5 — shrunk like Figure 6's book profile by `scale` = 10:
-# $d$ and the MLP width divided by 10, $\|\mu\|$ by $10^{1/4}$ (which keeps $\|\mu\|/d^{1/4}$). The axes show the
-# values actually run; multiply $d$ by 10 and $\|\mu\|$ by $10^{1/4} \approx 1.78$ to read them on the paper's axes.
+# **What this page shows.** The paper's grid is 1521 runs of an encoder with MLP width 2000 and $d$ up to 5000: a GPU
+# job (the `paper` profile, `benign run fig7_one_layer_heatmap --profile paper`). The book runs a coarser grid — every
+# 750 in $d$ from 500, every 15 in $\|\mu\|$ from 5 — shrunk tenfold like Figure 6's book profile (`-p scale 10`): $d$
+# and the MLP width divided by 10, $\|\mu\|$ by $10^{1/4}$ (which keeps $\|\mu\|/d^{1/4}$). The axes show the values
+# actually run; multiply $d$ by 10 and $\|\mu\|$ by $10^{1/4} \approx 1.78$ to read them on the paper's axes.
 
 # %% tags=["parameters"]
 seed = 42  # one seed for every cell: cells of one d share data noise and the initialisation
@@ -136,7 +136,7 @@ metrics.update({f"{key}_words": words.percent(metrics[key]) for key in
                  "share_test_loss_in_paper_limits")})
 metrics["share_fitted_words"] = words.percent(1 - metrics["share_not_overfitting"])  # every training label fitted
 # Which way the test loss moves over the grid: least-squares slopes against log d and log ‖μ‖ over the cells, a
-# direction only where a slope lies more than thresholds.SLOPE_SE standard errors from zero (benign.words.trend)
+# direction only where a slope lies more than thresholds.SLOPE_SE standard errors from zero (benign.words.slope_words)
 metrics["trend_errors"] = thresholds.SLOPE_SE.value
 for axis, word in (("d", "d"), ("signal_norm", "‖μ‖")):
     slope, se = timing.line_fit(np.log(cells[axis]), cells.test_loss)
@@ -185,7 +185,7 @@ nb.save_metrics(metrics)
 # {glue:md}`share_not_overfitting_words` leave noisy labels unfitted. The encoder's final train losses
 # ({glue:text}`train_loss_min:.3f` to {glue:text}`train_loss_max:.3f`) lie {glue:md}`train_loss_against_paper` the
 # paper's train-loss colour range 0.405–0.55 (named on its colour bar):
-# {glue:md}`share_train_loss_in_paper_limits_words` of the cells fall inside it, and {glue:md}`share_test_loss_in_paper_limits_words` of the test losses (here
+# {glue:md}`share_train_loss_in_paper_limits_words` of the cells lie inside it, and {glue:md}`share_test_loss_in_paper_limits_words` of the test losses (here
 # {glue:text}`test_loss_min:.3f` to {glue:text}`test_loss_max:.3f`) inside the paper's test-loss range. The paper's limits are colour-bar settings, not reported values, so the range rows below are a
 # loose reading. The sweep took {glue:text}`sweep_wall_s:.1f` s here (0 when every chunk came from the cache).
 #

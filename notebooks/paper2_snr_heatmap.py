@@ -99,8 +99,8 @@ nb.save_figure(fig)
 # %% [markdown]
 # What this run shows. {glue:md}`below_boundary_words` At the largest $\rho$ the mean test accuracy is
 # {glue:text}`largest_signal_norm_test_acc:.2f`, and fresh inputs put a mean weight of
-# {glue:text}`largest_signal_norm_test_signal_attention:.2f` on their signal token: where it falls, the first step
-# already fits the clean inputs (their margin grows like $n\,\mathrm{SNR}^2$), the second step is driven by the
+# {glue:text}`largest_signal_norm_test_signal_attention:.2f` on their signal token: where that weight is low, the first
+# step already fits the clean inputs (their margin scales as $n\,\mathrm{SNR}^2$), the second step is driven by the
 # noisy inputs alone and turns attention away from the signal — the upper limit in
 # $\mathrm{SNR} = \Theta(1/\sqrt n)$; a smaller $c_1$ moves that limit up.
 #

@@ -94,14 +94,15 @@ nb = notebooks.start("table2_finetune", globals())
 # %% [markdown]
 # ## What this run changes from the paper's protocol
 #
-# A row appears here only where this run differs from the protocol as the authors ran it. The book keeps the
-# paper's schedule — 300 epochs of phase 1, the learning rate of phase 2 decaying over 2000 epochs — and changes only
-# where phase 2 stops: a run stops at the end of the first epoch after which it predicts every one of its training
-# labels, the wrong ones included, or after 2000 epochs; at $n = 1000$ after 300 epochs at most, which a CPU can
-# afford for every row. What is decided by then (are the noisy labels fitted, and what is the test accuracy?) is
-# what the table reports; a stopped run has seen exactly the learning rates of the paper's run up to that epoch.
-# The offline data are also smaller than the paper's (the table after this one: pools, test splits and pretrain
-# subsets beside the paper's). The `paper` profile runs every epoch.
+# A row appears here only where this run differs from the protocol as the authors ran it. The `book` profile keeps
+# the paper's schedule — the epochs of phase 1, and the learning rate of phase 2 decaying over the paper's epochs —
+# and changes only where phase 2 stops: a run stops at the end of the first epoch after which it predicts every one
+# of its training labels, the wrong ones included, or at the end of the schedule; at the largest $n$ after the cap
+# in the table's row of phase 2 epochs at most, which a CPU can afford for every row. What is decided by then (are
+# the noisy labels fitted, and what is the test accuracy?) is what the table reports; a stopped run has seen exactly
+# the learning rates of the paper's run up to that epoch. The offline data are also smaller than the paper's (the
+# table after this one: pools, test splits and pretrain subsets beside the paper's). The `paper` profile runs every
+# epoch.
 
 # %%
 protocol = runs.protocol_from(nb.parameters)

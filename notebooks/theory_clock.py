@@ -101,7 +101,7 @@ print(f"{len(points)} runs")
 # our initialisation ($p = 0$, so $\sigma_p = 0$; $\sigma_w^2$ the mean squared entry of $W_0$, $1/d$ for $W = I$ and
 # $1/(3d)$ for PyTorch's kaiming draw), $\alpha n^{-1}\sigma_\varepsilon^2\|\nu\|\|\mu\|d^2\sigma_w^2$ is $\alpha d/n$
 # and $\alpha d/(3n)$ (`benign.theory.benign_prefactor`). We therefore choose $\alpha = c\cdot n/d$ with a factor $c$
-# (`learning_rate_factors`): $\tau \cdot \alpha d/n$ is the theorem's clock, and the theorem predicts
+# (set by `-p learning_rate_factors`): $\tau \cdot \alpha d/n$ is the theorem's clock, and the theorem predicts
 #
 # $$
 # \log\big(\tau \cdot \alpha n^{-1}\sigma_\varepsilon^2\|\nu\|\|\mu\|d^2\max\{\sigma_w^2,\sigma_p^2\}\big)
@@ -119,22 +119,22 @@ pd.DataFrame(points).assign(n_snr2=lambda t: theory.n_snr2(t.signal_norm, t.d, t
 # ## Long runs at constant memory
 #
 # `benign.clock` runs the recursion of `benign.synthetic` for all runs of a model at once (runs of one $(d,$ seed$)$
-# share one Gram matrix of the training tokens, each $\|\mu\|$ adding a rank-4 term), in blocks of `block` steps. It
-# keeps only the current block's training outputs and coordinates, and at the end of each block finds, vectorised over
-# the block, every step at which each condition switches (turns true or false) — so its value at any step, the
-# first step at which it holds and the step from which it holds to the end:
+# share one Gram matrix of the training tokens, each $\|\mu\|$ adding a rank-4 term), in blocks of {glue:text}`block`
+# steps. It keeps only the current block's training outputs and coordinates, and at the end of each block finds,
+# vectorised over the block, every step at which each condition switches (turns true or false) — so its value at any
+# step, the first step at which it holds and the step from which it holds to the end:
 #
 # | event | condition |
 # |---|---|
-# | `clean_fitted` | $Y_i f(X_i) > 0$ for every clean training sample |
-# | `noisy_fitted` | the same for every noisy one |
-# | `noisy_unfitted` | no noisy sample fitted (its first switch: the first noisy label fitted) |
-# | `all_fitted` | every training sample fitted, clean and noisy |
-# | `train_loss` | training loss $< \varepsilon$ |
-# | `test_error` | test error $< \delta$ |
-# | `test_selected` | fresh inputs select their relevant token: their mean attention on it $\ge$ `attention_level` |
-# | `benign` | every training sample fitted and test error $< \delta$ — the theorem's $\tau$ (benign) |
-# | `not_overfitting` | clean fitted, no noisy one, test error $< \delta$ — the theorem's $\tau$ (not overfitting) |
+# | clean fitted | $Y_i f(X_i) > 0$ for every clean training sample |
+# | noisy fitted | the same for every noisy one |
+# | noisy unfitted | no noisy sample fitted (its first switch: the first noisy label fitted) |
+# | all fitted | every training sample fitted, clean and noisy |
+# | train loss | training loss $< \varepsilon$ |
+# | test error | test error $< \delta$ |
+# | test selected | fresh inputs select their relevant token: their mean attention on it $\ge$ {glue:text}`attention_level:.2g` |
+# | benign | every training sample fitted and test error $< \delta$ — the theorem's $\tau$ (benign) |
+# | not overfitting | clean fitted, no noisy one, test error $< \delta$ — the theorem's $\tau$ (not overfitting) |
 #
 # The test error needs the test logits $C a$ with $C = X_{\text{test}} U$ ($n_{\text{test}}T \times 2nT$), as much
 # work as $n_{\text{test}}/n$ training steps, so it is computed exactly only at block ends. Inside a block, the
@@ -146,7 +146,7 @@ pd.DataFrame(points).assign(n_snr2=lambda t: theory.n_snr2(t.signal_norm, t.d, t
 # within a block $S$ moves by at most half the mean, over test inputs, of their largest logit move; a block that this
 # bound does not keep on one side of the level is halved, with an exact evaluation at its midpoint, down to single
 # steps. Both test events are therefore exact to the step, as the tests in `tests/test_clock.py` check against
-# `simulate`, and the memory does not grow with the steps.
+# `benign.synthetic.simulate`, and the memory does not grow with the steps.
 
 # %%
 cells = clock.run(points, cache=paths.cache_dir("sweeps") if use_cache else None, progress=progress)
@@ -166,51 +166,25 @@ print(f"{len(cells)} runs, {cells.attrs['computed_chunks']} of {cells.attrs['chu
 # ## The theorem's $\tau$, measured
 #
 # For every run, $\tau_{\text{benign}}$ is the first step at which every training label is fitted and the test error
-# is below $\delta$ = {glue:text}`delta:.3g` (the event `benign`), and $\tau_{\text{noisy}}$ the first step at which
+# is below $\delta$ = {glue:text}`delta:.3g` (the event *benign*), and $\tau_{\text{noisy}}$ the first step at which
 # every noisy label is fitted. Each is multiplied by the theorem's prefactor and its logarithm plotted against
 # $1/(n\,\mathrm{SNR}^2)$. For each model and seed we fit a straight line through the runs outside the harmful region
 # ($\mathrm{SNR} \ge d^{-1/4}$) whose time was measured; the slope is reported as the mean over seeds ± their standard
 # deviation. The theorem predicts slope one.
 
 # %%
-def fitted_slope(table, column, where=None):
-    """Least-squares slope of log(τ·prefactor) against 1/(n SNR²), per seed, over the non-harmful runs where τ > 0
-    was measured: (mean over seeds, standard deviation over seeds, runs used)."""
-    use = table[(table.regime_by_order != "harmful") & (table[column] > 0)]
-    use = use if where is None else use[where(use)]
-    slopes = [np.polyfit(g.inverse, np.log(g[column] * g.prefactor), 1)[0]
-              for _, g in use.groupby("seed") if g.inverse.nunique() >= 2]
-    if not slopes:
-        return float("nan"), float("nan"), 0
-    return float(np.mean(slopes)), float(np.std(slopes)), len(use)
-
-
-def lead(s):
-    """The test selection lead L = log((T−1) s / (1 − s)) of a mean attention s on the relevant token (0: uniform)."""
-    return np.log((T - 1) * s / (1 - s))
-
-
-T_LEVEL = lead(attention_level)  # the lead that gives attention_level
+T_LEVEL = timing.lead(attention_level, T)  # the lead that gives attention_level
 cells["tau_benign"] = cells.benign_first.astype(float)
 cells["tau_noisy"] = cells.noisy_fitted_first.astype(float)
 cells["tau_select"] = cells.test_selected_first.astype(float)  # exact: the clock's event
 cells["tau_test_zero"] = [timing.crossing(h["step"], h["test_acc"], 1.0) for h in cells.history]  # no test error
-
-
-def lead_rate(h):
-    """κ: slope of the test selection lead against log(step) over the last decade."""
-    steps, s = np.asarray(h["step"], dtype=float), np.asarray(h["score_test_relevant"])
-    late = steps >= steps[-1] / 10
-    return float(np.polyfit(np.log(steps[late]), lead(s[late]), 1)[0])
-
-
-cells["kappa"] = [lead_rate(h) for h in cells.history]
+cells["kappa"] = [timing.lead_rate(h, T) for h in cells.history]  # κ, the lead's rate
 main = cells[cells.factor.isin(learning_rate_factors)]  # the main grid (one step size per model)
 model_keys = {"p only (W = I)": "p_only", "W and p": "W_and_p"}
 metrics = {}
 for model, key in model_keys.items():
     for quantity in ("benign", "noisy", "select"):
-        slope, spread, used = fitted_slope(main[main.model == model], f"tau_{quantity}")
+        slope, spread, used = timing.fitted_slope(main[main.model == model], f"tau_{quantity}")
         metrics.update({f"{quantity}_slope_{key}": slope, f"{quantity}_slope_{key}_std": spread,
                         f"{quantity}_runs_{key}": used})
 pd.DataFrame({model: {q: f"{metrics[f'{q}_slope_{k}']:.3f} ± {metrics[f'{q}_slope_{k}_std']:.3f} "
@@ -259,7 +233,7 @@ example = cells[(cells.model == "p only (W = I)") & (cells.d == max(d_values)) &
                 & (cells.seed == seeds[0]) & cells.factor.isin(learning_rate_factors)].sort_values("n_snr2")
 for i, (_, row) in enumerate(example.iterrows()):
     steps, s = np.asarray(row.history["step"][1:], dtype=float), np.asarray(row.history["score_test_relevant"][1:])
-    ax.plot(steps, lead(s), color=plt.cm.viridis(i / max(1, len(example) - 1)),
+    ax.plot(steps, timing.lead(s, T), color=plt.cm.viridis(i / max(1, len(example) - 1)),
             label=f"n·SNR² = {row.n_snr2:g}")
 ax.axhline(T_LEVEL, color="black", ls=":", lw=1, label=f"attention {attention_level:g} on the relevant token")
 ax.set(xscale="log", xlabel="step", ylabel="lead log((T−1) s / (1 − s))",
@@ -295,14 +269,15 @@ for model, key in model_keys.items():
     g = main[(main.model == model) & (main.regime_by_order != "harmful") & (main.kappa > 0) & (main.n_snr2 <= 1)]
     slope, se = timing.line_fit(np.log(g.n_snr2), np.log(g.kappa))
     metrics.update({f"kappa_slope_{key}": slope, f"kappa_slope_{key}_se": se,
-                    f"kappa_trend_{key}": words.trend(slope, se)})  # how κ moves with n·SNR²
+                    f"kappa_trend_{key}": words.direction(slope, se)})  # how κ moves with n·SNR²
     slope, spread = metrics[f"select_slope_{key}"], metrics[f"select_slope_{key}_std"]
-    metrics[f"select_vs_theorem_{key}"] = words.trend(slope - 1, spread, "steeper than", "less steep than",
-                                                      "as steep as")  # against the formula's slope one
-    metrics[f"select_trend_{key}"] = words.trend(slope, spread, "grows with", "shrinks with",
-                                                 "does not change measurably with")
-    metrics[f"benign_trend_{key}"] = words.trend(metrics[f"benign_slope_{key}"], metrics[f"benign_slope_{key}_std"],
-                                                 "grows", "shrinks", "does not change measurably")
+    metrics[f"select_vs_theorem_{key}"] = words.direction(slope - 1, spread, "steeper than", "less steep than",
+                                                          "as steep as")  # against the formula's slope one
+    metrics[f"select_trend_{key}"] = words.direction(slope, spread, "grows with", "shrinks with",
+                                                     "does not change measurably with")
+    metrics[f"benign_trend_{key}"] = words.direction(metrics[f"benign_slope_{key}"],
+                                                     metrics[f"benign_slope_{key}_std"], "grows", "shrinks",
+                                                     "does not change measurably")
 fair = main[main.regime_by_order != "harmful"]
 at0 = np.array([h["test_acc"][0] for h in fair.history])
 benign_by_order = main[main.regime_by_order == "benign"]
@@ -329,15 +304,16 @@ metrics.update(test_acc_step0_min=float(at0.min()), test_acc_step0_median=float(
                select_censored_words=count(benign_by_order.tau_select.isna()),
                select_max_inverse=float(fair[fair.tau_select > 0].inverse.max()),
                alpha_factor_ratio=large / small, num_steps=num_steps, num_steps_trained_W=num_steps_trained_W,
-               delta=delta, attention_level=attention_level, growth_at_log_T=float(theory.growth(np.log(T), T)),
+               delta=delta, attention_level=attention_level, block=block,  # block: steps the clock settles at once
+               growth_at_log_T=float(theory.growth(np.log(T), T)),
                training_wall_s=round(float(wall), 1))
 # the other candidates for an exp(1/(n SNR²)) law: noisy fitting at the small step size, no test error at all
 # (δ below 1/n_test, read off the logged steps), and the turn of the test loss
 small_alpha = cells[(cells.factor == small) & ~cells.train_W]
-slope, spread, _ = fitted_slope(small_alpha, "tau_noisy")
+slope, spread, _ = timing.fitted_slope(small_alpha, "tau_noisy")
 turned = fair.test_loss_min_step < fair.num_steps
 metrics.update(noisy_slope_small_alpha=slope, noisy_slope_small_alpha_std=spread,
-               noisy_trend_small_alpha=words.trend(slope, spread, "grows", "shrinks", "does not change measurably"))
+               noisy_trend_small_alpha=words.direction(slope, spread, "grows", "shrinks", "does not change measurably"))
 metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
                test_zero_at_step0_words=count(fair.tau_test_zero == 0),
                test_zero_never_share=float(fair.tau_test_zero.isna().mean()),
@@ -369,7 +345,7 @@ metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
 #
 # **Middle row and bottom left — the test inputs' attention.** What training adds over the fixed head is not in the
 # test error but in the *test inputs' attention*: the mean softmax score $s$ that fresh inputs put on their relevant
-# token. Its lead $L = \log((T-1)s/(1-s))$ (zero for uniform attention) grows like $\kappa \log(\text{step})$, a
+# token. Its lead $L = \log((T-1)s/(1-s))$ (zero for uniform attention) follows $L \approx \kappa \log(\text{step})$, a
 # straight line on a log axis (middle right), with a rate $\kappa$ that {glue:md}`kappa_trend_p_only` with
 # $n\,\mathrm{SNR}^2$ (bottom left: over the non-harmful runs with $n\,\mathrm{SNR}^2 \le 1$ the log–log slope of
 # $\kappa$ against $n\,\mathrm{SNR}^2$ is {glue:text}`kappa_slope_p_only:.2f` ± {glue:text}`kappa_slope_p_only_se:.2f`
@@ -411,9 +387,9 @@ metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
 # The paper's headline is that generalization comes *after* an initial phase of overfitting, later the smaller
 # $n\,\mathrm{SNR}^2$. With the fixed head the test error cannot show this (it is small from step 0), so the
 # generalization time here is $t_{\text{select}}$, the first step at which fresh inputs select their relevant token
-# (mean test attention on it at least {glue:text}`attention_level:.2g`, the event `test_selected`), and the fitting
+# (mean test attention on it at least {glue:text}`attention_level:.2g`, the event *test selected*), and the fitting
 # time $t_{\text{fit}}$ is the first step at which every training label, the last noisy one included, is fitted (the
-# event `all_fitted`). Both are exact to the step.
+# event *all fitted*). Both are exact to the step.
 #
 # **The rule, its thresholds fixed before the run.** A run is *benign* when at its last step every training label is
 # fitted and fresh inputs select their relevant token. The theorem states delayed generalization in its benign
@@ -545,7 +521,7 @@ nb.save_figure(fig, "theory_clock_delay")
 # %% [markdown]
 # ## The growth function
 #
-# The analysis tracks how fast an attention logit can grow through $g(x) = 2x + 2\sinh(x - \log T)$
+# The analysis tracks how fast an attention logit can change through $g(x) = 2x + 2\sinh(x - \log T)$
 # (`benign.theory.growth`): linear while no token dominates, exponential once $x$ passes $\log T$ (where
 # $g(\log T) = 2\log T$ = {glue:text}`growth_at_log_T:.3f` for $T = 8$). The measured leads above grow like
 # $\log(\text{step})$, the inverse of that exponential phase.

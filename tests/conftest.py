@@ -71,6 +71,16 @@ def benign_cli():
 
 
 @pytest.fixture(scope="session")
+def book_html(request) -> Path:
+    """The html folder under test: `BENIGN_FULL_BOOK` (a `make book` build, e.g. _build/html) or the smoke build."""
+    full = os.environ.get("BENIGN_FULL_BOOK")
+    if full:
+        assert (Path(full) / "book" / "index.html").exists(), f"BENIGN_FULL_BOOK={full} holds no built book"
+        return Path(full).resolve()
+    return request.getfixturevalue("built_book")
+
+
+@pytest.fixture(scope="session")
 def built_book():
     """The whole book built at the smoke profile into _build/test-book/ (kept, with any execution reports, for
     reading after a failure); returns its html folder."""

@@ -39,16 +39,6 @@ if not (CHROMIUM and CHROMEDRIVER):
 
 
 @pytest.fixture(scope="module")
-def book_html(request) -> Path:
-    """The html folder under test: `BENIGN_FULL_BOOK` (a `make book` build, e.g. _build/html) or the smoke build."""
-    full = os.environ.get("BENIGN_FULL_BOOK")
-    if full:
-        assert (Path(full) / "book" / "index.html").exists(), f"BENIGN_FULL_BOOK={full} holds no built book"
-        return Path(full).resolve()
-    return request.getfixturevalue("built_book")
-
-
-@pytest.fixture(scope="module")
 def site(book_html):
     """The built html served on a loopback port, as a reader's browser would fetch it."""
     class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -147,18 +137,32 @@ def local_file(url: str, root: Path, base: str) -> Path | None:
 
 
 def figure_problems(browser, page: str, root: Path, base: str) -> list[str]:
-    """Each figure's smallest text at the width it is shown, its click to the full-size PNG and its PDF link."""
+    """Each figure shown (not one the style sheet hides at this width: a figure's wide or phone version): its smallest
+    text at the width it is shown, its click to the full-size PNG and its PDF link; in a window of 700 px or less
+    (benign.css shows phone versions there) its panels in one column, and above it not a phone version."""
     from PIL import Image
 
     problems = []
+    hidden = set(browser.execute_script(
+        "return Array.from(document.querySelectorAll('article img')).filter(i => !i.getClientRects().length)"
+        ".map(i => i.src)"))
+    width = browser.execute_script("return window.innerWidth")
     for figure in browser.execute_script(FIGURES):
+        if figure["src"] in hidden:
+            continue
         file = local_file(figure["src"], root, base)
         described = figure_description(file) if file and file.suffix == ".png" and file.exists() else None
         if not described:
             problems.append(f"{page}: a figure that does not record its text sizes: {figure['src']}")
             continue
-        if "overlaps" not in described:
-            problems.append(f"{page}: a figure that does not record what overlaps on it: {figure['src']}")
+        if "overlaps" not in described or "columns" not in described:
+            problems.append(f"{page}: a figure that does not record what overlaps on it or its columns of panels: "
+                            f"{figure['src']}")
+        if width <= 700 and described.get("columns", 1) > 1:
+            problems.append(f"{page}: a figure of {described['columns']} columns of panels at {width} px: "
+                            f"{figure['src']}")
+        if width > 700 and file.name.endswith(".phone.png"):
+            problems.append(f"{page}: a figure's phone version at {width} px: {figure['src']}")
         problems += [f"{page}: {what} on {figure['src']}" for what in described.get("overlaps", [])]
         px = described["smallest_text_pt"] / 72 * described["dpi"] * figure["shown"] / figure["natural"]
         if px < MIN_TEXT_PX:
@@ -359,6 +363,41 @@ def test_a_phone_sees_every_page_fit_its_screen(site, browser):
     assert not problems, "\n".join(problems)
 
 
+ONE_SHOWN = """
+return Array.from(document.querySelectorAll('article img.benign-figure-phone, article .benign-figure-phone img'))
+    .filter(phone => {
+  const box = phone.closest('.cell_output') || phone.closest('figure').parentElement;
+  return Array.from(box.querySelectorAll('img')).filter(img => img.getClientRects().length).length !== 1;
+}).map(phone => phone.src);
+"""
+
+
+def test_a_phone_is_shown_every_figure_in_one_column(site, browser):
+    """At 390 px every figure shown on the landing page and the notebook pages is one column of panels (a figure
+    whose panels sit side by side shows its phone version), nothing overprinted on it, and a phone version's smallest
+    text renders at 9 px or more; at 1400 px the wide version again. Of a figure's two versions one is shown."""
+    base, root = site
+    problems, phone_versions = [], 0
+    checked = ["book/index.html", *(p for p in pages(root) if p.startswith("notebooks/"))]
+    try:
+        for width in (PHONE, DESKTOP):
+            browser.set_window_size(width, 1600)
+            for page in checked:
+                open_page(browser, urljoin(base, page))
+                problems += [f"{page} at {width} px: both or neither version of {src}"
+                             for src in browser.execute_script(ONE_SHOWN)]
+                problems += [p for p in figure_problems(browser, page, root, base)
+                             if "smallest text" not in p or (width == PHONE and ".phone.png" in p)]
+                if width == PHONE:
+                    phone_versions += browser.execute_script(
+                        "return Array.from(document.querySelectorAll('article img')).filter(i => i.getClientRects()"
+                        ".length && i.src.endsWith('.phone.png')).length")
+    finally:
+        browser.set_window_size(DESKTOP, 1600)
+    assert phone_versions > 0, "no phone version shown at 390 px"
+    assert not problems, "\n".join(problems)
+
+
 def test_screenshots_at_the_reading_width(site, browser):
     """The landing page, a figure page (at its first figure) and the summary at 1400 px, for a person to look at."""
     base, root = site
@@ -425,3 +464,102 @@ def test_the_table_check_sees_a_dataframe_dump(site, browser):
     for expected in ("index column", "a cell 'None'", "writes 1.000000e+00", "cut short"):
         assert expected in found, (expected, found)
     assert "writes 2.5e-12" not in found  # too small for a plain number
+
+
+TABLE_LAYOUT = """
+const article = document.querySelector('article');
+if (!article) return {fits: [], squeezed: []};
+const fits = [], squeezed = [];
+for (const table of article.querySelectorAll('table')) {
+  let box = table;  // its scroll box: a Markdown table itself, or the box a generated table sits in
+  while (box !== article && !['auto', 'scroll'].includes(getComputedStyle(box).overflowX)) box = box.parentElement;
+  if (box === article) continue;
+  const head = table.innerText.slice(0, 50).replace(/\\s+/g, ' ');
+  const room = box.clientWidth, scrolls = box.scrollWidth > room + 1;
+  const style = table.getAttribute('style');  // its narrowest: laid out at its min-content width, then put back
+  table.style.width = 'min-content';
+  table.style.maxWidth = 'none';
+  const narrowest = table.getBoundingClientRect().width;
+  if (style === null) table.removeAttribute('style'); else table.setAttribute('style', style);
+  if (!scrolls) continue;
+  if (narrowest <= room + 1) fits.push({head, narrowest: Math.round(narrowest), room});
+  let worst = null;  // its tallest squeezed cell
+  for (const cell of table.querySelectorAll('td, th')) {
+    const s = getComputedStyle(cell), text = document.createRange();
+    text.selectNodeContents(cell);  // the cell's own text, not the height of its row
+    const line = parseFloat(s.lineHeight) || 1.2 * parseFloat(s.fontSize);  // 'normal': about 1.2 em
+    const lines = Math.round(text.getBoundingClientRect().height / line);
+    let cap = parseFloat(s.maxWidth);  // NaN where the cell has no cap ('none')
+    if (s.boxSizing === 'content-box')  // the cap on its content: add what stands around it
+      for (const side of ['Left', 'Right'])
+        cap += parseFloat(s['padding' + side]) + parseFloat(s['border' + side + 'Width']);
+    const width = cell.getBoundingClientRect().width;
+    if (lines > arguments[0] && !(width >= cap - 2) && !(worst && worst.lines >= lines))
+      worst = {head, lines, width: Math.round(width), text: cell.innerText.slice(0, 30).replace(/\\s+/g, ' ')};
+  }
+  if (worst) squeezed.push(worst);
+}
+return {fits, squeezed};
+"""
+SQUEEZED_LINES = 6  # a cell of a table that scrolls anyway wraps to more lines than this only at its cap width
+
+
+def table_layout_problems(browser, where: str) -> list[str]:
+    """A table that scrolls sideways while it could fit its box (its min-content width is no wider), and a table that
+    scrolls with a cell squeezed to more than `SQUEEZED_LINES` lines of its text though narrower than its cap (the
+    cell's max-width: a table that must scroll lays out at its natural width, a long text wraps only at its cap)."""
+    found = browser.execute_script(TABLE_LAYOUT, SQUEEZED_LINES)
+    problems = [f"{where}: a table that fits its box ({t['narrowest']} of {t['room']} px) scrolls: {t['head']!r}"
+                for t in found["fits"]]
+    problems += [f"{where}: a table that scrolls squeezes a cell to {c['lines']} lines in {c['width']} px "
+                 f"({c['text']!r}): {c['head']!r}" for c in found["squeezed"]]
+    return problems
+
+
+def test_a_table_scrolls_only_when_it_cannot_fit_and_then_at_its_natural_width(site, browser):
+    """At 1400 px and 390 px, on every page: a table that fits its column does not scroll, and one that cannot fit
+    scrolls with no cell squeezed to a tall column of short lines (Table 2's runs table had rows of 18 lines)."""
+    base, root = site
+    problems = []
+    try:
+        for width in (DESKTOP, PHONE):
+            browser.set_window_size(width, 1600)
+            for page in pages(root):
+                open_page(browser, urljoin(base, page))
+                problems += table_layout_problems(browser, f"{page} at {width} px")
+    finally:
+        browser.set_window_size(DESKTOP, 1600)
+    assert not problems, "\n".join(problems[:40])
+
+
+def test_the_table_layout_check_sees_a_squeezed_table(site, browser):
+    """Laid out as the browser does with no rule of the book's (a table that cannot fit is squeezed to its narrowest,
+    its long sentence one word a line; a table given a width it does not need scrolls), both are flagged; the same
+    tables under the book's CSS and script are not."""
+    base, root = site
+    sentence = " ".join(["a long note that wraps"] * 12)
+    wide = "<table><tr>" + "<td>a_long_unbreakable_cell</td>" * 16 + f"<td>{sentence}</td></tr></table>"  # 3000 px
+    needless = "<table style='width: 2000px'><tr><td>a</td><td>b</td></tr></table>"
+    fitting = f"<table class='benign-table'><tr><td>a</td><td>{sentence}</td></tr></table>"
+    book = "<link rel='stylesheet' href='../_static/benign.css'><script src='../_static/benign-tables.js'></script>"
+    pages_ = {"_layout_check.html": f"<article><div style='overflow-x: auto'>{wide}</div>"
+                                    f"<div style='overflow-x: auto'>{needless}</div></article>",
+              "_layout_fixed.html": f"{book}<article><div class='benign-table-box'>{wide}</div>{wide}"
+                                    f"<div class='benign-table-box'>{fitting}</div></article>"}  # a Markdown table too
+    found = {}
+    try:
+        for name, body in pages_.items():
+            (root / "notebooks" / name).write_text(f"<html><head><meta charset='utf-8'>{body}</html>")
+            found[name] = {}
+            for width in (DESKTOP, PHONE):
+                browser.set_window_size(width, 1600)
+                open_page(browser, urljoin(base, f"notebooks/{name}"))
+                found[name][width] = "\n".join(table_layout_problems(browser, name))
+    finally:
+        browser.set_window_size(DESKTOP, 1600)
+        for name in pages_:
+            (root / "notebooks" / name).unlink(missing_ok=True)
+    for width in (DESKTOP, PHONE):
+        assert "a table that scrolls squeezes a cell to" in found["_layout_check.html"][width], found
+        assert "a table that fits its box (" in found["_layout_check.html"][width], found
+        assert found["_layout_fixed.html"][width] == "", found

@@ -45,7 +45,9 @@ def test_every_notebook_runs_with_the_smoke_profile(benign_cli, name, tmp_path):
     assert metrics["versions"]["torch"] and metrics["device"]
     for key in REQUIRED_KEYS.get(name, []):
         assert isinstance(metrics[key], float), key
-    assert list(out.glob("*.png")) and len(list(out.glob("*.png"))) == len(list(out.glob("*.pdf")))
+    wide = [p for p in out.glob("*.png") if not p.name.endswith(".phone.png")]  # every figure as PNG and PDF
+    assert wide and len(wide) == len(list(out.glob("*.pdf")))
+    assert all(p.with_name(p.name.replace(".phone", "")) in wide for p in out.glob("*.phone.png"))  # beside its own
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary folder left behind
 
 

@@ -20,6 +20,7 @@ from benign import notebooks, pages, plots
 from benign.checks import ParameterError
 from benign.realdata import backbones, firsttoken, image_backbone, reach, reference, report, runs, study, training
 from benign.realdata import datasets as rdata  # (`datasets` is the Hugging Face library)
+from benign.words import marked
 
 WORDS = ("good bad great awful fine dull film movie plot actor story boring superb weak fun slow sharp "
          "the a an is was very not quite rather and but").split()
@@ -724,7 +725,8 @@ def test_finding_words_count_cells_and_read_the_cost_trend_from_its_slope():
                                                "n = 1000")
     assert words["text_flipped_fitted_words"] == "all" and words["text_test_vs_base_words"] == "−1.2"
     assert words["text_reach_token_words"] == "none"
-    assert words["text_cost_trend"] == "grows with n (slope −2.11 ± 0.54)"  # test − clean falls: the cost grows
+    slope, se = report.cost_trend(found, "text").values()  # of test − clean: it falls, so the cost grows
+    assert words["text_cost_trend"] == f"{marked('grows with n', -slope, se)} (slope 2.11 ± 0.54)"
     half = report.finding_words(found.assign(**{"flipped labels fitted (%)": [100.0, 50.0] * 3}), 106)
     assert half["text_cells_fitted"] == "3 of the 6 cells with noise" and half["text_epochs_left"] == "0 epochs"
     assert half["text_flipped_fitted_words"] == "75%"
@@ -1010,7 +1012,7 @@ def test_a_backbone_of_another_width_is_read_against_its_depth_at_the_family_s_w
     assert study.width_words(found) == (
         "width is another: at 4 layers and width 64, 90% of the flipped labels are within reach and phase 2 fits 97% of "
         "them (harmful, test − clean cell −9.0 points), against 30% and 25% at width 128 (not overfitting, −4.0 points)")
-    assert study.width_words(found.iloc[:1]).startswith("this build made every backbone at width 128 (`vit_widths` adds")
+    assert study.width_words(found.iloc[:1]).startswith("this build made every backbone at width 128 (the widths parameter adds")
 
 
 def attention_ends_table():

@@ -1,10 +1,12 @@
 """The rendered-text check on hand-written pages shaped like the book's Jupyter-Book HTML (pydata-sphinx-theme):
 each rule finds its defect in prose or tables, and none flags the same text in code cells, `<pre>`, math, inline
-code or navigation."""
+code or navigation; direction words read against the numbers `benign.words` marks them with; and every page of the
+smoke build (or of `BENIGN_FULL_BOOK`) passes every rule."""
+
 
 import pytest
 
-from benign import textcheck
+from benign import textcheck, words
 
 
 def page(body: str, hidden: str = "") -> str:
@@ -184,3 +186,90 @@ def test_file_names_module_paths_and_ranges_are_not_defects():
     assert [f.snippet for f in findings(html, "identifier")] and all(
         "vit_layers" in f.snippet for f in findings(html, "identifier"))
     assert len(findings(html, "identifier")) == 1 and len(findings(html, "zero_hundred_percent")) == 1
+
+
+def listing(text: str, language: str = "python") -> str:
+    """A code listing as a fenced block or a literalinclude renders on a book page."""
+    return f'<div class="highlight-{language} notranslate"><div class="highlight"><pre>{text}</pre></div></div>'
+
+
+def test_code_meant_for_code_is_the_package_a_listing_on_the_page_or_a_parameter_column():
+    body = (f"<p>{code('Mt')} and {code('pp')} hold the state; {code('benign')} and {code('benign.synthetic')} do it; "
+            f"{code('vit_layers')} and {code('expt')} are words.</p>" + listing("Mt = Mt + P @ Q\npp = pp - 2 * zc")
+            + '<table><thead><tr><th><p>symbol</p></th><th><p>parameter</p></th></tr></thead><tbody>'
+            f'<tr><td><p>{math("n")}</p></td><td><p>{code("noise_ratio")}</p></td></tr>'
+            f'<tr><td><p>{code("signal_norm")}</p></td><td><p>20</p></td></tr></tbody></table>')
+    found = [f.snippet.rsplit("[", 1)[1] for f in findings(page(body), "code_in_prose")]
+    assert found == ["vit_layers]", "expt]", "signal_norm]"]  # a name in another column is a name in prose
+    assert len(findings(page(f"<p>the {code('device')} it runs on</p>"), "code_in_prose")) == 1  # a module's bare
+    # name is a word too (`device` is also a parameter): a module is named in full
+    hidden = page(f"<p>{code('vit_layers')} layers</p>", hidden="vit_layers = 4")  # a notebook cell's input
+    assert len(findings(hidden, "code_in_prose")) == 1
+    blocks = textcheck.page_text(page(body))
+    assert [b.column for b in blocks if b.kind == textcheck.CELL] == ["symbol", "parameter", "symbol", "parameter"]
+
+
+def glued(value: str) -> str:
+    """A number glued by the build (`{glue:text}`), as myst-nb renders it."""
+    return f'<span class="pasted-text">{value}</span>'
+
+
+def direction_findings(body: str) -> list[textcheck.Finding]:
+    return findings(page(body), "direction")
+
+
+@pytest.mark.parametrize("word, value, se, agrees", [
+    ("rises", 0.76, 0.05, True), ("rises", 0.08, 0.05, False), ("falls", 0.76, 0.05, False),
+    ("falls", -0.29, 0.03, True), ("shows no measurable trend in d", -0.08, 0.07, True),
+    ("does not change measurably", 0.3, 0.1, False), ("steeper than", 5.7, 0.4, True),
+    ("less steep than", 5.7, 0.4, False), ("grows towards large d", -0.2, 0.05, False),
+    ("shrinks as n grows", 2.11, 0.54, False), ("negative", -0.4, None, True), ("positive", -0.4, None, False),
+    ("does not change measurably", 0.5, float("nan"), True), ("rises", 0.5, float("nan"), False),
+    ("moves", 0.5, 0.1, False),  # a marked word the check cannot read is a finding too
+])
+def test_a_marked_direction_word_is_read_against_its_number(word, value, se, agrees):
+    found = direction_findings(f"<p>The loss {words.marked(word, value, se)} with {math('d')}.</p>")
+    assert (found == []) == agrees, found
+    assert all(f.kind == textcheck.DIRECTION and word in f.snippet for f in found)
+
+
+SLOPES = [(0.76, 0.05), (-0.29, 0.03), (0.08, 0.07), (-0.08, 0.07), (0.0, 0.0), (1e-9, 1.0), (5.0, float("nan")),
+          (0.1, 0.05), (-0.1, 0.0499999)]  # steep, flat, no spread and on the threshold's either side
+
+
+@pytest.mark.parametrize("slope, se", SLOPES)
+def test_every_helpers_direction_word_agrees_with_its_number(slope, se):
+    """What the notebooks glue: `direction` and `slope_words` with their callers' words, `correlation_words`."""
+    phrases = [words.direction(slope, se), words.slope_words(slope, se),
+               words.direction(slope, se, "grows with", "shrinks with", "does not change measurably with"),
+               words.direction(slope - 1, se, "steeper than", "less steep than", "as steep as"),
+               words.direction(slope, se, "grows", "shrinks"),
+               words.slope_words(slope, se, "grows towards large d", "falls towards large d",
+                                 "shows no measurable trend in d"),
+               words.correlation_words(slope, "the smaller d", "the later", "the earlier")]
+    body = "".join(f"<p>Over {glued('12')} runs the time {phrase} {math('n')}.</p>" for phrase in phrases)
+    assert direction_findings(body) == []
+    assert len([b for b in textcheck.page_text(page(body)) if b.kind == textcheck.DIRECTION]) == len(phrases)
+
+
+def test_a_planted_wrong_word_is_found():
+    right = words.slope_words(0.76, 0.05)  # 'rises (slope 0.76 ± 0.05)', the word marked
+    wrong = right.replace(">rises<", ">falls<")
+    assert direction_findings(f"<p>κ {right} with n.</p>") == []
+    assert [f.snippet for f in direction_findings(f"<p>κ {wrong} with n.</p>")] == ["falls  [value 0.76, se 0.05]"]
+
+
+def test_an_unmarked_direction_word_is_found_only_beside_a_glued_number():
+    by_hand = f"<p>The test loss spans {glued('0.401')} to {glued('0.644')}, rising towards large {math('d')}.</p>"
+    found = direction_findings(by_hand)
+    assert len(found) == 2 and all("0.644, rising towards large ⟨math⟩ ." in f.snippet for f in found)  # 2 words
+    theory = (f"<p>The theorem's time grows as {math('e^{1/x}')}, and the loss falls towards large d at 1000 steps. "
+              f"The map has {glued('49')} cells.</p>")
+    assert direction_findings(theory) == []  # the author's sentences, none of them beside a number of the build
+    marked = f"<p>The loss spans {glued('0.4')} to {glued('0.6')} and {words.direction(0.76, 0.05)} with d.</p>"
+    assert direction_findings(marked) == []
+
+
+def test_every_page_of_the_built_book_passes_every_rule(book_html):
+    found = textcheck.check_book(book_html)
+    assert not found, textcheck.report(found, examples=20)

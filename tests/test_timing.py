@@ -1,6 +1,7 @@
 """Reading the clock's runs: crossings in log steps, line fits, delayed generalization and its rule on known runs."""
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from benign import timing
@@ -34,3 +35,31 @@ def test_line_fit():
     assert slope == pytest.approx(1.04) and se == pytest.approx(np.sqrt(0.042 / 2 / 5))  # residuals .01 .07 −.17 .09
     assert np.isnan(timing.line_fit([1, 1], [0, 2])[0])
     assert np.isnan(timing.line_fit([0.3, 0.3 * (1 + 1e-14)], [0, 2])[0])  # one value up to rounding: no slope
+
+
+def test_lead_is_zero_at_uniform_attention_and_inverts_to_the_attention():
+    T = 8
+    assert timing.lead(1 / T, T) == pytest.approx(0.0, abs=1e-15)
+    L = timing.lead([0.5, 0.9], T)
+    assert np.exp(L) / (T - 1 + np.exp(L)) == pytest.approx([0.5, 0.9])  # s = e^L / (T − 1 + e^L)
+
+
+def test_lead_rate_recovers_kappa_over_the_last_decade():
+    T, kappa = 8, 0.3
+    steps = np.unique(np.geomspace(1, 10**5, 60).round())
+    L = np.where(steps < 10**4, 0.0, kappa * np.log(steps) + 0.1)  # only the last decade follows κ·log(step)
+    s = np.exp(L) / (T - 1 + np.exp(L))
+    assert timing.lead_rate({"step": steps, "score_test_relevant": s}, T) == pytest.approx(kappa, rel=1e-9)
+
+
+def test_fitted_slope_is_the_per_seed_mean_over_non_harmful_measured_runs():
+    inverse = np.tile([0.5, 1.0, 2.0], 2)
+    seed = np.repeat([0, 1], 3)
+    slope = np.where(seed == 0, 1.0, 1.4)
+    table = pd.DataFrame({"seed": seed, "inverse": inverse, "prefactor": 2.0,
+                          "tau": np.exp(slope * inverse + 0.3) / 2.0, "regime_by_order": "benign"})
+    harmful = table.iloc[:1].assign(regime_by_order="harmful", tau=1e9)  # left out, as is a τ not measured
+    unmeasured = table.iloc[:1].assign(tau=np.nan)
+    mean, spread, used = timing.fitted_slope(pd.concat([table, harmful, unmeasured]), "tau")
+    assert (mean, spread, used) == (pytest.approx(1.2), pytest.approx(0.2), 6)
+    assert np.isnan(timing.fitted_slope(table.iloc[:1], "tau")[0])  # one value of 1/(n·SNR²): no slope

@@ -29,9 +29,14 @@ def test_a_fitted_number_in_a_table_reads_without_nan_or_negative_zero():
 def test_a_slopes_direction_and_counts_in_words():
     assert words.trend(0.76, 0.1) == "rises" and words.trend(-0.5, 0.1) == "falls"
     assert words.trend(0.1, 0.1) == "does not change measurably" and words.trend(np.nan, np.nan) == "cannot be fitted"
-    assert words.slope_words(0.764, 0.0488) == "rises (slope 0.76 ± 0.05)"
-    assert words.slope_words(-0.057, 0.039) == "does not change measurably (slope −0.06 ± 0.04)"
-    assert words.slope_words(np.nan, np.nan).startswith("cannot be fitted")
+    rises = '<span class="benign-direction" data-value="0.764" data-se="0.0488">rises</span>'
+    assert words.direction(0.764, 0.0488) == rises and words.slope_words(0.764, 0.0488) == rises + " (slope 0.76 ± 0.05)"
+    assert words.slope_words(-0.057, 0.039) == words.marked("does not change measurably", -0.057, 0.039) + \
+        " (slope −0.06 ± 0.04)"
+    assert words.direction(np.float64(0.5), np.nan) == (
+        '<span class="benign-direction" data-value="0.5" data-se="nan">does not change measurably</span>')
+    assert words.slope_words(np.nan, np.nan).startswith("cannot be fitted") and words.direction(np.nan, 1) == (
+        "cannot be fitted")  # no number, no mark
     assert [words.share_words(k, t) for k, t in ((0, 48), (48, 48), (3, 48), (1, 1), (2, 2))] == [
         "no runs", "all 48 runs", "3 of the 48 runs", "the only run", "both runs"]
 
@@ -76,8 +81,11 @@ def test_a_vanishing_number_reads_without_an_exponent():
 
 
 def test_a_correlations_sign_reads_as_the_relation_it_states():
-    assert words.correlation_words(-0.4, "the smaller d", "the later", "the earlier") == "negative: the smaller d, the later"
-    assert words.correlation_words(0.2, "the smaller d", "the later", "the earlier") == "positive: the smaller d, the earlier"
+    assert words.correlation_words(-0.4, "the smaller d", "the later", "the earlier") == (
+        '<span class="benign-direction" data-value="-0.4">negative</span>: the smaller d, the later')
+    assert words.correlation_words(0.2, "the smaller d", "the later", "the earlier") == (
+        '<span class="benign-direction" data-value="0.2">positive</span>: the smaller d, the earlier')
+    assert words.correlation_words(0.0, "x", "a", "b") == words.marked("zero", 0.0)
     assert words.correlation_words(float("nan"), "x", "a", "b") == "not measured: too few values"
 
 
@@ -86,3 +94,9 @@ def test_a_share_that_rounds_to_none_or_all_says_so_without_lying():
     assert (words.percent(0.996), words.percent(0.004)) == ("over 99%", "under 1%")
     assert (words.percent(0.9996, ".1%"), words.percent(0.0004, ".1%")) == ("over 99.9%", "under 0.1%")
     assert [words.share_text(x) for x in (0.025, 0.49, 1.0, float("nan"))] == ["2.5%", "49%", "all", "—"]
+
+
+def test_plain_takes_the_marks_off_and_keeps_the_words():
+    text = f"κ {words.slope_words(0.5, 0.1)}, and {words.correlation_words(-0.3, 'the smaller d', 'the later', 'x')}"
+    assert "benign-direction" in text
+    assert words.plain(text) == "κ rises (slope 0.50 ± 0.10), and negative: the smaller d, the later"

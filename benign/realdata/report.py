@@ -411,8 +411,8 @@ def finding_words(found: pd.DataFrame, num_epochs: int) -> dict[str, str]:
                     f"{kind}_test_vs_base_by_n": and_list([f"{signed(v, '+.1f')} points at n = {n}"
                                                            for n, v in by_n.items()]),
                     f"{kind}_cost_trend": ("is measured at one n only" if slope != slope else
-                                           slope_words(slope, se, "shrinks as n grows", "grows with n",
-                                                       "does not change measurably with n")),
+                                           slope_words(-slope, se, "grows with n", "shrinks as n grows",
+                                                       "does not change measurably with n")),  # the cost: −(test − clean)
                     f"{kind}_reach_free_words": share("within reach of free attention (%)"),
                     f"{kind}_reach_token_words": share("a single token gives it (%)"),
                     f"{kind}_flipped_fitted_words": share("flipped labels fitted (%)"),
@@ -422,7 +422,7 @@ def finding_words(found: pd.DataFrame, num_epochs: int) -> dict[str, str]:
 
 
 def cost_trend(part: pd.DataFrame, prefix: str) -> dict:
-    """How the flipped labels' cost (test − clean cell, points) moves with n: a least-squares slope against log n
+    """How test − clean cell (points; the flipped labels' cost is its negative) moves with n: a least-squares slope against log n
     over the cells, with its standard error (`timing.line_fit`: NaN below two values of n, the error below three
     cells)."""
     cost = part["test − clean cell (points)"].to_numpy(dtype=float)

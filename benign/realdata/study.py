@@ -295,8 +295,8 @@ def width_words(found: pd.DataFrame) -> str:
                      f"{_points(d.test_minus_clean)} points)")
         said.append(line)
     if not said:
-        return (f"this build made every backbone at width {WIDTH} (`vit_widths` adds the deepest at other widths, as "
-                f"the paper profile does at 64)")
+        return (f"this build made every backbone at width {WIDTH} (the widths parameter adds the deepest at other "
+                f"widths, as the paper profile does at 64)")
     return "width is another: " + "; ".join(said)
 
 
