@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from . import regimes, sweep, theory, thresholds, timing
-from .words import and_list, correlation_words, count, direction, share_text, signed
+from .words import and_list, correlation_words, count, direction, share_text, signed, tiny
 
 BOUNDARIES = {"overfit": ("benign", "not_overfitting"), "harmful": ("harmful", "benign")}  # (below, above) in ‖μ‖
 PAPER_CELLS = {"balanced": (2000, 20.0), "large_noise": (4500, 5.0), "large_signal": (1000, 80.0)}  # Figure 3's
@@ -130,12 +130,13 @@ class MapResult:
 
     def words(self) -> dict[str, str]:
         """The page's sentences about what may not be measurable on a small grid (glued as Markdown)."""
+        side = "above" if self.unfitted_share_above_1 else "below"
         unfitted = ("No cell leaves a noisy label unfitted" if not self.unfitted_cells else
-                    f"The only cell that leaves noisy labels unfitted lies {'above' if self.unfitted_share_above_1 else 'below'} "
-                    f"n·SNR² = 1 (at n·SNR² = {self.unfitted_median_n_snr2:.2g})" if self.unfitted_cells == 1 else
+                    f"The only cell that leaves noisy labels unfitted lies {side} "
+                    f"n·SNR² = 1 (at n·SNR² = {tiny(self.unfitted_median_n_snr2)})" if self.unfitted_cells == 1 else
                     f"Of the {self.unfitted_cells} cells that leave noisy labels unfitted, "
                     f"{share_text(self.unfitted_share_above_1)} lie above n·SNR² = 1 (their median n·SNR² is "
-                    f"{self.unfitted_median_n_snr2:.2g} at this training length)")
+                    f"{tiny(self.unfitted_median_n_snr2)} at this training length)")
         reach = ("no cell is harmful" if self.harmful_max_snr_times_d_quarter is None else
                  f"no harmful cell reaches beyond {self.harmful_max_snr_times_d_quarter:.2f} times SNR = d^(−1/4)")
         overfit = self.fits["overfit"]
@@ -292,7 +293,8 @@ class TimeResult:
                       f"cells (median step {self.noisy_fitted_steps[0]:,.0f}, latest "
                       f"{self.noisy_fitted_steps[1]:,.0f}; bottom left)")
         r = self.fitted_step_d_rank_corr
-        corr = ("Too few cells fit every noisy label to correlate that step with d" if round(self.noisy_fitted_share * self.runs) < 3 else
+        fitted_cells = round(self.noisy_fitted_share * self.runs)
+        corr = ("Too few cells fit every noisy label to correlate that step with d" if fitted_cells < 3 else
                 "The cells that fit every noisy label share one d or one step, so that step has no rank correlation "
                 "with d" if r is None else
                 f"The rank correlation of d with that step over the cells that fit is {signed(r, '.2f')} "
@@ -308,8 +310,8 @@ class TimeResult:
                  f"{count(self.compared, 'cell')} the two computations share {'has' if self.compared == 1 else 'have'} "
                  "the same regime")
         return dict(agreement_words=agree, not_overfitting_over_time_words=shares, noisy_fitted_words=fitted,
-                    fitted_step_corr_words=corr, not_overfitting_end_words=end, boundaries_over_time_words=self.boundary_words(),
-                    paper_cells_over_time_words=self.cell_words())
+                    fitted_step_corr_words=corr, not_overfitting_end_words=end,
+                    boundaries_over_time_words=self.boundary_words(), paper_cells_over_time_words=self.cell_words())
 
     def boundary_words(self) -> str:
         """Each boundary's slope at every snapshot step, against the theory's."""

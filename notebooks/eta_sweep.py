@@ -190,7 +190,7 @@ test_set = data.make_run(d, signal_norm, noise_ratio=0.0, seed=seed, n=n, n_test
                          W_init="identity").test
 metrics["test_acc_step0"] = synthetic.attend(test_set, torch.zeros(d, dtype=test_set.X.dtype))["acc"]
 metrics.update(n_train=n, noise_ratio_max=top, replicates=replicates,
-               n_values_words="n = " + words.and_list([str(m) for m in ns]),  # the sweep over n, each trainer's n as run
+               n_values_words="n = " + words.and_list([str(m) for m in ns]),  # the sweep over n, each trainer's n
                n_values_authors_words="n = " + words.and_list([str(m) for m in their_ns]) if their_ns
                else "no n (their script is not run at this page's setting)")
 for label, by_m in collapses.items():  # the sweep over n

@@ -125,3 +125,15 @@ def test_time_result_reads_the_long_runs_as_regime_at_does():
         "12, not every noisy label fitted within the run; test accuracy 0.988 at the end; its test attention on the "
         "relevant token never reaches 0.5 at a logged step.")
     assert words.splitlines()[1] == "- large noise (4500, 5): not among this profile's long runs."
+
+
+def test_one_cell_reads_as_one_cell():
+    regime = np.full((4, 4), "benign").astype(object)
+    regime[0, 3], regime[3, 0] = "not_overfitting", "harmful"  # (250, 40) unfitted; (2000, 5): head below 0.95
+    cells, maps = known_map(regime.astype(str))
+    words = regionmap.map_result(cells, maps, [250, 500, 1000, 2000], [5.0, 10.0, 20.0, 40.0], n=20,
+                                 test_threshold=0.95).words()
+    assert words["unfitted_words"] == ("The only cell that leaves noisy labels unfitted lies above n·SNR² = 1 (at "
+                                       "n·SNR² = 128)")  # 20 · 40² / 250, never in exponent notation
+    assert words["harmful_of_words"] == ("the only cell the map calls harmful is a cell whose head alone already "
+                                         "scores below the threshold")
