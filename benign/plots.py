@@ -371,7 +371,7 @@ def finetune_cells(ax_acc, ax_loss, summary) -> None:
         ax.set(xscale="log", xlabel="n (finetune samples)")
     ax_acc.set(title="test accuracy", ylabel="test accuracy (%)")
     ax_loss.set(title="train loss, last epoch run", ylabel="loss on the training labels", ylim=(0, None))
-    ax_acc.legend()
+    legend_clear(ax_acc)
 
 
 def max_attention_curves(ax, curves, title: str) -> None:
