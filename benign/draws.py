@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import authors, synthetic
+from . import authors, synthetic, thresholds
 from .checks import ParameterError, check, check_all
 from .data import Run, TokenData, make_train_test, signals, token_types
 from .words import and_list, share_words
@@ -173,3 +173,22 @@ def gain_words(outcomes: pd.DataFrame, by: str) -> dict[str, str]:
         words[f"{group}_draws_gain_words"] = and_list([_draws(k, total, "ends", "end") + f" {where}"
                                                    for k, where in cases if k])
     return words
+
+
+def cost_words(costs: pd.DataFrame, test_threshold: float) -> str:
+    """What the flipped labels cost a setting over its seeds (`noise_costs` rows of one setting), in words: on how
+    many seeds more than `thresholds.HARM` of test accuracy, and, where most seeds pay it, that the loss is theirs;
+    where the clean-label runs end below `test_threshold` on every seed too, that the low accuracy is (the rest of
+    it, or all of it) the encoder's own at that signal."""
+    harm = thresholds.HARM.value
+    costly = costs.costly.mean() > thresholds.MAJORITY.value
+    low_anyway = costs.clean_test_acc.max() < test_threshold
+    out = (f"the flipped labels cost more than {harm:g} of test accuracy on "
+           f"{share_words(int(costs.costly.sum()), len(costs), 'seed', 'seeds')}")
+    if costly and low_anyway:
+        return (out + f": part of the loss is theirs, and the clean-label runs end below {test_threshold:g} too, "
+                "so the rest is the encoder's own at this signal")
+    if low_anyway:
+        return (out + f": the clean-label runs end below {test_threshold:g} too, so the low accuracy is the "
+                "encoder's own at this signal, not theirs")
+    return out + (": the loss is theirs" if costly else "")

@@ -21,7 +21,7 @@ import torch
 from torch.func import grad_and_value, vmap
 from torch.nn.functional import gelu, layer_norm, softplus
 
-from . import models, sweep, tables, thresholds, words
+from . import models, sweep, tables, thresholds
 from .checks import ParameterError, check_all, check_flags, check_indices, check_list_of, keywords
 from .data import (DATA_DEFAULTS, DATA_SHARED, Run, balanced_labels, clean_test_stream, gaussian_noise, noise_mask,
                    observed_labels, signal_pattern, token_types)
@@ -313,25 +313,6 @@ def noise_costs(final: pd.DataFrame, runs: list[Run], clean_runs: list[Run]) -> 
     rows["noise_cost"] = rows.clean_test_acc - rows.test_acc
     rows["costly"] = rows.noise_cost > thresholds.HARM.value
     return rows
-
-
-def cost_words(costs: pd.DataFrame, test_threshold: float) -> str:
-    """What the flipped labels cost a setting over its seeds (`noise_costs` rows of one setting), in words: on how
-    many seeds more than `thresholds.HARM` of test accuracy, and, where most seeds pay it, that the loss is theirs;
-    where the clean-label runs end below `test_threshold` on every seed too, that the low accuracy is (the rest of
-    it, or all of it) the encoder's own at that signal."""
-    harm = thresholds.HARM.value
-    costly = costs.costly.mean() > thresholds.MAJORITY.value
-    low_anyway = costs.clean_test_acc.max() < test_threshold
-    out = (f"the flipped labels cost more than {harm:g} of test accuracy on "
-           f"{words.share_words(int(costs.costly.sum()), len(costs), 'seed', 'seeds')}")
-    if costly and low_anyway:
-        return (out + f": part of the loss is theirs, and the clean-label runs end below {test_threshold:g} too, "
-                "so the rest is the encoder's own at this signal")
-    if low_anyway:
-        return (out + f": the clean-label runs end below {test_threshold:g} too, so the low accuracy is the "
-                "encoder's own at this signal, not theirs")
-    return out + (": the loss is theirs" if costly else "")
 
 
 GRID_SHARED = DATA_SHARED + ("hidden", "skip", "learning_rate", "num_steps", "dtype", "device")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import expected, ledger
-from .words import reader_name
+from .words import reader_name, tiny
 
 PAGE = "../notebooks/{}.html"  # a notebook's page, from a page of book/
 TABLES = itertools.count(1)  # numbers the tables of a process, so footnote anchors are unique on a page
@@ -303,3 +303,27 @@ def summary_page(judged: Judged, titles: dict[str, str]) -> str:
             lines += [f"### {titles[name]}", "", f"{{doc}}`../notebooks/{name}`", "", "```{raw} html",
                       comparison(page_rows, titles), "```", ""]
     return "\n".join(lines) + "\n"
+
+
+SHOWN_BELOW = 1e-4  # a page's tables write smaller numbers with an exponent (`pages.number`): `paper2_table` not
+
+
+def paper2_table(frame, floor: float = 1e-6):
+    """A table of `simulate` (`final` or `history`) as a page shows it: paper 2's symbols as column names
+    (`paper2.SYMBOLS`), step sizes as '(0.01, 1)', numbers below 10⁻⁴ without an exponent (`words.tiny`: 'below 10⁻⁶'
+    under `floor`, else positional), and no accuracy at step 0: there v = p = 0, so f(X) = 0 for every input, which
+    predicts no class (`simulate` counts that tie as wrong, an accuracy of 0; a coin toss on ties would be right
+    half the time)."""
+    from .paper2 import SYMBOLS  # paper 2's trainer, imported only where its tables are shown (it needs torch)
+
+    frame = frame.copy()
+    if "step_sizes" in frame:
+        frame["step_sizes"] = ["(" + ", ".join(f"{b:g}" for b in beta) + ")" for beta in frame.step_sizes]
+    if "step" in frame:
+        frame.loc[frame.step == 0, [c for c in ("train_acc", "test_acc") if c in frame]] = np.nan
+    for column in frame.columns[frame.dtypes == float]:
+        values = frame[column]
+        small = values.notna() & (values != 0) & (values.abs() < SHOWN_BELOW)
+        if small.any():
+            frame[column] = [tiny(x, floor) if flag else x for x, flag in zip(values, small)]
+    return frame.rename(columns=SYMBOLS)

@@ -23,7 +23,6 @@ import torch
 
 from .checks import ParameterError, check, check_all, check_list_of, keywords
 from .device import resolve_device, resolve_dtype, with_cpu_threads
-from .words import tiny
 
 TRAIN, TEST = 1, 2  # random streams of the two splits
 
@@ -308,28 +307,6 @@ def _final(runs, labels, history, steps) -> pd.DataFrame:
 
 # Paper 2's symbols for the columns of `simulate`'s tables (the other names read as `words.reader_name` writes them)
 SYMBOLS = {"signal_norm": "ρ", "snr": "SNR", "step_sizes": "β", "noise_ratio": "η"}
-SHOWN_BELOW = 1e-4  # a page's tables write smaller numbers with an exponent (`pages.number`): `page_table` not
-
-
-def page_table(frame: pd.DataFrame, floor: float = 1e-6) -> pd.DataFrame:
-    """A table of `simulate` (`final` or `history`) as a page shows it: paper 2's symbols as column names
-    (`SYMBOLS`), step sizes as '(0.01, 1)', numbers below 10⁻⁴ without an exponent (`words.tiny`: 'below 10⁻⁶'
-    under `floor`, else positional), and no accuracy at step 0: there v = p = 0, so f(X) = 0 for every input, which
-    predicts no class (`simulate` counts that tie as wrong, an accuracy of 0; a coin toss on ties would be right
-    half the time)."""
-    frame = frame.copy()
-    if "step_sizes" in frame:
-        frame["step_sizes"] = ["(" + ", ".join(f"{b:g}" for b in beta) + ")" for beta in frame.step_sizes]
-    if "step" in frame:
-        frame.loc[frame.step == 0, [c for c in ("train_acc", "test_acc") if c in frame]] = np.nan
-    for column in frame.columns[frame.dtypes == float]:
-        values = frame[column]
-        small = values.notna() & (values != 0) & (values.abs() < SHOWN_BELOW)
-        if small.any():
-            frame[column] = [tiny(x, floor) if flag else x for x, flag in zip(values, small)]
-    return frame.rename(columns=SYMBOLS)
-
-
 def first_step_threshold(noise_ratio: float) -> float:
     """The n·SNR² above which, after a small first step from v = p = 0, a clean input's signal value exceeds its
     noise value: v₁ = β₁/(4n) Σᵢ yᵢ(μ_cᵢ + ξᵢ) gives μ_y·v₁ ≈ β₁ρ²(1 − 2η)/8 and yξᵢ·v₁ ≈ β₁d/(4n), so the

@@ -267,13 +267,27 @@ def write_cached(folder: Path, key: str, entry) -> None:
 
 def code_fingerprint(module: str, packages=("torch", "numpy")) -> str:
     """A hash of the code that computes a cached result: the source of `module` and of every module of its own
-    package that it imports, directly or through others, plus the versions of `packages`.
+    package that it imports, directly or through others (`code_modules`), plus the versions of `packages`.
 
     Caches key their entries by it, so a change of a kernel, or of anything the kernel imports, is recomputed and
     never served from an older result.
     """
+    digest = hashlib.sha256()
+    for name, origin in code_modules(module):
+        digest.update(name.encode() + b"\0" + Path(origin).read_bytes() + b"\0")
+    for name in packages:
+        try:
+            digest.update(f"{name}={metadata.version(name)}".encode())
+        except metadata.PackageNotFoundError:
+            digest.update(f"{name}=none".encode())
+    return digest.hexdigest()[:20]
+
+
+def code_modules(module: str) -> list[tuple[str, str]]:
+    """`module` and every module of its own package that it imports, directly or through others, as (name, source
+    file), in the order they are found."""
     top = module.split(".")[0]
-    seen, todo, digest = set(), [module], hashlib.sha256()
+    seen, todo, found = set(), [module], []
     while todo:
         name = todo.pop()
         if name in seen:
@@ -285,16 +299,10 @@ def code_fingerprint(module: str, packages=("torch", "numpy")) -> str:
             continue
         if spec is None or not spec.origin or not spec.origin.endswith(".py"):
             continue
-        source = Path(spec.origin).read_bytes()
-        digest.update(name.encode() + b"\0" + source + b"\0")
+        found.append((name, spec.origin))
         package = name if spec.submodule_search_locations else name.rpartition(".")[0]
-        todo += [m for m in _imported(source, package) if m.split(".")[0] == top]
-    for name in packages:
-        try:
-            digest.update(f"{name}={metadata.version(name)}".encode())
-        except metadata.PackageNotFoundError:
-            digest.update(f"{name}=none".encode())
-    return digest.hexdigest()[:20]
+        todo += [m for m in _imported(Path(spec.origin).read_bytes(), package) if m.split(".")[0] == top]
+    return found
 
 
 def _imported(source: bytes, package: str) -> list[str]:

@@ -49,7 +49,7 @@ import time
 import pandas as pd
 
 from benign import notebooks, plots
-from benign.realdata import image_backbone, study
+from benign.realdata import image_backbone, report, study
 
 nb = notebooks.start("backbone_reach", globals())
 
@@ -74,7 +74,7 @@ made = {shape: image_backbone.record(image_backbone.make(study.recipe_of(paramet
         for shape in study.shapes(parameters)}
 display(study.regime_table(found))  # means over n and seeds of the cells with noise
 pd.DataFrame({"backbone": [study.backbone_label(*shape) for shape in made],
-              "how it was made": [record["summary"] for record in made.values()]})
+              "how it was made": [report.made_summary(record) for record in made.values()]})
 
 # %% [markdown]
 # ## On the paper's axes

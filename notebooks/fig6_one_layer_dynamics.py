@@ -66,8 +66,8 @@ out_dir = ""  # empty: results/fig6_one_layer_dynamics/book
 # %%
 import pandas as pd
 
-from benign import (authors, data, encoder, notebooks, paths, plots, regimes, sweep, tables, theory, thresholds,
-                    words)
+from benign import (authors, data, draws, encoder, notebooks, paths, plots, regimes, sweep, tables, theory,
+                    thresholds, words)
 
 nb = notebooks.start("fig6_one_layer_dynamics", globals())
 paper_settings = {"balanced": (d_balanced, signal_norm_balanced), "harmful": (d_harmful, signal_norm_harmful),
@@ -266,7 +266,7 @@ for name in settings:  # over every seed: the share of runs in the regime the se
     low, high = (words.signed(metrics[f"{name}_noise_cost_{end}"], "+.3f").replace("+0.000", "0.000")
                  .replace("−0.000", "0.000") for end in ("min", "max"))
     metrics[f"{name}_cost_spread_words"] = low if low == high else f"{low} to {high}"
-    metrics[f"{name}_cost_words"] = encoder.cost_words(costs[name], test_threshold)
+    metrics[f"{name}_cost_words"] = draws.cost_words(costs[name], test_threshold)
 metrics["replicates"] = replicates
 metrics["seed_count_words"] = words.count(replicates, "seed")
 metrics["harm_threshold"] = thresholds.HARM.value

@@ -54,7 +54,7 @@ out_dir = ""  # empty: results/paper2_two_steps/book
 import time
 
 
-from benign import notebooks, paper2, plots, words
+from benign import notebooks, pages, paper2, plots, words
 
 nb = notebooks.start("paper2_two_steps", globals())
 cases = {"small_steps": step_sizes_seed, "benign_steps": step_sizes_benign, "harmful_steps": step_sizes_harmful}
@@ -75,7 +75,7 @@ data_s = time.perf_counter() - started
 sim = paper2.simulate([paper2.Run(train, test, beta, name) for name, beta in cases.items()], dtype=dtype,
                       device=device)
 total_s = time.perf_counter() - started
-paper2.page_table(sim.final.drop(columns=["n", "d", "noise_ratio", "seed"]))
+pages.paper2_table(sim.final.drop(columns=["n", "d", "noise_ratio", "seed"]))
 
 # %% [markdown]
 # ## The figure
@@ -122,7 +122,7 @@ metrics.update(snr=snr, n_snr2=n * snr ** 2,  # the first step's values of a cle
                benign_steps_noisy_signal_weight_words=words.tiny(metrics["benign_steps_noisy_signal_attention"]))
 nb.save_metrics(metrics, extra={"data_s": round(data_s, 3), "trainer_wall_s": round(sim.info["wall_s"], 3),
                                 "total_s": round(total_s, 3), "noisy_count": int(train.noisy.sum())})
-paper2.page_table(sim.history)  # step 0 is v = p = 0
+pages.paper2_table(sim.history)  # step 0 is v = p = 0
 
 # %% [markdown]
 # ## Paper vs here

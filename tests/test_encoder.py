@@ -4,7 +4,7 @@ against runs trained alone, the grid kernel against `simulate`, and bad input.""
 import pytest
 import torch
 
-from benign import data, device, encoder, models, sweep
+from benign import data, device, draws, encoder, models, sweep
 from benign.checks import ParameterError
 
 D, HIDDEN = 24, 16
@@ -221,13 +221,13 @@ def test_cost_words_name_whose_loss_it_is():
         rows["costly"] = rows.clean_test_acc - rows.test_acc > 0.01
         return rows
 
-    assert encoder.cost_words(costs([0.99, 0.98, 0.99], [0.90, 0.91, 0.99]), 0.95) == (
+    assert draws.cost_words(costs([0.99, 0.98, 0.99], [0.90, 0.91, 0.99]), 0.95) == (
         "the flipped labels cost more than 0.01 of test accuracy on 2 of the 3 seeds: the loss is theirs")
-    assert encoder.cost_words(costs([0.70, 0.72, 0.69], [0.70, 0.715, 0.70]), 0.95) == (
+    assert draws.cost_words(costs([0.70, 0.72, 0.69], [0.70, 0.715, 0.70]), 0.95) == (
         "the flipped labels cost more than 0.01 of test accuracy on no seeds: the clean-label runs end below 0.95 "
         "too, so the low accuracy is the encoder's own at this signal, not theirs")
-    assert encoder.cost_words(costs([0.80, 0.85], [0.70, 0.72]), 0.95) == (
+    assert draws.cost_words(costs([0.80, 0.85], [0.70, 0.72]), 0.95) == (
         "the flipped labels cost more than 0.01 of test accuracy on both seeds: part of the loss is theirs, and the "
         "clean-label runs end below 0.95 too, so the rest is the encoder's own at this signal")
-    assert encoder.cost_words(costs([0.99], [0.985]), 0.95) == (
+    assert draws.cost_words(costs([0.99], [0.985]), 0.95) == (
         "the flipped labels cost more than 0.01 of test accuracy on no seeds")

@@ -64,3 +64,18 @@ def test_no_module_takes_a_private_name_from_another():
 def test_modules_are_readable_in_one_sitting():
     long = {name: len(path.read_text().splitlines()) for name, path in modules().items()}
     assert all(lines <= 500 for lines in long.values()), {k: v for k, v in long.items() if v > 500}
+
+
+CACHED = ("benign.synthetic", "benign.clock", "benign.encoder", "benign.authors", "benign.paper2",
+          "benign.realdata.runs", "benign.realdata.image_backbone")  # the modules whose code keys a cache
+PRESENTATION = ("benign.words", "benign.pages", "benign.plots", "benign.expected", "benign.textcheck")
+
+
+def test_a_cache_is_keyed_by_the_code_that_computes_it_not_by_its_words():
+    """Rewording a sentence must not make every run be computed again: no cached computation imports the modules
+    that only say or show results."""
+    from benign.records import code_modules
+
+    for module in CACHED:
+        keyed = {name for name, _ in code_modules(module)}
+        assert module in keyed and not keyed & set(PRESENTATION), (module, sorted(keyed & set(PRESENTATION)))

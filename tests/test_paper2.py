@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from benign import models, paper2, paper2_edge
+from benign import models, pages, paper2, paper2_edge
 from benign.checks import ParameterError
 
 CONFIGS = [  # (n, d, ρ, η, β₁ … β_T, seed): the paper's two steps, longer runs, η = 0, odd n
@@ -292,13 +292,13 @@ def test_page_table_writes_step_zero_without_accuracy_and_tiny_numbers_in_words(
     sim = paper2.simulate([paper2.Run(train, test, [0.01, 1.0], "benign_steps")], device="cpu", dtype="float64")
     history = sim.history
     assert (history.loc[history.step == 0, ["train_acc", "test_acc"]] == 0).all(axis=None)  # sign(0) = 0: wrong
-    shown = paper2.page_table(history)
+    shown = pages.paper2_table(history)
     assert shown.loc[shown.step == 0, ["train_acc", "test_acc"]].isna().all(axis=None)
     assert shown.loc[shown.step > 0, "train_acc"].tolist() == history.loc[history.step > 0, "train_acc"].tolist()
     last = shown.iloc[-1]
     assert history.iloc[-1].noisy_signal_attention < 1e-6 and last.noisy_signal_attention == "below 10⁻⁶"
     assert last.clean_signal_attention == history.iloc[-1].clean_signal_attention  # ordinary numbers untouched
-    final = paper2.page_table(sim.final)
+    final = pages.paper2_table(sim.final)
     assert {"ρ", "SNR", "β", "η"} <= set(final.columns) and "signal_norm" not in final.columns
     assert final["β"].tolist() == ["(0.01, 1)"]
     assert final.train_acc.tolist() == sim.final.train_acc.tolist()  # no step column: accuracies kept

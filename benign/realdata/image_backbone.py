@@ -34,7 +34,6 @@ from ..checks import ParameterError, check_all
 from ..paths import cache_dir
 from ..progress import iterate
 from ..records import cache_key, code_fingerprint, environment, write_atomic
-from ..words import count
 from .datasets import MNIST5K_BACKBONE, mnist_5k, mnist_5k_backbone_digits, mnist_5k_file, to_rgb
 
 NAME = "vit-mnist-digits"
@@ -180,7 +179,7 @@ def _pretrain(made: dict, folder: Path, progress: bool) -> None:
     hf_logging.disable_progress_bar()
     model.vit.save_pretrained(work)  # the backbone only: fine-tuning starts from a fresh classifier, as with in21k
     image_processor_for(made["architecture"]["image_size"]).save_pretrained(work)
-    info = {"what": LABEL, "summary": _summary(made), "recipe": made,
+    info = {"what": LABEL, "recipe": made,
             "data": {"source": test.source, "file_sha256": _file_sha(mnist_5k_file()),
                      "digits": int(len(y)), "positions_sha256": _sha(positions), "images_sha256": _sha(images),
                      "labels_sha256": _sha(labels)},
@@ -196,13 +195,6 @@ def _pretrain(made: dict, folder: Path, progress: bool) -> None:
         shutil.rmtree(work, ignore_errors=True)
         return
     os.replace(work, folder)
-
-
-def _summary(made: dict) -> str:
-    a = made["architecture"]
-    return (f"ViT, {count(a['num_hidden_layers'], 'layer')} of width {a['hidden_size']}, "
-            f"{count(a['num_attention_heads'], 'head')}, {a['patch_size']}×{a['patch_size']} patches, "
-            f"{count(made['epochs'], 'epoch')} on {made['samples']} digits")
 
 
 def _file_sha(file: Path) -> str:

@@ -206,6 +206,15 @@ def paper_pretrain_size(dataset: str) -> str:
     return ", ".join(f"{n}: {sizes[n]}" for n in near) or "n/a"
 
 
+def made_summary(record: dict) -> str:
+    """How a backbone made here was made, from its record's recipe: 'ViT, 2 layers of width 128, 4 heads, 7×7
+    patches, 30 epochs on 2000 digits'."""
+    made, a = record["recipe"], record["recipe"]["architecture"]
+    return (f"ViT, {count(a['num_hidden_layers'], 'layer')} of width {a['hidden_size']}, "
+            f"{count(a['num_attention_heads'], 'head')}, {a['patch_size']}×{a['patch_size']} patches, "
+            f"{count(made['epochs'], 'epoch')} on {made['samples']} digits")
+
+
 def assets(tasks: list[Task], protocol: Protocol, sample_sizes) -> pd.DataFrame:
     """What each row ran on: data, backbone, sizes (the pretrain subset beside the paper's) and where they came from."""
     rows = []
@@ -213,7 +222,7 @@ def assets(tasks: list[Task], protocol: Protocol, sample_sizes) -> pd.DataFrame:
         record = backbone_record(t.bb.folder)
         made = ""
         if record:
-            made = (f"made here: {record['summary']}, its own test accuracy on {record['test_split']} "
+            made = (f"made here: {made_summary(record)}, its own test accuracy on {record['test_split']} "
                     f"{100 * record['test_accuracy']:.1f} %")
         rows.append({"dataset": t.dataset, "source": t.data.source, "classes": t.data.num_classes,
                      "train pool": len(t.data.train_labels), "test split": len(t.data.test_labels),
