@@ -38,6 +38,7 @@ from .checks import ParameterError
 from .notebooks import NotebookFailed
 from .paths import BOOK_BUILD, RESULTS_ENV, ROOT, results_dir
 from .records import COMMIT_FILE, FIGURE_KEY, check_writable, git_commit
+from .words import minus
 
 SOURCES = ("_config.yml", "_toc.yml", "references.bib", "book", "benign")
 GENERATED = ("summary", "reproducibility", "downloads", "speed")  # book/<page>.md, written from the records
@@ -268,7 +269,18 @@ def setup(app):
     """The Sphinx extension (named in _config.yml): only a tree staged by `benign book` may be rendered."""
     app.add_config_value("benign_staged", False, "env")
     app.connect("config-inited", _require_staged)
+    app.connect("doctree-read", _true_minus)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+def _true_minus(app, doctree) -> None:
+    """A number glued with a format spec (`{glue:text}` with `key:+.3f`) comes out of Python's `format` with the
+    hyphen: every pasted text gets the true minus sign and loses the sign of a zero (`words.minus`)."""
+    from docutils import nodes
+
+    for node in doctree.findall(nodes.inline):
+        if "pasted-text" in node["classes"] and len(node.children) == 1 and isinstance(node[0], nodes.Text):
+            node[0] = nodes.Text(minus(node[0].astext()))
 
 
 def _require_staged(app, config) -> None:

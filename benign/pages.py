@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import expected, ledger
-from .words import reader_name, tiny
+from .words import minus, reader_name, tiny
 
 PAGE = "../notebooks/{}.html"  # a notebook's page, from a page of book/
 TABLES = itertools.count(1)  # numbers the tables of a process, so footnote anchors are unique on a page
@@ -30,8 +30,8 @@ def number(x: float) -> str:
         return str(int(x))
     if abs(x) >= 1e-4:
         digits = max(0, 3 - math.floor(math.log10(abs(x))))
-        return f"{x:.{digits}f}".rstrip("0").rstrip(".")
-    return f"{x:.1e}"
+        return minus(f"{x:.{digits}f}".rstrip("0").rstrip("."))
+    return minus(f"{x:.1e}")
 
 
 class Footnotes:

@@ -310,10 +310,3 @@ def maps(table: pd.DataFrame, keys, rows: str = "d", columns: str = "signal_norm
     wide = table.set_index([rows, columns])[list(keys)].unstack(columns).sort_index()
     column_values = sorted(wide.columns.get_level_values(1).unique())
     return wide.index.to_list(), column_values, {k: wide[k][column_values].to_numpy() for k in keys}
-
-
-def describe(table: pd.DataFrame) -> str:
-    """One line on how a sweep table was made: runs, chunks, how many computed here (not cached), wall time."""
-    a = table.attrs
-    return (f"{len(table)} runs in {a['chunks']} chunks ({a['computed_chunks']} computed here) "
-            f"in {a['wall_s']:.1f} s")

@@ -252,6 +252,49 @@ def too_many_digits(blocks: list[Block]) -> list[Finding]:
                     lambda b, m: significant_digits(m.group()) > MAX_SIGNIFICANT)
 
 
+NUMBER = r"[−+-]?\d[\d,]*(?:\.\d+)?"
+SAME_ENDS = re.compile(rf"(?<![\w.,])({NUMBER})\s*(?:to|–|-)\s*{GLUED}?\1(?![\w.,]?\d)")  # ends glued apart too
+
+
+def degenerate_range(blocks: list[Block]) -> list[Finding]:
+    """A range whose two ends read the same ("1.000 to 1.000", "4–4") in prose or a table: one number says it
+    (`benign.words.span`)."""
+    return _matches(blocks, SAME_ENDS, "degenerate_range", EVERYWHERE)
+
+
+CARET = re.compile(r"[\w)]\^[({\w−+-]")
+
+
+def caret(blocks: list[Block]) -> list[Finding]:
+    """A power written as code writes it ("d^(−1/4)", "n^b") in prose, a table or an alt text: maths is typeset
+    (`$d^{-1/4}$`) or written with superscripts."""
+    return _matches(blocks, CARET, "caret", EVERYWHERE)
+
+
+SIGNED_ZERO = re.compile(r"(?<![\w.])[−+-]0(?:\.0+)?(?![\d.])")
+
+
+def signed_zero(blocks: list[Block]) -> list[Finding]:
+    """A zero with a sign ("−0.00", "+0.000"): the sign of a number that rounds to zero says nothing."""
+    return _matches(blocks, SIGNED_ZERO, "signed_zero", EVERYWHERE)
+
+
+HYPHEN_MINUS = re.compile(r"(?<![\w.\-–−])-\d")
+
+
+def hyphen_minus(blocks: list[Block]) -> list[Finding]:
+    """A negative number written with the hyphen ("-0.025"), not the minus sign ("−0.025", `benign.words.signed`)."""
+    return _matches(blocks, HYPHEN_MINUS, "hyphen_minus", EVERYWHERE)
+
+
+SHARE_AS_DECIMAL = re.compile(r"\b(?:a|the) share (?:of )?[−+-]?\d")
+
+
+def share_as_decimal(blocks: list[Block]) -> list[Finding]:
+    """A share written as a decimal in prose ("in a share 1.00 of the cells"): 'all of the cells', '63% of them'."""
+    return _matches(blocks, SHARE_AS_DECIMAL, "share_as_decimal", IN_PROSE)
+
+
 PLURAL_NOUNS = {"layers", "chunks", "runs", "seeds", "steps", "samples", "tokens", "cells", "rows", "columns",
                 "draws", "labels", "claims", "points", "epochs", "heads", "pages", "figures", "values", "settings",
                 "classes", "digits", "images", "reviews", "records", "parameters", "errors", "minutes", "seconds"}
@@ -332,7 +375,8 @@ def direction(blocks: list[Block]) -> list[Finding]:
 
 
 RULES = {rule.__name__: rule for rule in (identifier, code_in_prose, missing_value, exponent, repeated_word,
-                                          zero_hundred_percent, too_many_digits, plural, direction)}
+                                          zero_hundred_percent, too_many_digits, plural, direction, degenerate_range,
+                                          caret, signed_zero, hyphen_minus, share_as_decimal)}
 SKIPPED_PAGES = {"genindex.html", "search.html", "py-modindex.html"}
 
 

@@ -17,8 +17,19 @@ def and_list(parts: list[str]) -> str:
 
 
 def signed(x: float, fmt: str) -> str:
-    """`x` formatted with `fmt`, with a true minus sign ('−0.06', not '-0.06')."""
-    return format(x, fmt).replace("-", "−")
+    """`x` formatted with `fmt`, with a true minus sign ('−0.06', not '-0.06') and no sign on a number that reads
+    zero ('0.00', not '−0.00' or '+0.00': `minus`)."""
+    return minus(format(x, fmt))
+
+
+HYPHEN_NUMBER = re.compile(r"(?<![\w.\-–−])-(?=\d)")
+SIGNED_ZERO = re.compile(r"(?<![\w.])[−+](0(?:\.0+)?)(?![\d.])")
+
+
+def minus(text: str) -> str:
+    """Numbers in `text` as prose and tables write them: a true minus sign ('-0.025' → '−0.025', Python's format
+    writes the hyphen) and no sign on a zero ('+0.000', '−0.00' → '0.000', '0.00')."""
+    return SIGNED_ZERO.sub(r"\1", HYPHEN_NUMBER.sub("−", text))
 
 
 def percent(x: float, fmt: str = ".0%") -> str:
@@ -100,6 +111,23 @@ def estimate(value: float, se: float, n: int, unit: str, fmt: str = ".2f") -> st
         return f"— ({over})"
     shown = signed(0.0 if float(format(value, fmt)) == 0 else value, fmt)
     return f"{shown} ({over}, no spread)" if math.isnan(se) else f"{shown} ± {format(se, fmt)} ({over})"
+
+
+def span(low: str, high: str, to: str = " to ") -> str:
+    """A range of two numbers already formatted as the page shows them: '0.80 to 0.95', or the one number when both
+    ends read the same ('1.000', never '1.000 to 1.000')."""
+    return low if low == high else f"{low}{to}{high}"
+
+
+def sweep_said(table) -> str:
+    """How a sweep's table (`benign.sweep.run`) was made, as a sentence: '1,521 runs in 39 chunks, all computed in
+    this build, in 58.5 s' ('none computed: every chunk read from the cache')."""
+    a = table.attrs
+    done = ("none computed: every chunk read from the cache" if a["computed_chunks"] == 0 else
+            "all computed in this build" if a["computed_chunks"] == a["chunks"] else
+            f"{a['computed_chunks']} computed in this build, the rest read from the cache")
+    return f"{len(table):,} {'run' if len(table) == 1 else 'runs'} in {count(a['chunks'], 'chunk')}, {done}, in " \
+           f"{a['wall_s']:.1f} s"
 
 
 def share_words(count: int, total: int, one: str = "run", many: str = "runs") -> str:

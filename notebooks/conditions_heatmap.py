@@ -58,7 +58,7 @@ out_dir = ""  # empty: results/conditions_heatmap/book
 # %%
 import numpy as np
 
-from benign import authors, notebooks, paths, plots, sweep, synthetic
+from benign import authors, notebooks, paths, plots, sweep, synthetic, words
 
 nb = notebooks.start("conditions_heatmap", globals())
 points = sweep.grid_points(synthetic.GRID_DEFAULTS, nb.parameters, d=sweep.arange("d_grid", d_grid),
@@ -67,7 +67,7 @@ cells = sweep.run(synthetic.grid_chunk, points, cache=paths.cache_dir("sweeps") 
                   progress=progress)
 cells["eq9_ratio"] = cells.frak_clean / cells.frak_noisy  # clean over noisy cumulative 𝔖
 cells["eq10_ratio"] = cells.frak_clean_pos / cells.frak_clean_neg  # class +1 over class −1 (clean samples)
-print(sweep.describe(cells))
+print(words.sweep_said(cells))
 
 # %%
 d_values, mu_values, maps = sweep.maps(cells, ("eq9_ratio", "eq10_ratio", "test_acc", "train_acc"))
@@ -109,7 +109,7 @@ if authors_code and not train_W and W_init == "identity" and n_weak == n_relevan
     theirs = sweep.run(authors.math_frak_chunk, their_points, cache=paths.cache_dir("sweeps") if use_cache else None)
     theirs["eq9_ratio"] = (theirs.frak_clean_1 + theirs.frak_clean_2) / (theirs.frak_noisy_1 + theirs.frak_noisy_2)
     theirs["eq10_ratio"] = theirs.frak_clean_1 / theirs.frak_clean_2
-    print(sweep.describe(theirs))
+    print(words.sweep_said(theirs))
     same_cells = cells[cells.d.isin(their_d) & cells.signal_norm.isin(their_mu)]  # ours at the cells they ran
     # on our grid's cells (blank where their script did not run), so the two maps are read on the same extents
     wide = theirs.set_index(["d", "signal_norm"])

@@ -109,7 +109,7 @@ if authors_code and etasweep.in_authors_setting(page_points[0]):
     their_by_n["frak_ratio"] = ((their_by_n.frak_clean_1 + their_by_n.frak_clean_2)
                                 / (their_by_n.frak_noisy_1 + their_by_n.frak_noisy_2))
     theirs = their_by_n[their_by_n.n == n].reset_index(drop=True)
-    print(sweep.describe(their_by_n))
+    print(words.sweep_said(their_by_n))
     display(theirs[["noise_ratio", "frak_ratio", "train_acc", "test_acc"]])
 
 # %% [markdown]

@@ -54,7 +54,7 @@ outcome_draws = 50  # draws of (data, Wâ‚€) per setting (seeds seed, seed + 1, â
 out_dir = ""  # empty: results/fig3_dynamics/book
 
 # %%
-from benign import authors, data, notebooks, paths, plots, sweep, synthetic, tables, theory, thresholds
+from benign import authors, data, notebooks, paths, plots, sweep, synthetic, tables, theory, thresholds, words
 
 nb = notebooks.start("fig3_dynamics", globals())
 settings = {"balanced": (d_balanced, signal_norm_balanced),
@@ -197,7 +197,7 @@ if authors_code:
         authors_table = sweep.run(authors.main_chunk, points, cache=paths.cache_dir("sweeps") if use_cache else None)
         by_cell = {(row["d"], row["signal_norm"]): row for row in authors_table.to_dict("records")}
         authors_final = {name: by_cell[settings[name]] for name in chosen}
-        print(sweep.describe(authors_table))
+        print(words.sweep_said(authors_table))
 
 # %% [markdown]
 # ## How often does each setting land where the paper puts it?

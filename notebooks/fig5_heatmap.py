@@ -98,7 +98,7 @@ cells["regime"] = theory.observed_regime(cells.train_acc, cells.test_acc, test_t
 cells["regime_by_order"] = theory.regime(cells.signal_norm, cells.d, n)
 cells["test_gain"] = cells.test_acc - cells.test_acc_step0  # what training adds to the head's own accuracy
 cells["regime_trained"] = regimes.trained_regime(cells.train_acc, cells.test_acc, cells.test_acc_step0)
-print(sweep.describe(cells))
+print(words.sweep_said(cells))
 
 # %%
 d_values, mu_values, maps = sweep.maps(cells, ("train_loss", "test_loss", "train_acc", "test_acc", "regime",
@@ -194,7 +194,7 @@ if chosen:
 
 # %%
 long = clock.run(long_points, cache=paths.cache_dir("sweeps") if use_cache else None, progress=progress)
-print(sweep.describe(long))
+print(words.sweep_said(long))
 steps_drawn = [t for t in snapshot_steps if t <= num_steps_long]
 long = regionmap.annotate_long(long, steps_drawn, attention_level)
 over_time = regionmap.time_result(long, steps_drawn, num_steps, num_steps_long, attention_level, cells)

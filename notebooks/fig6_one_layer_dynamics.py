@@ -225,7 +225,7 @@ if authors_code:
     table["regime"] = theory.observed_regime(table.train_acc, table.test_acc, test_threshold)
     by_cell = {(row["d"], row["signal_norm"]): row for row in table.to_dict("records")}
     theirs = {name: by_cell[(d, mu)] for name, (d, mu, _) in settings.items()}
-    print(sweep.describe(table))
+    print(words.sweep_said(table))
     display(table[["d", "signal_norm", "train_acc", "test_acc", "train_loss", "test_loss", "regime"]])
 
 # %%

@@ -84,7 +84,7 @@ print(f"{len(points)} runs: d = {d_run[0]} … {d_run[-1]}, ‖μ‖ = {mu_run[0
 # %%
 cells = sweep.run(encoder.grid_chunk, points, cache=paths.cache_dir("sweeps") if use_cache else None, progress=progress)
 cells["regime"] = theory.observed_regime(cells.train_acc, cells.test_acc, test_threshold)
-print(sweep.describe(cells))
+print(words.sweep_said(cells))
 
 # %%
 d_values, mu_values, maps = sweep.maps(cells, ("train_loss", "test_loss", "train_acc", "test_acc", "regime",

@@ -118,11 +118,14 @@ return Array.from(article.querySelectorAll('table')).filter(table => {
 TABLES_WITHOUT_CUE = """
 const article = document.querySelector('article');
 if (!article) return [];
+const opaque = el => { const c = getComputedStyle(el).backgroundColor;
+  return c !== 'transparent' && !/rgba\\(.*,\\s*0\\)$/.test(c); };
 return Array.from(article.querySelectorAll('table')).filter(table => {
   for (let box = table; box && box !== article; box = box.parentElement) {
     const style = getComputedStyle(box);
-    if (style.overflowX === 'auto' || style.overflowX === 'scroll')
-      return box.scrollWidth > box.clientWidth + 1 && !style.backgroundImage.includes('gradient');
+    if (style.overflowX === 'auto' || style.overflowX === 'scroll')  // the cue: the box's background, not covered
+      return box.scrollWidth > box.clientWidth + 1 && (!style.backgroundImage.includes('gradient') ||
+        (box !== table && opaque(table)) || Array.from(table.querySelectorAll('tr, th, td')).some(opaque));
   }
   return false;
 }).map(table => table.innerText.slice(0, 60).replace(/\\s+/g, ' '));

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pandas as pd
 import pytest
 
-from benign import data, sweep, synthetic
+from benign import data, sweep, synthetic, words
 from benign.checks import ParameterError
 
 SMALL = dict(n=9, n_test=40, T=8, learning_rate=0.5, num_steps=120, dtype="float64", device="cpu")
@@ -208,7 +208,7 @@ def test_maps_lay_a_sweep_table_out_as_grids():
         for j, mu in enumerate(mu_values):
             row = cells[(cells.d == d) & (cells.signal_norm == mu)].iloc[0]
             assert maps["test_loss"][i, j] == row.test_loss and maps["train_acc"][i, j] == row.train_acc
-    assert sweep.describe(cells).startswith("4 runs in 2 chunks (2 computed here) in ")
+    assert words.sweep_said(cells).startswith("4 runs in 2 chunks, all computed in this build, in ")
 
 
 def test_the_cache_recomputes_a_changed_kernel_and_reuses_an_unchanged_one(tmp_path, monkeypatch):

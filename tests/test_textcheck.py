@@ -69,6 +69,11 @@ DEFECTS = [
     ("too_many_digits", "titles ‖μ‖ = 2.81171 and 56.2341", "2.81171", 2),
     ("plural", "ViT, 1 layers and 1 chunks", "1 layers", 2),
     ("plural", "the runs: 1 draws", "1 draws", 1),
+    ("degenerate_range", "balanced 4 to 4, test accuracy 1.000–1.000 and 0.80 to \u20600.80", "4 to 4", 3),
+    ("caret", "SNR = d^(−1/4), the edge n^b and 2^(1/8)", "d^(", 3),
+    ("signed_zero", "changes by +0.000 and −0.00, not −0.01", "+0.000", 2),
+    ("hyphen_minus", "slopes -0.04 ± 0.04 and (-0.13)", "-0.04", 2),
+    ("share_as_decimal", "Eq. 9 holds in a share 1.00 of the cells", "a share 1", 1),
 ]
 
 
@@ -147,6 +152,11 @@ def test_code_in_prose_reports_a_bare_code_name_but_not_code_meant_for_code():
     ("too_many_digits", "in 2025 with torch 2.13.0, arXiv:2410.07746, 0.6431, 1.007 and 12345 runs"),
     ("plural", "0.1 seconds, 11 runs, 1.5 layers, n·SNR² = 1 gives, phase 1 epochs, Figure 1 shows, 1 layer"),
     ("identifier", "a plain sentence with no under score; 3_000 steps"),
+    ("degenerate_range", "from 4 to 5, 0.80 to 0.95, steps 100–1000, 1.0 to 1.05, seeds 42 to 420"),
+    ("caret", "a caret ^ alone, x ^ y spaced"),
+    ("signed_zero", "−0.01, +0.5, 0.00, −10, 0 and 10−0"),
+    ("hyphen_minus", "a 1-layer ViT, steps 1-10, seeds 42–44, x-1 and −0.5"),
+    ("share_as_decimal", "a share of the runs, the share shown, a share above one half"),
 ])
 def test_rules_leave_english_alone(rule, text):
     assert findings(page(f"<p>{text}.</p>"), rule) == []
