@@ -38,7 +38,7 @@ from .checks import ParameterError
 from .notebooks import NotebookFailed
 from .paths import BOOK_BUILD, RESULTS_ENV, ROOT, results_dir
 from .records import COMMIT_FILE, FIGURE_KEY, check_writable, git_commit
-from .words import minus
+from .words import minus, setting
 
 SOURCES = ("_config.yml", "_toc.yml", "references.bib", "book", "benign")
 GENERATED = ("summary", "reproducibility", "downloads", "speed")  # book/<page>.md, written from the records
@@ -299,12 +299,14 @@ def reproducibility_page(records: dict[str, dict], profile_name: str) -> str:
              "CPU threads: *free cores* (the thread policy of `benign.device`: each block of work takes the cores free",
              "of other work when it starts, at most the cores given) or *fixed N*, then `n×k` for n blocks of work",
              "(trainer calls, sweep chunks) computed on k threads.",
-             "", "| notebook | wall time (s) | device | CPU threads | seed | git commit | created (UTC) |",
+             "", "| notebook | wall time (s) | device | CPU threads | seeds | git commit | created (UTC) |",
              "|---|---|---|---|---|---|---|"]
     for name, record in records.items():
-        seed = record.get("parameters", {}).get("seed", "—")
+        parameters = record.get("parameters", {})
+        seed = next((setting(k, parameters[k]) for k in ("seed", "seeds") if k in parameters), "—")
         commit = (record.get("git_commit") or "—")[:10]
-        blocks = ", ".join(f"{n}×{k}" for k, n in record.get("blocks_by_threads", {}).items()) or "none computed"
+        blocks = (", ".join(f"{n}×{k}" for k, n in record.get("blocks_by_threads", {}).items())
+                  or "nothing computed (read from the cache)")
         created = str(record.get("created", "—"))[:16].replace("T", " ")
         lines.append(f"| `{name}` | {record.get('wall_s', '—')} | {record.get('device', '—')} | "
                      f"{record.get('thread_policy', '—')}: {blocks} | "

@@ -18,6 +18,7 @@ from .rules import (alpha_rule, attention_sharpens_rule, backbone_regimes_rule, 
                     paper2_below_rule, paper2_benign_rule, paper2_boundary_rule, paper2_harmful_rule, realdata_rule,
                     regime_rule, regions_rule, selection_rule)
 from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, OFFLINE, PART, VERDICTS, Finding, Record
+from .words import Settings
 
 __all__ = ["CONTRADICTED", "HOLDS", "NOT_SEEN", "OFFLINE", "PART", "VERDICTS", "Finding", "Record", "Claim", "Entry",
            "CLAIMS", "SOURCES", "evaluate", "verdict_counts"]
@@ -43,12 +44,15 @@ class Entry:
 S, M, BOOK = "Sakamoto & Sato", "Magen et al.", "this book"  # whose claim it is
 SOURCES = (S, M, BOOK)
 ARXIV = {S: "2409.17625", M: "2410.07746"}  # each paper's arXiv identifier: a row links its paper and names the place
+REPOSITORY = "https://github.com/keitaroskmt/benign-attention"  # Sakamoto & Sato's code, linked from its rows
+REPOSITORY_PLACE = "the authors' repository"  # a row's place that is their code, not the paper
 # A test's description is formatted with the record's parameters (`{p[name]}`): it says what this build ran.
 SEEDS = "{p[replicates]} seeds from {p[seed]} (the first plotted)"
-FIG1 = "hand-built p, c = {p[c_%s]}; d = {p[d]}, n = {p[n]}, " + SEEDS.replace("seeds", "data draws")
-FIG3 = "(d, ‖μ‖) = ({p[d_%s]}, {p[signal_norm_%s]}); " + SEEDS + "; n = {p[n]}, {p[num_steps]} steps, W and p trained"
-GRID = ("the (d, ‖μ‖) grid of d and ‖μ‖ (from, to, step) = {p[d_grid]} and {p[signal_norm_grid]}; {p[num_steps]} "
-        "steps")
+DRAWS = "{p[outcome_draws]} data draws from seed {p[seed]} (the first plotted)"
+FIG1 = "p built by hand with noise weight c = {p[c_%s]}; d = {p[d]}, n = {p[n]}, " + DRAWS
+FIG3 = ("(d, ‖μ‖) = ({p[d_%s]}, {p[signal_norm_%s]}); " + SEEDS + ", and {p[outcome_draws]} draws of (data, W₀); "
+        "n = {p[n]}, {p[num_steps]} steps, W and p trained")
+GRID = "d {p[d_grid]} and ‖μ‖ {p[signal_norm_grid]}; {p[num_steps]} steps"
 CLAIMS = [
     Claim(S, "Figure 1", "A query that memorises noise moderately fits every training label and classifies fresh "
           "samples (benign overfitting exists).", "fig1_token_selection", FIG1 % "benign", fig1_rule("benign")),
@@ -87,32 +91,34 @@ CLAIMS = [
     Claim(S, "Theorem 4.2, appendix (Eq. 10)", "The classes' cumulative 𝔖 stay balanced (ratio about 0.5–2.5).",
           "conditions_heatmap", GRID + ", seed {p[seed]}", eq10_rule),
     Claim(S, "Appendix, η sweep", "Token selection absorbs label noise up to about η = 0.6 and collapses beyond it.",
-          "eta_sweep", "d = {p[d]}, ‖μ‖ = {p[signal_norm]}, n = {p[n]}, η grid {p[noise_ratio_grid]}, seed {p[seed]}",
+          "eta_sweep", "d = {p[d]}, ‖μ‖ = {p[signal_norm]}, n = {p[n]}, η {p[noise_ratio_grid]}, seed {p[seed]}",
           eta_rule),
     Claim(S, "Theorem 4.2 (benign case)", "Generalization after fitting the noise arrives by a time "
-          "τ = Θ(exp(1/(n·SNR²))/prefactor).", "theory_clock", "long runs over n·SNR² ({p[num_steps]} steps), p only "
-          "and W and p", clock_rule),
+          "τ = Θ(exp(1/(n·SNR²))/prefactor).", "theory_clock", "long runs over n·SNR²: p only ({p[num_steps]} steps) "
+          "and W and p ({p[num_steps_trained_W]} steps)", clock_rule),
     Claim(S, "Abstract; poster", "Generalization is delayed: the noise is fitted first, fresh inputs come to select "
           "their relevant token later, and the delay grows as n·SNR² falls.", "theory_clock",
           "long runs over n·SNR² ({p[num_steps]} steps), p only, in the theory's benign region", delayed_rule),
     Claim(S, "Theorem 4.2", "The time scale is inversely proportional to the step size α.", "theory_clock",
           "two step sizes on the same cells", alpha_rule),
     Claim(S, "Figure 6", "A one-layer Transformer encoder trained end to end lands in the named regime at each of the "
-          "three settings.", "fig6_one_layer_dynamics", "the three settings shrunk by scale = {p[scale]}; " + SEEDS,
+          "three settings.", "fig6_one_layer_dynamics", "the three settings shrunk: d and the MLP width divided by "
+          "{p[scale]}, ‖μ‖ by its fourth root; " + SEEDS,
           encoder_rule),
     Claim(S, "Figure 7", "A one-layer Transformer encoder trained end to end shows the same three regions on the "
-          "(d, ‖μ‖) grid.", "fig7_one_layer_heatmap", "the Figure-5 grid shrunk by scale = {p[scale]}; seed {p[seed]}",
+          "(d, ‖μ‖) grid.", "fig7_one_layer_heatmap", "the Figure-5 grid shrunk: d and the MLP width divided by "
+          "{p[scale]}, ‖μ‖ by its fourth root; seed {p[seed]}",
           encoder_regions_rule),
     Claim(S, "Table 2", "Fine-tuning the last attention layer of a pretrained text model fits flipped labels and keeps "
           "its test accuracy near the base accuracy.", "table2_finetune",
           "all-MiniLM-L6-v2 on Rotten Tomatoes; seeds {p[seeds]}", realdata_rule("text")),
     Claim(S, "Table 2", "The flipped labels cost more test accuracy as n grows (text rows).", "table2_finetune",
-          "all-MiniLM-L6-v2 on Rotten Tomatoes, n in {p[sample_sizes]}; seeds {p[seeds]}", noise_cost_grows_rule),
+          "all-MiniLM-L6-v2 on Rotten Tomatoes, n = {p[sample_sizes]}; seeds {p[seeds]}", noise_cost_grows_rule),
     Claim(S, "Table 2", "The same holds for a pretrained image model.", "table2_finetune",
           "a small ViT made here on MNIST digits and Fashion-MNIST; seeds {p[seeds]}", realdata_rule("image")),
     Claim(BOOK, "after Figure 5, on real backbones", "On pretrained backbones, too, fine-tuning attention overfits label "
           "noise benignly, harmfully or not at all, as what its attention can reach allows.", "backbone_reach",
-          "small ViTs of depths {p[vit_depths]} made here on MNIST digits, n in {p[sample_sizes]}, seeds and protocol "
+          "small ViTs of depths {p[vit_depths]} made here on MNIST digits, n = {p[sample_sizes]}, seeds and protocol "
           "of Table 2's {p[table2_profile]} profile", backbone_regimes_rule),
     Claim(S, "Figures 8, 9", "During fine-tuning the last layer's attention sharpens onto fewer tokens.",
           "fig8_finetune_attention", "the Table-2 runs", attention_sharpens_rule),
@@ -122,7 +128,7 @@ CLAIMS = [
     Claim(BOOK, "after the two-step theorem", "A first step that is too large fits every label by its noise and generalizes "
           "at chance (harmful).", "paper2_two_steps", "β = {p[step_sizes_harmful]}", paper2_harmful_rule),
     Claim(M, "Theorems (SNR threshold)", "Benign overfitting needs SNR of order 1/√n: the boundary scales as "
-          "n^(−1/2).", "paper2_snr_heatmap", "n in {p[n_values]}, the slope fitted from n = {p[n_tail_min]} on; signal "
+          "n^(−1/2).", "paper2_snr_heatmap", "n = {p[n_values]}, the slope fitted from n = {p[n_tail_min]} on; signal "
           "norms {p[signal_norm_steps_per_doubling]} per doubling; seeds per cell: {p[num_seeds]}",
           paper2_boundary_rule),
     Claim(BOOK, "after the SNR threshold (the paper's harmful result is for max-margin interpolators)",
@@ -145,7 +151,7 @@ def evaluate(records: dict[str, dict]) -> list[Entry]:
         record = Record(records[claim.page])
         try:
             finding = claim.rule(record)
-            test = claim.test.format(p=records[claim.page].get("parameters", {}))
+            test = claim.test.format(p=Settings(records[claim.page].get("parameters", {})))
         except KeyError:
             continue
         entries.append(Entry(replace(claim, test=test), finding, tuple(record.read)))

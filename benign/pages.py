@@ -14,20 +14,24 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import expected, ledger
-from .words import minus, reader_name, tiny
+from .words import count, minus, reader_name, tiny
 
 PAGE = "../notebooks/{}.html"  # a notebook's page, from a page of book/
 TABLES = itertools.count(1)  # numbers the tables of a process, so footnote anchors are unique on a page
 
 
-def number(x: float) -> str:
-    """A number at its precision: integers plain, others to four significant digits, no exponent above 1e-4."""
+def number(x: float, tolerance: float = math.nan) -> str:
+    """A number at its precision: integers plain, others to four significant digits, no exponent above 1e-4; compared
+    within a `tolerance`, to one decimal more than the tolerance's first digit (0.6913 within ±0.1 reads 0.69), unless
+    that shows a number that is not zero as zero."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"
     if math.isinf(x):
         return "∞" if x > 0 else "−∞"
     if float(x).is_integer():
         return str(int(x))
+    if tolerance > 0 and round(x, max(0, 1 - math.floor(math.log10(tolerance)))) != 0:
+        return minus(f"{x:.{max(0, 1 - math.floor(math.log10(tolerance)))}f}")
     if abs(x) >= 1e-4:
         digits = max(0, 3 - math.floor(math.log10(abs(x))))
         return minus(f"{x:.{digits}f}".rstrip("0").rstrip("."))
@@ -78,7 +82,7 @@ def comparison(rows: list[expected.Row], titles: dict[str, str] | None = None) -
             page = (titles or {}).get(e.counted_on, e.counted_on)
             quantity += notes.cite(f"the same number is counted on the page “{page}”; shown here only")
         result = html.escape(row.result)
-        out.append([quantity, target, number(row.authors), number(row.here), tolerance,
+        out.append([quantity, target, number(row.authors, e.allowed), number(row.here, e.allowed), tolerance,
                     f"<strong>{result}</strong>" if not row.match else result, html.escape(row.cause)])
     return table(["quantity", "compared with", "authors' code", "here", "tolerance", "result", "cause of a miss"],
                  out, notes, "benign-comparison")
@@ -116,7 +120,7 @@ class Comparison:
 
     def _repr_html_(self) -> str:
         if not self.rows:
-            return "<p>No number of this page is compared at this profile.</p>"
+            return "<p>None of this page's numbers is compared with the papers at the settings this build ran.</p>"
         return comparison(self.rows, self.titles)
 
 
@@ -155,10 +159,6 @@ def chip(verdict: str) -> str:
     return f'<span class="benign-verdict {verdict_class(verdict)}">{html.escape(verdict)}</span>'
 
 
-def plural(count: int, one: str, many: str) -> str:
-    return f"{count} {one if count == 1 else many}"
-
-
 def split(entries: list[ledger.Entry]) -> tuple[list[ledger.Entry], list[ledger.Entry]]:
     """The papers' claims, and the book's own hypotheses (paper `ledger.BOOK`): counted and shown apart."""
     return ([e for e in entries if e.claim.paper != ledger.BOOK], [e for e in entries if e.claim.paper == ledger.BOOK])
@@ -176,14 +176,18 @@ def row(entry: ledger.Entry, titles: dict[str, str]) -> str:
     evidence, the record's keys and the page behind a click (`<details>`: no script)."""
     c, f = entry.claim, entry.finding
     where = prose(c.where)
-    if c.paper in ledger.ARXIV:  # the paper linked (arXiv), the figure or section named
+    if c.where.startswith(ledger.REPOSITORY_PLACE):  # the authors' code: their repository linked
+        where = f'{html.escape(c.paper)}, <a href="{ledger.REPOSITORY}">{where}</a>'
+    elif c.where == "Poster":  # the ICML poster: named (it has no stable address)
+        where = f"{html.escape(c.paper)}, their ICML 2025 poster"
+    elif c.paper in ledger.ARXIV:  # the paper linked (arXiv), the figure or section named
         where = (f'<a href="https://arxiv.org/abs/{ledger.ARXIV[c.paper]}" title="arXiv:{ledger.ARXIV[c.paper]}">'
                  f'{html.escape(c.paper)}</a>, {where}')
     kind, text = why(f)
     link = f'<a href="{PAGE.format(c.page)}">{html.escape(titles.get(c.page, c.page))}</a>'
     details = [("the book's test", prose(c.test)), ("evidence", prose(f.evidence))]
     details += [("cause", prose(f.cause))] if f.cause else []
-    details += [("keys read", ", ".join(f'<code class="benign-key">{html.escape(k)}</code>' for k in entry.keys)
+    details += [("record keys read", ", ".join(f'<code class="benign-key">{html.escape(k)}</code>' for k in entry.keys)
                  or "none")]
     details += [("page", link)]
     body = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in details)
@@ -214,7 +218,7 @@ def matrix(entries: list[ledger.Entry], titles: dict[str, str], name: str, folde
     for verdict, members in groups(entries):
         opened = "" if verdict in folded else " open"
         out.append(f'<details class="benign-group" id="{anchor(name, verdict)}"{opened}><summary>{chip(verdict)} '
-                   f'<span class="benign-group-count">{plural(len(members), "claim", "claims")}</span></summary>'
+                   f'<span class="benign-group-count">{count(len(members), "claim")}</span></summary>'
                    + "".join(row(e, titles) for e in members) + "</details>")
     return f'<div class="benign-matrix">{"".join(out)}</div>'
 
@@ -239,9 +243,9 @@ def counted(entries: list[ledger.Entry]) -> str:
 def verdicts_said(entries: list[ledger.Entry]) -> str:
     """The verdict counts of the papers' claims, then those of the book's own hypotheses apart, in words."""
     papers, own = split(entries)
-    said = f"Of the {plural(len(papers), 'claim', 'claims')} of the two papers this build tests: {counted(papers)}."
+    said = f"Of the {count(len(papers), 'claim')} of the two papers this build tests: {counted(papers)}."
     if own:
-        said += (f" Of the book's own {plural(len(own), 'hypothesis', 'hypotheses')}, counted apart: "
+        said += (f" Of the book's own {count(len(own), 'hypothesis', 'hypotheses')}, counted apart: "
                  f"{counted(own)}.")
     return said
 
@@ -311,7 +315,7 @@ SHOWN_BELOW = 1e-4  # a page's tables write smaller numbers with an exponent (`p
 def paper2_table(frame, floor: float = 1e-6):
     """A table of `simulate` (`final` or `history`) as a page shows it: paper 2's symbols as column names
     (`paper2.SYMBOLS`), step sizes as '(0.01, 1)', numbers below 10⁻⁴ without an exponent (`words.tiny`: 'below 10⁻⁶'
-    under `floor`, else positional), and no accuracy at step 0: there v = p = 0, so f(X) = 0 for every input, which
+    under `floor`, else positional; an attention weight of 0, a float underflow, too), and no accuracy at step 0: there v = p = 0, so f(X) = 0 for every input, which
     predicts no class (`simulate` counts that tie as wrong, an accuracy of 0; a coin toss on ties would be right
     half the time)."""
     from .paper2 import SYMBOLS  # paper 2's trainer, imported only where its tables are shown (it needs torch)
@@ -323,7 +327,8 @@ def paper2_table(frame, floor: float = 1e-6):
         frame.loc[frame.step == 0, [c for c in ("train_acc", "test_acc") if c in frame]] = np.nan
     for column in frame.columns[frame.dtypes == float]:
         values = frame[column]
-        small = values.notna() & (values != 0) & (values.abs() < SHOWN_BELOW)
+        weight = str(column).endswith("attention")  # a softmax weight is never 0: a 0 is an underflow of a tiny one
+        small = values.notna() & ((values != 0) | weight) & (values.abs() < SHOWN_BELOW)
         if small.any():
-            frame[column] = [tiny(x, floor) if flag else x for x, flag in zip(values, small)]
+            frame[column] = [tiny(x or math.ulp(0.0), floor) if flag else x for x, flag in zip(values, small)]
     return frame.rename(columns=SYMBOLS)

@@ -208,8 +208,9 @@ def columns(fig) -> int:
 def as_column(fig, width: float = PHONE_WIDTH):
     """The figure re-laid in place for a phone: its panels (each with its colour bar) one under another, row by row,
     `width` inches wide, each at its aspect (at most square); a shared axis labelled on every panel, a title too wide
-    wrapped, a figure legend (`legend_above`) in the columns that fit. None (untouched) for one column of panels."""
-    if columns(fig) <= 1:
+    wrapped, a figure legend (`legend_above`) in the columns that fit. A figure of one column of panels is only
+    narrowed to `width` the same way; None (untouched) when it is no wider than that already."""
+    if columns(fig) <= 1 and fig.get_figwidth() <= width:
         return None
     fig.canvas.draw()
     aspects = {}  # each panel's main axes: the height over the width of its drawn box (equal aspect: square)

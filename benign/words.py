@@ -130,6 +130,28 @@ def sweep_said(table) -> str:
            f"{a['wall_s']:.1f} s"
 
 
+def setting(name: str, value) -> str:
+    """A notebook's parameter value as a sentence says it: a grid `[from, to, step]` (a name ending in `_grid`) as
+    'from 250 to 5000 in steps of 125', a pair of step sizes as '(0.01, 1)', any other list as '42, 314 and 2718',
+    a flag as 'yes' or 'no', a number as it reads ('0.2', '1000')."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        shown = [setting("", v) for v in value]
+        if name.endswith("_grid") and len(value) == 3:
+            return f"from {shown[0]} to {shown[1]} in steps of {shown[2]}"
+        return "(" + ", ".join(shown) + ")" if name.startswith("step_sizes") else and_list(shown) if shown else "none"
+    return minus(f"{value:g}") if isinstance(value, float) else str(value)
+
+
+class Settings(dict):
+    """A notebook's parameters as `str.format` fills a sentence with them (`'{p[seeds]}'.format(p=Settings(...))`):
+    each value as `setting` says it."""
+
+    def __getitem__(self, name):
+        return setting(name, super().__getitem__(name))
+
+
 def share_words(count: int, total: int, one: str = "run", many: str = "runs") -> str:
     """A count out of a total as a reader says it: 'no runs', 'the only run', 'both runs', 'all 12 runs',
     '3 of the 12 runs'."""

@@ -421,12 +421,12 @@ for suffix, (model, benign_region_only) in SCOPES.items():  # "": the analysed m
     metrics.update({(k if k in HEADLINE else f"delay_{k}") + suffix: v for k, v in record.items()})
     metrics[f"gap_words{suffix}"] = words.slope_words(record["gap_slope"], record["gap_slope_se"], "grows", "shrinks")
     metrics[f"delayed_words{suffix}"] = words.share_words(record["delayed_runs"], record["benign_runs"])
-    metrics[f"delay_benign_words{suffix}"] = pages.plural(record["benign_runs"], "benign run", "benign runs")
+    metrics[f"delay_benign_words{suffix}"] = words.count(record["benign_runs"], "benign run")
 metrics["delay_min_runs"] = timing.DELAY_MIN_RUNS
 benign_all = main[(main.model == "p only (W = I)") & main.t_select.notna() & main.t_fit.notna()]
 early = benign_all[benign_all.t_select <= benign_all.t_fit]  # fresh inputs select no later than the last noisy fit
 outside = int((benign_all.regime_by_order == "not_overfitting").sum())
-metrics["benign_all_words"] = (f"{pages.plural(len(benign_all), 'run', 'runs')}, "
+metrics["benign_all_words"] = (f"{words.count(len(benign_all), 'run')}, "
                                f"{words.share_words(outside, len(benign_all))} in the theory's not-overfitting region")
 metrics["early_select_words"] = ("in none of the others" if early.empty else
                                  f"in the other {len(early)}, all at n·SNR² of {early.n_snr2.min():.3g} and above")

@@ -53,3 +53,12 @@ def test_the_check_itself_finds_a_removed_name():
     assert references("`cells = sweep.pivot(cells)` and `benign.synthetic.descend`", code_only=True) == {
         ("sweep", "pivot"), ("synthetic", "descend")}
     assert not hasattr(importlib.import_module("benign.sweep"), "pivot")
+
+
+def test_the_rerun_pages_example_line_counts_the_books_notebooks():
+    """`make book` prints `[k/N] name  wall s`: the rerun page's example has the book's N and one of its notebooks."""
+    from benign import book
+
+    example = re.search(r"\[(\d+)/(\d+)\] (\w+)", (paths.ROOT / "book" / "rerun.md").read_text())
+    assert example and int(example.group(2)) == len(book.toc_notebooks())
+    assert example.group(3) in book.toc_notebooks()

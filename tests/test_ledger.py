@@ -98,7 +98,7 @@ def test_every_tolerance_has_its_reason_and_every_row_a_known_kind():
 
 
 def fig3_record(large_signal_noisy: tuple[int, int]) -> dict:
-    record = {"parameters": {"seed": 42, "replicates": 3, "n": 20, "num_steps": 1000, "d_balanced": 2000,
+    record = {"parameters": {"seed": 42, "replicates": 3, "outcome_draws": 50, "n": 20, "num_steps": 1000, "d_balanced": 2000,
                              "signal_norm_balanced": 20.0, "d_large_noise": 4500, "signal_norm_large_noise": 5.0,
                              "d_large_signal": 1000, "signal_norm_large_signal": 80.0}}
     for name, test, noisy in (("balanced", 0.99, (4, 4)), ("large_noise", 0.85, (4, 4)),
@@ -122,7 +122,7 @@ def test_the_ledger_judges_by_rules_over_the_records():
     assert verdict(fig3_record((4, 4)), "Figure 3(c)").finding.verdict == ledger.CONTRADICTED
     entry = verdict(fig3_record((0, 0)), "Figure 3(a)")
     assert "balanced_noisy_fitted_min" in entry.keys and "balanced_test_gain_min" in entry.keys
-    assert entry.claim.test.startswith("(d, ‖μ‖) = (2000, 20.0); 3 seeds from 42")  # what this build ran
+    assert entry.claim.test.startswith("(d, ‖μ‖) = (2000, 20); 3 seeds from 42 (the first plotted), and 50 draws")
     # a claim whose numbers the profile did not compute is left out, not judged
     assert not [e for e in ledger.evaluate({"fig3_dynamics": {}}) if e.claim.page == "fig3_dynamics"]
 

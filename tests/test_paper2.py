@@ -302,3 +302,6 @@ def test_page_table_writes_step_zero_without_accuracy_and_tiny_numbers_in_words(
     assert {"ρ", "SNR", "β", "η"} <= set(final.columns) and "signal_norm" not in final.columns
     assert final["β"].tolist() == ["(0.01, 1)"]
     assert final.train_acc.tolist() == sim.final.train_acc.tolist()  # no step column: accuracies kept
+    underflow = pages.paper2_table(sim.final.assign(clean_signal_attention=0.0, train_loss=0.0))
+    assert underflow.clean_signal_attention.tolist() == ["below 10⁻⁶"]  # a softmax weight of 0 is an underflow
+    assert underflow.train_loss.tolist() == [0.0]  # another 0 is a 0

@@ -83,8 +83,8 @@ def test_rows_of_panels_each_under_its_row_title_become_one_column():
     assert plots.overlaps(fig) == []
 
 
-def test_a_one_column_figure_is_left_as_it_is(tmp_path):
-    fig, axes = plots.figure(2, 1)
+def test_a_one_column_figure_as_narrow_as_a_phone_is_left_as_it_is(tmp_path):
+    fig, axes = plt.subplots(2, 1, figsize=(plots.PHONE_WIDTH, 5), layout="constrained")
     for ax in axes:
         ax.plot([0, 1], [0, 1])
     size, places = fig.get_size_inches().copy(), [ax.get_subplotspec() for ax in axes]
@@ -105,7 +105,7 @@ def test_a_notebook_saves_a_phone_version_of_a_grid_and_the_page_shows_both_vers
     monkeypatch.setattr(IPython.display, "display", lambda image, metadata: shown.append(metadata[FIGURE_KEY]))
     nb = notebooks.Notebook("fig5_heatmap", {}, tmp_path, "cpu", 1)
     nb.save_figure(grid_2x3()[0])
-    fig, axes = plots.figure(2, 1)
+    fig, axes = plt.subplots(2, 1, figsize=(plots.PHONE_WIDTH, 5), layout="constrained")  # as narrow as a phone
     axes[0].plot([0, 1], [0, 1])
     nb.save_figure(fig, "column")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["column.pdf", "column.png", "fig5_heatmap.pdf",
@@ -123,3 +123,16 @@ def test_a_notebook_saves_a_phone_version_of_a_grid_and_the_page_shows_both_vers
     assert grid.count("{download}`PNG") == 1 and grid.count("{download}`PDF") == 1  # the links once
     assert f"{where}.png>`" in grid and "phone.png>`" not in grid
     assert column.count("```{image}") == 1 and ":class: benign-figure\n" in column
+
+
+def test_a_wide_one_column_figure_is_narrowed_to_a_phone_with_its_text_readable():
+    """Paper 2's figures were one column 8 inches wide: shown at 358 px on a phone, their text was 3 px high."""
+    fig, axes = plots.figure(2, 1)  # the page's width, 8 inches
+    for ax in axes:
+        ax.plot([0, 1, 2], [0, 1, 0.5], label="a curve")
+        ax.set(title="a panel", xlabel="n (training samples)", ylabel="accuracy")
+    places = [ax.get_subplotspec().rowspan.start for ax in axes]
+    assert plots.as_column(fig) is fig
+    assert fig.get_figwidth() == pytest.approx(plots.PHONE_WIDTH)
+    assert [ax.get_subplotspec().rowspan.start for ax in axes] == places  # one under another, as before
+    assert plots.overlaps(fig) == [] and plots.smallest_text_pt(fig) >= 8
