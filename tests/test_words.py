@@ -100,3 +100,38 @@ def test_plain_takes_the_marks_off_and_keeps_the_words():
     text = f"κ {words.slope_words(0.5, 0.1)}, and {words.correlation_words(-0.3, 'the smaller d', 'the later', 'x')}"
     assert "benign-direction" in text
     assert words.plain(text) == "κ rises (slope 0.50 ± 0.10), and negative: the smaller d, the later"
+
+
+def test_a_range_whose_ends_read_the_same_is_one_number():
+    assert words.span("0.80", "0.95") == "0.80 to 0.95" and words.span("1.000", "1.000") == "1.000"
+    assert words.span("4", "4", "–") == "4" and words.span("2", "3", "–") == "2–3"
+
+
+def test_numbers_get_a_true_minus_and_a_zero_no_sign():
+    assert words.minus("-0.025 (seeds -0.025 to -0.021), +0.000 and −0.00") == (
+        "−0.025 (seeds −0.025 to −0.021), 0.000 and 0.00")
+    untouched = "a 1-layer ViT, steps 1-10, x-1, -p seed 7, +0.5"
+    assert words.minus(untouched) == untouched
+    assert [words.signed(x, f) for x, f in ((-1.5, ".1f"), (-0.0004, ".2f"), (0.0, "+.3f"), (0.25, "+.2f"))] == [
+        "−1.5", "0.00", "0.000", "+0.25"]
+
+
+def test_a_notebooks_settings_read_as_a_sentence_says_them():
+    said = words.Settings(d_grid=[250, 5000, 125], seeds=[42, 314, 2718], train_W=False,
+                          step_sizes_benign=[0.01, 1.0], signal_norm=20.0, n=20, noise_ratio_grid=[0.0, 0.9, 0.05],
+                          vit_depths=[1])
+    test = ("d {p[d_grid]}; seeds {p[seeds]}; W trained: {p[train_W]}; β = {p[step_sizes_benign]}; "
+            "‖μ‖ = {p[signal_norm]}, n = {p[n]}; η {p[noise_ratio_grid]}; depth {p[vit_depths]}")
+    assert test.format(p=said) == ("d from 250 to 5000 in steps of 125; seeds 42, 314 and 2718; W trained: no; "
+                                   "β = (0.01, 1); ‖μ‖ = 20, n = 20; η from 0 to 0.9 in steps of 0.05; depth 1")
+
+
+def test_a_sweeps_making_reads_as_a_sentence():
+    import pandas as pd
+
+    table = pd.DataFrame({"x": range(1521)})
+    table.attrs.update(chunks=39, computed_chunks=39, wall_s=58.49)
+    assert words.sweep_said(table) == "1,521 runs in 39 chunks, all computed in this build, in 58.5 s"
+    table.attrs.update(chunks=1, computed_chunks=0)
+    assert words.sweep_said(table.iloc[:1]) == ("1 run in 1 chunk, none computed: every chunk read from the cache, in "
+                                                "58.5 s")
