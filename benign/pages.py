@@ -29,7 +29,7 @@ def number(x: float, tolerance: float = math.nan) -> str:
     if math.isinf(x):
         return "∞" if x > 0 else "−∞"
     if float(x).is_integer():
-        return str(int(x))
+        return minus(str(int(x)))
     if tolerance > 0 and round(x, max(0, 1 - math.floor(math.log10(tolerance)))) != 0:
         return minus(f"{x:.{max(0, 1 - math.floor(math.log10(tolerance)))}f}")
     if abs(x) >= 1e-4:
