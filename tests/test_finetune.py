@@ -1217,7 +1217,7 @@ def test_the_text_rows_beside_the_backbones_are_read_against_table_2_s_n():
     assert study.text_beside_words(text, [20, 200, 1000]) == ("at every n of Table 2's runs, the n of the image "
                                                               "backbones")
     assert study.text_beside_words(text.iloc[:0], [20]) == "this build holds none of them"
-    assert study.text_label("rotten_tomatoes_3class") == "Rotten Tomatoes (3 classes), text"
+    assert study.text_label("rotten_tomatoes_3class") == "Rotten Tomatoes (3 classes) · text"
 
 
 def test_points_of_backbones_at_the_same_share_are_set_apart():

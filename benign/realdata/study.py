@@ -142,8 +142,9 @@ def study_runs(parameters: dict, beside_sizes=()) -> pd.DataFrame:
 
 
 def text_label(dataset: str) -> str:
-    """A text row of Table 2 as the study names it: 'Rotten Tomatoes (3 classes), text'."""
-    return f"{reader_name(dataset)}, text"
+    """A text row of Table 2 as the study names it: 'Rotten Tomatoes (3 classes) · text' (no comma: the pages list
+    backbones, whose names hold one, with commas and semicolons)."""
+    return f"{reader_name(dataset)} · text"
 
 
 def test_minus_clean(study: pd.DataFrame) -> pd.Series:
@@ -491,9 +492,9 @@ def cost_tables(costs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """`noise_costs` as the page shows it: the split of the drop, and the control at its n (test − base, after
     how many epochs on average)."""
     split = pd.DataFrame({
-        "backbone": costs.backbone_label, "phase 2 on clean labels: test − base": costs.clean.map(_points),
-        "the noise on top: test, η > 0 − η = 0": costs.noise.map(cost_points),
-        "clean labels fitted beside the noise": costs.clean_fitted.map(_percent),
+        "backbone": costs.backbone_label, "clean labels: test − base": costs.clean.map(_points),
+        "the noise on top: test with it − without": costs.noise.map(cost_points),
+        "clean labels fitted, with noise": costs.clean_fitted.map(_percent),
         "flipped labels fitted": costs.flipped_fitted.map(_percent)})
     at = lambda value, epochs: "—" if value != value else f"{_points(value)} (epoch {epochs:.0f})"
     control = pd.DataFrame({
