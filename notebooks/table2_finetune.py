@@ -128,14 +128,15 @@ assets
 # %% [markdown]
 # ## The table
 #
-# Each cell: training loss on the noisy labels, then test accuracy in % (mean ± std over the seeds). *base* is the
-# test accuracy after phase 1, before the query and key are re-initialised. Losses are compared like with like: a
+# One row per data set and noise rate $\eta$, one column per $n$. Each cell: training loss on the training labels
+# (the noisy ones where $\eta > 0$), then test accuracy in % (mean ± std over the seeds). *base* is the test accuracy
+# after phase 1, before the query and key are re-initialised. Losses are compared like with like: a
 # cell whose seeds all stopped because they fitted every label reads "fitted by epoch k" — the loss of the epoch it
 # stopped in is higher than the paper's after 2000 epochs and is not compared with it — and any other cell (stopped
 # by the epoch cap, or with some seeds fitted and the others not) gives the mean loss of the last epoch its seeds
 # ran, "at epoch k", or "at epochs j–k" where they stopped at different epochs; only a cell that ran the whole
-# schedule is compared with the paper's loss. Under each of our rows (*here*), the paper's row for the same data set
-# (*paper*), or the nearest ones for an offline substitute (*paper (nearest)*).
+# schedule is compared with the paper's loss. Under each of our data sets (*here*) come the paper's rows for the
+# same data set, marked *paper*, or the nearest ones for an offline substitute, marked *paper (nearest)*.
 
 # %%
 report.with_paper(report.table(summary, num_epochs), expected.TABLE2, expected.TABLE2_NEAREST)

@@ -1163,11 +1163,15 @@ def test_a_mixed_cell_gives_the_epochs_of_its_seeds_and_paper_rows_have_short_na
                             "train_loss": [0.21, 0.38], "test_acc": [0.523, 0.461], "test_acc_std": [0.018, 0.022],
                             "base_acc": 0.6565, "epochs_min": [1286, 2000], "epochs_max": 2000, "fitted": [1, 0],
                             "seeds": 3})
-    ours = report.table(summary, 2000)
-    assert list(ours.iloc[0]) == ["65.65", "0.21 at epochs 1286–2000, 52.3±1.8", "0.38, 46.1±2.2"]
-    assert list(report.epochs_table(summary).iloc[0]) == ["1286–2000 (1/3 fitted)", "2000 (0/3 fitted)"]
+    ours = report.table(summary, 2000)  # a row per data set and η, a column per n
+    assert ours.to_dict(orient="index") == {
+        ("fashion_mnist", 0.0): {"base": "65.65", "n = 20": "0.21 at epochs 1286–2000, 52.3±1.8"},
+        ("fashion_mnist", 0.2): {"base": "65.65", "n = 20": "0.38, 46.1±2.2"}}
+    assert list(report.epochs_table(summary)["n = 20"]) == ["1286–2000 (1/3 fitted)", "2000 (0/3 fitted)"]
     shown = report.with_paper(ours, expected.TABLE2, expected.TABLE2_NEAREST)
-    assert list(shown.index) == ["Fashion-MNIST, here", "MNIST, paper (nearest)"]
+    assert list(shown.index) == [("Fashion-MNIST, here", 0.0), ("Fashion-MNIST, here", 0.2),
+                                 ("MNIST, paper (nearest)", 0.0), ("MNIST, paper (nearest)", 0.2)]
+    assert list(shown["n = 20"])[2:] == ["0.00, 90.8±1.5", "0.00, 84.0±7.2"]
     assert report.paper_pretrain_size("rotten_tomatoes_3class") == "TREC: 3000, AG News: 10000"
 
 

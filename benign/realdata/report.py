@@ -30,25 +30,25 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def _column(eta: float, n: int) -> str:
-    return f"η={eta:g}, n={n}"
+def _column(n: int) -> str:
+    return f"n = {n}"
 
 
-def _cell_of(column: str) -> tuple[float, int]:
-    eta, n = column.split(", ")
-    return float(eta.split("=")[1]), int(n.split("=")[1])
+def _size_of(column: str) -> int:
+    return int(column.split("= ")[1])
 
 
 def _layout(summary: pd.DataFrame, cell, first: dict | None = None) -> pd.DataFrame:
+    """Table 2's layout: a row per data set and η (data sets in the order they come, η rising), the `first` columns
+    (each a function of the row's cells) and a column per n, its cell `cell` of the row's summary."""
     rows = {}
-    for ds, part in summary.groupby("dataset", sort=False):
-        row = {k: f(part) for k, f in (first or {}).items()}
-        for _, r in part.iterrows():
-            row[_column(r.noise_ratio, r.n)] = cell(r)
-        rows[ds] = row
-    frame = pd.DataFrame(rows).T.fillna("n/a")
-    cells = sorted((c for c in frame.columns if c not in (first or {})), key=_cell_of)
-    return frame[[*(first or {}), *cells]].rename_axis("data set")
+    for ds in dict.fromkeys(summary.dataset):
+        for eta, part in summary[summary.dataset == ds].groupby("noise_ratio"):
+            rows[(ds, eta)] = {**{k: f(part) for k, f in (first or {}).items()},
+                               **{_column(r.n): cell(r) for r in part.itertuples()}}
+    frame = pd.DataFrame.from_dict(rows, orient="index").fillna("n/a")
+    frame.index = pd.MultiIndex.from_tuples(frame.index, names=["data set", "η"])
+    return frame[[*(first or {}), *sorted((c for c in frame.columns if c not in (first or {})), key=_size_of)]]
 
 
 def _full_schedule(r, num_epochs: int) -> bool:
@@ -57,7 +57,7 @@ def _full_schedule(r, num_epochs: int) -> bool:
 
 
 def table(summary: pd.DataFrame, num_epochs: int) -> pd.DataFrame:
-    """Table 2's layout: rows data sets, columns base and (η, n) cells 'loss, acc ± std' (accuracy in %).
+    """Table 2 (`_layout`: a row per data set and η): base, and per n the cell 'loss, acc ± std' (accuracy in %).
 
     Losses are compared like with like: a cell whose seeds ran all `num_epochs` shows its final loss, as the paper's;
     a cell whose seeds all stopped because they fitted shows "fitted by epoch k" (the most epochs a seed ran), not
@@ -89,21 +89,24 @@ def epochs_table(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def with_paper(ours: pd.DataFrame, paper: dict, nearest: dict) -> pd.DataFrame:
-    """Our table with the paper's row for the same data set (or the nearest ones) under each of our rows, data sets
-    by their reader names: 'Rotten Tomatoes, here', then 'SST-2, paper (nearest)' ('MNIST, paper' for the same
-    data set): short enough that the first column of a wide table stays narrow."""
+    """Our table (`table`: a row per data set and η) with the paper's rows for the same data set (or the nearest
+    ones) under each of our data sets, named for a reader: 'Rotten Tomatoes, here', then 'SST-2, paper (nearest)'
+    ('MNIST, paper' for the same data set), short enough that the first column stays narrow."""
+    def said(c) -> str:
+        return "n/a" if c is None else f"{c[0]:.2f}, {c[1]:.1f}" + (f"±{c[2]:.1f}" if c[2] is not None else "")
+
     rows = {}
-    for ds, row in ours.iterrows():
-        rows[f"{reader_name(ds)}, here"] = row
+    for ds in dict.fromkeys(ours.index.get_level_values("data set")):
+        mine = ours.xs(ds, level="data set")
+        rows.update({(f"{reader_name(ds)}, here", eta): row for eta, row in mine.iterrows()})
         for ref in ([ds] if ds in paper else nearest.get(ds, ())):
             base, cells = paper[ref]
-            prow = {"base": f"{base:.2f}"}
-            for col in ours.columns[1:]:
-                c = cells.get(_cell_of(col))
-                prow[col] = "n/a" if c is None else (f"{c[0]:.2f}, {c[1]:.1f}" +
-                                                      (f"±{c[2]:.1f}" if c[2] is not None else ""))
-            rows[f"{reader_name(ref)}, paper" + ("" if ref == ds else " (nearest)")] = pd.Series(prow)
-    return pd.DataFrame(rows).T[ours.columns].rename_axis("data set")
+            for eta in mine.index:
+                rows[(f"{reader_name(ref)}, paper" + ("" if ref == ds else " (nearest)"), eta)] = pd.Series(
+                    {"base": f"{base:.2f}", **{col: said(cells.get((eta, _size_of(col)))) for col in ours.columns[1:]}})
+    out = pd.DataFrame.from_dict(rows, orient="index")[ours.columns]
+    out.index = pd.MultiIndex.from_tuples(out.index, names=["data set", "η"])
+    return out
 
 
 def curves(runs: pd.DataFrame) -> pd.DataFrame:
