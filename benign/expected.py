@@ -26,7 +26,7 @@ import math
 from dataclasses import dataclass
 
 from . import thresholds
-from .words import reader_name
+from .words import percent, reader_name
 
 OURS_DIFFER = "ours differs from the authors' code"
 AUTHORS_AGREE = "the authors' published code agrees with us"
@@ -165,9 +165,10 @@ def untestable(dataset: str, metrics: dict) -> str:
         return ""
     clean, reach = metrics.get(f"{dataset}_clean_train_acc"), metrics.get(f"{dataset}_reach_free_mean")
     if clean is not None and clean < thresholds.REAL_FITTED.value:
-        return f"{NOT_TESTABLE}: phase 2 does not fit even its clean labels (train accuracy {clean:.2f} at η = 0)"
-    return (f"{NOT_TESTABLE}: free attention over its last layer's tokens reaches only a share {reach:.2f} of the "
-            "flipped labels")
+        return (f"{NOT_TESTABLE}: on clean labels (η = 0) phase 2 fits {percent(clean)} of the training labels, fewer "
+                f"than the {percent(thresholds.REAL_FITTED.value)} that count as fitted")
+    return (f"{NOT_TESTABLE}: free attention over its last layer's tokens reaches {percent(reach)} of the flipped "
+            f"labels, fewer than the {percent(thresholds.MAJORITY.value)} a test of the claim needs")
 
 
 @dataclass(frozen=True)
@@ -357,7 +358,7 @@ def _table2_entries() -> list[Expected]:
     for ours, paper, kind in rows:
         nearest, label = kind == NEAREST, reader_name(ours)
         extra = dict(kind=kind, where="Table 2", cause=SUBSTITUTE if nearest else "",
-                     note=f"against {paper}: another backbone and data set" if nearest else "")
+                     note=f"against {reader_name(paper)}: another backbone and data set" if nearest else "")
         base, cells = TABLE2[paper]
         out.append(Expected(f"{ours}_base_acc", f"{label}: base accuracy (phase 1)", base / 100,
                             "nearest" if nearest else "table2", **extra))

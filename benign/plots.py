@@ -360,7 +360,9 @@ def _noise_color(eta: float) -> str:
 
 def finetune_cells(ax_acc, ax_loss, summary) -> None:
     """Table 2 as a picture for one data set (its title is its row's: `figure_rows`): test accuracy (± std over
-    seeds) and the train loss of the last epoch each run ran, against n."""
+    seeds) and the train loss of the last epoch each run ran, against n. Every row draws the same three things, so
+    their key is the figure's (`legend_above`), never inside a panel, where it would hide the dashed base line or
+    raise the accuracy axis past 100 %."""
     for eta, part in summary.groupby("noise_ratio"):
         part = part.sort_values("n")
         color = _noise_color(eta)
@@ -372,7 +374,6 @@ def finetune_cells(ax_acc, ax_loss, summary) -> None:
         ax.set(xscale="log", xlabel="n (finetune samples)")
     ax_acc.set(title="test accuracy", ylabel="test accuracy (%)")
     ax_loss.set(title="train loss, last epoch run", ylabel="loss on the training labels", ylim=(0, None))
-    legend_clear(ax_acc)
 
 
 def max_attention_curves(ax, curves, title: str) -> None:
@@ -389,35 +390,59 @@ def max_attention_curves(ax, curves, title: str) -> None:
 SIZE_MARKERS = ("o", "s", "^", "D", "v")  # one marker per n, in increasing n
 
 
+def dodged(x, groups, step: float = 0.04) -> np.ndarray:
+    """`x` with the points of different `groups` (backbones) that lie within `step` of each other set apart
+    sideways: the groups of such a cluster take places `step` apart, centred on their own x, in order of first
+    appearance; a point with no other group near it stays where it is."""
+    x, groups = np.asarray(x, dtype=float), list(groups)
+    order = list(dict.fromkeys(groups))
+    out, start = x.copy(), None
+    ranked = sorted(range(len(x)), key=lambda i: x[i])
+    clusters = []
+    for i in ranked:
+        if start is None or x[i] - x[start] > step:
+            clusters.append([])
+            start = i
+        clusters[-1].append(i)
+    for members in clusters:
+        names = sorted({groups[i] for i in members}, key=order.index)
+        for i in members:
+            out[i] += (names.index(groups[i]) - (len(names) - 1) / 2) * step
+    return out
+
+
 def study_points(ax, points, x: str, xlabel: str, low: float, high: float, cost: float) -> None:
     """The backbone study on the paper's axes: per backbone a colour (text rows with hollow markers), per n a
     marker, its points joined in increasing n; y = test minus base accuracy (points). Below or above each point, its
     clean-label cell (same backbone and n on clean labels: `points.clean_minus_base`) as a dash of its colour joined
-    to it by a dotted line, and `cost` points below that dash a grey one: the point's harmful level."""
+    to it by a dotted line, and `cost` points below that dash a grey one: the point's harmful level. Points of
+    different backbones at nearly the same x are set apart sideways (`dodged`), so that none hides another."""
     sizes = sorted(points.n.unique())
     colors = dict(zip(points.backbone_label.unique(), sns.color_palette("deep")))
+    points = points.assign(shown=dodged(points[x], points.backbone_label))
     for name, part in points.groupby("backbone_label", sort=False):
         part = part.sort_values("n")
         face = "white" if part.kind.iloc[0] == "text" else colors[name]
-        ax.plot(part[x], part.test_minus_base, color=colors[name], label=name)
+        ax.plot(part.shown, part.test_minus_base, color=colors[name], label=name)
         for n, row in part.groupby("n"):
-            ax.plot(row[x], row.test_minus_base, linestyle="none", color=colors[name], markerfacecolor=face,
+            ax.plot(row.shown, row.test_minus_base, linestyle="none", color=colors[name], markerfacecolor=face,
                     markersize=8, markeredgewidth=1.5, marker=SIZE_MARKERS[sizes.index(n) % len(SIZE_MARKERS)])
-        for at, y, level in zip(part[x], part.test_minus_base, part.clean_minus_base):
+        for at, y, level in zip(part.shown, part.test_minus_base, part.clean_minus_base):
             ax.plot([at, at], [y, level], color=colors[name], linestyle=":", linewidth=1)
-        ax.plot(part[x], part.clean_minus_base, linestyle="none", marker="_", markersize=14, markeredgewidth=2,
+        ax.plot(part.shown, part.clean_minus_base, linestyle="none", marker="_", markersize=12, markeredgewidth=2,
                 color=colors[name])
-        ax.plot(part[x], part.clean_minus_base - cost, linestyle="none", marker="_", markersize=10, markeredgewidth=1.5,
-                color="grey")
+        ax.plot(part.shown, part.clean_minus_base - cost, linestyle="none", marker="_", markersize=9,
+                markeredgewidth=1.5, color="grey")
     for n in sizes:  # the markers' key, with no line
         ax.plot([], [], linestyle="none", marker=SIZE_MARKERS[sizes.index(n) % len(SIZE_MARKERS)], color="black",
                 label=f"n = {n}")
-    ax.plot([], [], linestyle="none", marker="_", markersize=14, markeredgewidth=2, color="black",
-            label="a point's clean-label cell")
-    ax.plot([], [], linestyle="none", marker="_", markersize=10, markeredgewidth=1.5, color="grey",
-            label=f"harmful level: {cost:g} points below the clean cell")
+    ax.plot([], [], linestyle="none", marker="_", markersize=12, markeredgewidth=2, color="black",
+            label="clean-label cell")
+    ax.plot([], [], linestyle="none", marker="_", markersize=9, markeredgewidth=1.5, color="grey",
+            label=f"harmful level ({cost:g} below)")
     ax.axhline(0, color="grey", linewidth=0.8)
-    ax.set(xlim=(-0.05, 1.05), ylim=(low, high), xlabel=xlabel, ylabel="test − base accuracy (points)")
+    ax.set(xlim=(min(-0.05, points.shown.min() - 0.03), max(1.05, points.shown.max() + 0.03)), ylim=(low, high),
+           xticks=np.linspace(0, 1, 6), xlabel=xlabel, ylabel="test − base accuracy (points)")
 
 
 REGIME_COLORS = {"harmful": "#d62728", "benign": "#2ca02c", "not_overfitting": "#1f77b4"}

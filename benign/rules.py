@@ -414,10 +414,17 @@ def noise_cost_grows_rule(m: Record) -> Finding:
 
 
 def backbone_regimes_rule(m: Record) -> Finding:
+    """The backbone study: each of the three regimes appears among the image backbones made here. The evidence says
+    how many of those that do not overfit could have, by reach: free attention fits `REAL_FITTED` of their flipped
+    labels, so reach does not keep them from overfitting (it bounds what attention fits; it does not make it fit)."""
     names = {"benign": "benign", "harmful": "harmful", "not_overfitting": "not overfitting"}
     counts = {k: m[f"backbones_{k}"] for k in names}
     evidence = (f"of {m['backbones']:.0f} image backbones made here: " +
                 ", ".join(f"{label} {counts[k]:.0f}" for k, label in names.items()))
+    reachable = m.maybe("backbones_not_overfitting_reachable")
+    if counts["not_overfitting"] and reachable == reachable:
+        evidence += (f" ({reachable:.0f} of these with enough of the flipped labels within reach of free attention "
+                     f"to overfit, {percent(thresholds.REAL_FITTED.value)} or more)")
     present = sum(v > 0 for v in counts.values())
     if present == 3:
         return Finding(HOLDS, evidence)

@@ -11,7 +11,7 @@
 # ---
 
 # %% [markdown]
-# # Real backbones across the regimes — what attention can reach decides how it overfits
+# # Real backbones across the regimes — does what attention can reach decide how it overfits?
 #
 # **Claim.** The paper's regimes — benign, harmful and no overfitting, decided by the balance between the signal a
 # token carries and what attention can memorise — appear on real pretrained backbones too, and which one a backbone
@@ -29,7 +29,7 @@
 # can fit. Each backbone is then placed on the paper's axes: how much of the noise is within reach (and fitted),
 # against the test accuracy with noise minus the base accuracy. Its regime is read against the right control, not
 # the base accuracy, with the book's thresholds for real data (the same as Table 2's): {glue:md}`rule_words`. The
-# text rows of Table 2 stand beside them where this build has their runs.
+# text rows of Table 2 stand beside them where this build has their runs: {glue:md}`text_beside`.
 
 # %% tags=["parameters"]
 dataset = "mnist_5k"  # the image data set every backbone of the family fine-tunes on (Table 2's digits row)
@@ -58,6 +58,9 @@ nb = notebooks.start("backbone_reach", globals())
 #
 # Each backbone is made once (about a minute on a CPU for the deepest) and kept with a record of its recipe, data
 # hashes and its own test accuracy; its runs are cached as Table 2's are, so Table 2's backbone is not run twice.
+# Shares are whole percents and costs tenths of a point, except where that would put a number on a threshold of the
+# rule, or past it, when it is not: there it is shown to the hundredth, so that a share just short of the fitted
+# level, or a cost just short of the harmful one, never reads as that level.
 
 # %%
 table2 = notebooks.resolve("table2_finetune", table2_profile)  # Table 2's phase 2, unchanged
@@ -65,8 +68,10 @@ parameters = {**table2, "dataset": dataset, "vit_depths": vit_depths, "vit_width
               "datasets_beside": datasets_beside,
               "sample_sizes": sample_sizes, "device": device, "processes": processes, "progress": progress}
 started = time.perf_counter()
-every = study.study_runs(parameters)
+every = study.study_runs(parameters, table2["sample_sizes"])  # the text rows at Table 2's n too, for `text_beside`
 wall_s = time.perf_counter() - started
+text_runs = every[every.kind == "text"]
+every = every[every.n.isin(sample_sizes)]
 points = study.placed(every)
 found = study.regimes(points)
 costs = study.noise_costs(every)
@@ -81,12 +86,14 @@ pd.DataFrame({"backbone": [study.backbone_label(*shape) for shape in made],
 #
 # Left: the share of the flipped labels within reach of free attention (x) against the test accuracy with noise minus
 # the base accuracy (y), one point per backbone (colour; Table 2's text rows hollow) and $n$ (marker), means over
-# seeds, a backbone's points joined in increasing $n$; right: the same against the share phase 2 fitted. Above or
-# below each point, a dash of its colour marks its clean-label cell (the same backbone and $n$ trained on clean
-# labels, on the same y axis), joined to it by a dotted line whose length is what the flipped labels cost; the grey
-# dash under the clean cell is the harmful level of the rule above. A point far left fits little noise (no
-# overfitting); far right and above its grey dash fits it benignly; far right and on or below it, harmfully (the
-# regime is decided on the means over a backbone's cells, not point by point). Phase 2 moves the test accuracy away
+# seeds, a backbone's points joined in increasing $n$ (points of different backbones at nearly the same share are
+# set a few hundredths apart sideways, so that none hides another); right: the same against the share phase 2
+# fitted. Above or below each point, a dash of its colour marks its clean-label cell (the same backbone and $n$
+# trained on clean labels, on the same y axis), joined to it by a dotted line whose length is what the flipped
+# labels cost; the grey dash under the clean cell is the harmful level of the rule above. On the right, a point far
+# left fits little noise (no overfitting); far right and above its grey dash fits it benignly; far right and on or
+# below it, harmfully (the regime is decided on the means over a backbone's cells, not point by point). On the left,
+# a point far right has its flipped labels within reach, whether phase 2 fits them or not. Phase 2 moves the test accuracy away
 # from the base accuracy (y = 0) even on clean labels, so y = 0 is the paper's axis here, not the control of harm.
 
 # %%
@@ -123,7 +130,8 @@ default_layers = notebooks.defaults("table2_finetune")["vit_layers"]
 metrics = study.study_metrics(found, chosen)
 metrics["default_layers"] = float(default_layers)
 metrics["study_wall_s"] = round(wall_s, 1)
-words = {**study.regime_words(found), **study.cost_words(costs, found)}
+words = {**study.regime_words(found), **study.cost_words(costs, found),
+         "text_beside": study.text_beside_words(text_runs, sample_sizes)}
 words["choice_words"] = (f"this evidence picks the {chosen.backbone_label}" +
                          (", which is Table 2's default"
                           if (chosen.layers, chosen.width) == (default_layers, study.WIDTH) else
@@ -139,14 +147,14 @@ study.points_table(points)
 #
 # Benign overfitting: {glue:md}`regime_benign`. Harmful: {glue:md}`regime_harmful`. No overfitting:
 # {glue:md}`regime_not_overfitting`. A ViT trained with labels on digits can collapse the last layer's tokens of a
-# digit onto its class: then most flipped labels are out of reach of any attention, and phase 2 fits few of them —
-# the paper's *not overfitting*, caused here by the backbone, not by the optimizer or the schedule. A backbone that
-# keeps tokens that argue for other classes brings the noise within reach, and whether fitting it is benign or
-# harmful is the balance the paper's theory names: the signal the clean tokens carry against how freely attention
-# can memorise. Depth is one axis of this (the table above); {glue:md}`width_words`.
+# digit onto its class, and then most flipped labels are out of reach of any attention. Whether reach is what keeps
+# a backbone from overfitting is measured, backbone by backbone: {glue:md}`reach_words`. Where the noise is within
+# reach and fitted, whether fitting it is benign or harmful is the balance the paper's theory names: the signal the
+# clean tokens carry against how freely attention can memorise. Depth is one axis of this (the table above);
+# {glue:md}`width_words`.
 #
-# What the noise does where it is not fitted (the table of costs above): {glue:md}`unfitted_cost`. The paper's
-# *not overfitting* region keeps its test accuracy because the signal outweighs the noise in what the model learns.
+# The paper's *not overfitting* region keeps its test accuracy: the signal outweighs the noise in what the model
+# learns. What the noise does here where it is not fitted (the table of costs above): {glue:md}`unfitted_cost`.
 # A flipped label that phase 2 cannot fit still moves, at every step, the query and key that all inputs share, and a
 # run that does not fit its labels trains to the last epoch of its schedule, where a clean run may stop early; the
 # control tells the two apart: {glue:md}`control_reading`. The same split reads the other regimes:

@@ -70,8 +70,9 @@ report.differences(protocol, seeds, noise_ratios, sample_sizes)
 # One row per data set (its name above the row), one column per finetune size $n$; blue without label noise, red with
 # $\eta = 0.2$. Lines are the mean over the seeds still running at that epoch, bands span them; the epoch axis is
 # logarithmic, since runs stop after a few epochs or after hundreds. The dotted line is uniform attention over the
-# tokens of the input; the dashed line is twice the panel's first-epoch largest score (the mean of its curves), the
-# level a curve must reach to count as *sharpened* (below).
+# tokens of the input (its largest score, averaged over training inputs); the dashed line is twice the panel's
+# first-epoch largest score (the mean of its curves), the level a curve must reach to count as *sharpened* (below).
+# The table after the figure gives each curve's largest score after its first and its last epoch and their ratio.
 
 # %%
 sizes = sorted(curves.n.unique())
@@ -84,12 +85,12 @@ for row, task in enumerate(tasks):
             axes[row, col].set_axis_off()
             continue
         plots.max_attention_curves(axes[row, col], part, f"n = {n}")
-        axes[row, col].axhline(uniform, color="grey", ls=":", lw=1)
+        axes[row, col].axhline(uniform, color="grey", ls=":", lw=1, label="uniform attention")
         first = ends[(ends.dataset == task.dataset) & (ends.n == n)]["first"].mean()
         axes[row, col].axhline(thresholds.SHARPER.value * first, color="grey", ls="--", lw=1,
                                label=f"×{thresholds.SHARPER.value:g} first epoch")
         axes[row, col].set_xscale("log")
-plots.legend_above(fig, axes[0, 0], ncols=3)
+plots.legend_above(fig, axes[0, 0], ncols=4)
 nb.save_figure(fig)
 
 # %%
@@ -105,18 +106,18 @@ for k in ("text", "image"):
     metrics[f"{k}_max_attention_first_mean"] = float(ends["first"][kind == k].mean())
     metrics[f"{k}_max_attention_last_mean"] = float(ends["last"][kind == k].mean())
 nb.save_metrics(metrics)
-ends
+report.ends_table(ends)
 
 # %% [markdown]
 # **Reading it** (the `book` profile's runs; the numbers are this run's). In the text rows the mean largest score
 # goes from {glue:text}`text_max_attention_first_mean:.2f` after the first epoch to
-# {glue:text}`text_max_attention_last_mean:.2f` by the epoch the run fitted its labels (the dotted lines: uniform
-# attention); in the image rows from {glue:text}`image_max_attention_first_mean:.2f` to
-# {glue:text}`image_max_attention_last_mean:.2f`. {glue:md}`sharpening_words`
+# {glue:text}`text_max_attention_last_mean:.2f` by the last epoch each run ran; in the image rows from
+# {glue:text}`image_max_attention_first_mean:.2f` to {glue:text}`image_max_attention_last_mean:.2f`.
+# {glue:md}`sharpening_words`
 #
-# Whether a run fits its wrong labels is decided by what attention can reach among the backbone's tokens at all
-# (Table 2's *within reach* column), so sharper attention is what training does here, not by itself a sign of
-# memorisation.
+# Which wrong labels a run can fit at all is bounded by what attention can reach among the backbone's tokens
+# (Table 2's *within reach* column); sharper attention, read against the same fine-tuning on clean labels, is what
+# training does here, not by itself a sign of memorisation.
 #
 # ## Paper vs here
 #

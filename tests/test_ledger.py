@@ -70,10 +70,14 @@ def test_a_table2_row_that_cannot_test_the_claim_is_not_counted_and_says_why():
     metrics.update({"mnist_5k_tests_claim": 0.0, "mnist_5k_reach_free_mean": 0.29})
     row = row_of("table2_finetune", key, metrics)
     assert not row.counted and row.result == "not counted"
-    assert row.cause.startswith(expected.NOT_TESTABLE) and "0.29 of the flipped labels" in row.cause
+    assert row.cause == (f"{expected.NOT_TESTABLE}: free attention over its last layer's tokens reaches 29% of the "
+                         "flipped labels, fewer than the 50% a test of the claim needs")
     assert expected.counts([row]) == {}
-    metrics["mnist_5k_clean_train_acc"] = 0.8  # clean labels unfitted: that is the cause given first
-    assert "does not fit even its clean labels (train accuracy 0.80" in row_of("table2_finetune", key, metrics).cause
+    metrics["mnist_5k_clean_train_acc"] = 0.92  # clean labels unfitted: that is the cause given first, in words
+    assert row_of("table2_finetune", key, metrics).cause == (
+        f"{expected.NOT_TESTABLE}: on clean labels (η = 0) phase 2 fits 92% of the training labels, fewer than the "
+        "95% that count as fitted")
+    assert row_of("table2_finetune", key, metrics).expected.note == "against MNIST: another backbone and data set"
 
 
 def test_the_image_claim_is_not_testable_where_no_image_row_can_test_it():
@@ -418,7 +422,8 @@ CASES = {  # claim → (a record on which it holds, one on which it is contradic
     "The same holds for a pretrained image model": (realdata_record("image", 100.0, -1.0, -3.0),
                                                     realdata_record("image", 100.0, -8.0, -12.0)),
     "On pretrained backbones, too": (
-        {"backbones": 4.0, "backbones_benign": 1.0, "backbones_harmful": 2.0, "backbones_not_overfitting": 1.0},
+        {"backbones": 4.0, "backbones_benign": 1.0, "backbones_harmful": 2.0, "backbones_not_overfitting": 1.0,
+         "backbones_not_overfitting_reachable": 1.0},
         {"backbones": 4.0, "backbones_benign": 0.0, "backbones_harmful": 4.0, "backbones_not_overfitting": 0.0}),
     "During fine-tuning the last layer's attention sharpens": (
         {"sharpened_share": 1.0, "sharpening_curves": 24, "sharpening_factor_min": 2.1,
@@ -492,3 +497,14 @@ def test_notebook_parameters_naming_a_threshold_default_to_it():
                 assert defaults[parameter] == value, f"{name}: {parameter} = {defaults[parameter]}, not {value}"
                 checked += 1
     assert checked >= 4  # Figures 5, 6, 7 and the clock name them
+
+
+def test_the_backbone_study_says_how_many_backbones_that_do_not_overfit_could_by_reach():
+    record = {"backbones": 4.0, "backbones_benign": 0.0, "backbones_harmful": 1.0, "backbones_not_overfitting": 3.0,
+              "backbones_not_overfitting_reachable": 1.0,
+              "parameters": {"vit_depths": [1, 2, 3, 4], "sample_sizes": [20, 200], "table2_profile": "book"}}
+    entry = next(e for e in ledger.evaluate({"backbone_reach": record}) if e.claim.page == "backbone_reach")
+    assert entry.finding.verdict == ledger.PART
+    assert entry.finding.evidence == ("of 4 image backbones made here: benign 0, harmful 1, not overfitting 3 (1 of "
+                                      "these with enough of the flipped labels within reach of free attention to "
+                                      "overfit, 95% or more)")

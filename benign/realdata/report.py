@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from .. import thresholds, timing
-from ..words import and_list, count, percent, reader_name, share_words, signed, slope_words
+from ..words import and_list, count, percent, reader_name, share_words, signed, slope_words, span
 from ..expected import TABLE2_NEAREST, table2_key
 from .backbones import BACKBONE_LABELS
 from .image_backbone import record as backbone_record
@@ -30,25 +30,25 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
-def _column(eta: float, n: int) -> str:
-    return f"η={eta:g}, n={n}"
+def _column(n: int) -> str:
+    return f"n = {n}"
 
 
-def _cell_of(column: str) -> tuple[float, int]:
-    eta, n = column.split(", ")
-    return float(eta.split("=")[1]), int(n.split("=")[1])
+def _size_of(column: str) -> int:
+    return int(column.split("= ")[1])
 
 
 def _layout(summary: pd.DataFrame, cell, first: dict | None = None) -> pd.DataFrame:
+    """Table 2's layout: a row per data set and η (data sets in the order they come, η rising), the `first` columns
+    (each a function of the row's cells) and a column per n, its cell `cell` of the row's summary."""
     rows = {}
-    for ds, part in summary.groupby("dataset", sort=False):
-        row = {k: f(part) for k, f in (first or {}).items()}
-        for _, r in part.iterrows():
-            row[_column(r.noise_ratio, r.n)] = cell(r)
-        rows[ds] = row
-    frame = pd.DataFrame(rows).T.fillna("n/a")
-    cells = sorted((c for c in frame.columns if c not in (first or {})), key=_cell_of)
-    return frame[[*(first or {}), *cells]].rename_axis("data set")
+    for ds in dict.fromkeys(summary.dataset):
+        for eta, part in summary[summary.dataset == ds].groupby("noise_ratio"):
+            rows[(ds, eta)] = {**{k: f(part) for k, f in (first or {}).items()},
+                               **{_column(r.n): cell(r) for r in part.itertuples()}}
+    frame = pd.DataFrame.from_dict(rows, orient="index").fillna("n/a")
+    frame.index = pd.MultiIndex.from_tuples(frame.index, names=["data set", "η"])
+    return frame[[*(first or {}), *sorted((c for c in frame.columns if c not in (first or {})), key=_size_of)]]
 
 
 def _full_schedule(r, num_epochs: int) -> bool:
@@ -57,48 +57,56 @@ def _full_schedule(r, num_epochs: int) -> bool:
 
 
 def table(summary: pd.DataFrame, num_epochs: int) -> pd.DataFrame:
-    """Table 2's layout: rows data sets, columns base and (η, n) cells 'loss, acc ± std' (accuracy in %).
+    """Table 2 (`_layout`: a row per data set and η): base, and per n the cell 'loss, acc ± std' (accuracy in %).
 
     Losses are compared like with like: a cell whose seeds ran all `num_epochs` shows its final loss, as the paper's;
     a cell whose seeds all stopped because they fitted shows "fitted by epoch k" (the most epochs a seed ran), not
-    the higher loss of the epoch it stopped in; a cell stopped by the epoch cap, its loss "at epoch k"."""
+    the higher loss of the epoch it stopped in; any other cell (stopped by the epoch cap, or some seeds fitted and
+    the others not), its loss "at epoch k", or "at epochs j–k" where its seeds stopped at different epochs."""
     def cell(r):
         if _full_schedule(r, num_epochs):
             loss = f"{r.train_loss:.2f}"
         elif r.fitted == r.seeds:
             loss = f"fitted by epoch {r.epochs_max}"
         else:
-            loss = f"{r.train_loss:.2f} at epoch {r.epochs_max}"
+            loss = f"{r.train_loss:.2f} at {epochs_said(r.epochs_min, r.epochs_max)}"
         return f"{loss}, {100 * r.test_acc:.1f}±{100 * r.test_acc_std:.1f}"
 
     return _layout(summary, cell, {"base": lambda part: f"{100 * part.base_acc.iloc[0]:.2f}"})
 
 
+def epochs_said(low: int, high: int) -> str:
+    """The last epochs of a cell's seeds: 'epoch 300', 'epochs 1286–2000'."""
+    return f"epoch {low}" if low == high else f"epochs {span(str(low), str(high), '–')}"
+
+
 def epochs_table(summary: pd.DataFrame) -> pd.DataFrame:
     """Per cell: the phase-2 epochs the seeds ran (min–max) and how many of them stopped because they fitted."""
     def cell(r):
-        span = f"{r.epochs_min}" if r.epochs_min == r.epochs_max else f"{r.epochs_min}–{r.epochs_max}"
-        return f"{span} ({r.fitted}/{r.seeds} fitted)"
+        return f"{span(str(r.epochs_min), str(r.epochs_max), '–')} ({r.fitted}/{r.seeds} fitted)"
 
     return _layout(summary, cell)
 
 
 def with_paper(ours: pd.DataFrame, paper: dict, nearest: dict) -> pd.DataFrame:
-    """Our table with the paper's row for the same data set (or the nearest ones, named) under each of our rows,
-    data sets by their reader names."""
+    """Our table (`table`: a row per data set and η) with the paper's rows for the same data set (or the nearest
+    ones) under each of our data sets, named for a reader: 'Rotten Tomatoes, here', then 'SST-2, paper (nearest)'
+    ('MNIST, paper' for the same data set), short enough that the first column stays narrow."""
+    def said(c) -> str:
+        return "n/a" if c is None else f"{c[0]:.2f}, {c[1]:.1f}" + (f"±{c[2]:.1f}" if c[2] is not None else "")
+
     rows = {}
-    for ds, row in ours.iterrows():
-        rows[f"{reader_name(ds)} (here)"] = row
+    for ds in dict.fromkeys(ours.index.get_level_values("data set")):
+        mine = ours.xs(ds, level="data set")
+        rows.update({(f"{reader_name(ds)}, here", eta): row for eta, row in mine.iterrows()})
         for ref in ([ds] if ds in paper else nearest.get(ds, ())):
             base, cells = paper[ref]
-            prow = {"base": f"{base:.2f}"}
-            for col in ours.columns[1:]:
-                c = cells.get(_cell_of(col))
-                prow[col] = "n/a" if c is None else (f"{c[0]:.2f}, {c[1]:.1f}" +
-                                                      (f"±{c[2]:.1f}" if c[2] is not None else ""))
-            rows[f"{reader_name(ref)} (paper)" if ref == ds
-                 else f"{reader_name(ref)} (paper, nearest to {reader_name(ds)})"] = pd.Series(prow)
-    return pd.DataFrame(rows).T[ours.columns].rename_axis("data set")
+            for eta in mine.index:
+                rows[(f"{reader_name(ref)}, paper" + ("" if ref == ds else " (nearest)"), eta)] = pd.Series(
+                    {"base": f"{base:.2f}", **{col: said(cells.get((eta, _size_of(col)))) for col in ours.columns[1:]}})
+    out = pd.DataFrame.from_dict(rows, orient="index")[ours.columns]
+    out.index = pd.MultiIndex.from_tuples(out.index, names=["data set", "η"])
+    return out
 
 
 def curves(runs: pd.DataFrame) -> pd.DataFrame:
@@ -136,24 +144,41 @@ def noisy_against_clean(ends: pd.DataFrame) -> pd.DataFrame:
                                                                                                     "ratio"]]
 
 
+def factor_said(factor: float) -> str:
+    """A curve's last largest score over its first, as the page writes it: '×1.18', to the hundredth, or to as many
+    decimals as keep it on its side of `thresholds.SHARPER` (`decimals`: ×1.996 never reads ×2.00)."""
+    return f"×{factor:.{decimals(factor, thresholds.SHARPER.value, 2)}f}"
+
+
+def ends_table(ends: pd.DataFrame) -> pd.DataFrame:
+    """`sharpening` as the page shows it: per data set, η and n, the largest score after the first and the last
+    epoch (three decimals), their ratio (`factor_said`) and whether it reached `thresholds.SHARPER`."""
+    return pd.DataFrame({
+        "data set": ends.dataset, "η": ends.noise_ratio, "n": ends.n,
+        "largest score, first epoch": ends["first"].map(lambda v: f"{v:.3f}"),
+        "largest score, last epoch": ends["last"].map(lambda v: f"{v:.3f}"),
+        "last over first": ends.factor.map(factor_said),
+        f"sharpened (×{thresholds.SHARPER.value:g} or more)": ends.sharpened})
+
+
 def sharpening_words(ends: pd.DataFrame, control: pd.DataFrame) -> str:
     """What `sharpening` and `noisy_against_clean` measured, in words: the factor's range, how many curves reached
-    `thresholds.SHARPER` and which did not, and the clean-label control."""
-    out = (f"By the end of phase 2 the largest score was ×{ends.factor.min():.2f} to ×{ends.factor.max():.2f} its "
-           "first epoch's; "
+    `thresholds.SHARPER` and which did not (factors as `factor_said` writes them), and the clean-label control."""
+    low, high = factor_said(ends.factor.min()), factor_said(ends.factor.max())
+    out = (f"By the end of phase 2 the largest score was {span(low, high)} its first epoch's; "
            f"{share_words(int(ends.sharpened.sum()), len(ends), 'curve', 'curves')} at least "
            f"{'doubled' if thresholds.SHARPER.value == 2 else f'multiplied by {thresholds.SHARPER.value:g}'} it, "
            "the threshold for *sharpened onto fewer tokens* (the effective number of tokens attended halves)")
     flat = ends[~ends.sharpened]
     if 0 < len(flat) < len(ends):
         out += " — not " + and_list([f"{reader_name(r.dataset)} at η = {r.noise_ratio:g}, n = {r.n} "
-                                     f"(×{r.factor:.1f})" for r in flat.itertuples()])
+                                     f"({factor_said(r.factor)})" for r in flat.itertuples()])
     out += "."
     if len(control):
         out += (f" Against the same fine-tuning on clean labels, the curve with flipped labels ended sharper in "
                 f"{share_words(int((control.ratio > 1).sum()), len(control), 'pair', 'pairs')} of data set and n "
-                f"(last score with noise over last score without: {control.ratio.min():.2f} to "
-                f"{control.ratio.max():.2f}).")
+                f"(last score with noise over last score without: "
+                f"{span(f'{control.ratio.min():.2f}', f'{control.ratio.max():.2f}')}).")
     return out
 
 
@@ -203,7 +228,7 @@ def paper_pretrain_size(dataset: str) -> str:
     if dataset in sizes:
         return str(sizes[dataset])
     near = TABLE2_NEAREST.get(dataset, ())
-    return ", ".join(f"{n}: {sizes[n]}" for n in near) or "n/a"
+    return ", ".join(f"{reader_name(n)}: {sizes[n]}" for n in near) or "n/a"
 
 
 def made_summary(record: dict) -> str:
@@ -311,8 +336,9 @@ def why_words(r) -> str:
 
 def check_words(checks: pd.DataFrame, kinds: dict[str, str]) -> dict[str, str]:
     """Glued words of the page (numbers in them are measured, never typed): <kind>_rows_reading, per row of a kind,
-    what is within reach, what phase 2 fitted and whether it tests the claim; fashion_reading, the Fashion-MNIST row's
-    clean fit against `thresholds.REAL_FITTED` (or that this profile does not run it)."""
+    what is within reach, what phase 2 fitted and whether it tests the claim (and why not, once); fashion_reading,
+    whether the Fashion-MNIST row is counted (its clean fit against `thresholds.REAL_FITTED` where it is; where it is
+    not, the row's reading has said why), or that this profile does not run it."""
     share = lambda v: "an unmeasured share" if v != v else percent(v)  # noqa: E731
     words = {}
     for kind in sorted(set(kinds.values())):
@@ -328,13 +354,10 @@ def check_words(checks: pd.DataFrame, kinds: dict[str, str]) -> dict[str, str]:
         words["fashion_reading"] = "this profile does not run it"
     else:
         r = fashion.iloc[0]
-        clean = clean_fit_words(r.clean_train_acc)
-        if r.tests_claim:
-            words["fashion_reading"] = f"{clean}, and the row tests the claim and is counted"
-        else:
-            words["fashion_reading"] = (clean + ("" if why_words(r) == clean else f", but {why_words(r)}")
-                                        + ", so the row does not test the claim: it stays in the table for what it "
-                                        "shows, outside the paper-vs-here count")
+        words["fashion_reading"] = (
+            f"{clean_fit_words(r.clean_train_acc)}, and the row tests the claim and is counted" if r.tests_claim else
+            "as its reading above says, the row does not test the claim: it stays in the table for what it shows, "
+            "outside the paper-vs-here count")
     return words
 
 
@@ -404,11 +427,12 @@ def finding_metrics(found: pd.DataFrame) -> dict:
 def finding_words(found: pd.DataFrame, num_epochs: int) -> dict[str, str]:
     """The page's reading of `findings` in words, per kind of row (text, image), numbers measured: <kind>_cells_fitted
     ('all 6 cells with noise', '4 of the 6 …'), <kind>_epochs_left (how many more epochs the schedule of `num_epochs`
-    had after the longest cell), <kind>_test_vs_base_by_n (test minus base accuracy per n, mean over the rows) and
-    <kind>_cost_trend (how the cost against the clean cell moves with n: `cost_trend` read by `words.trend`), the
-    mean shares of flipped labels within reach, given by a single token and fitted ('none', 'all', '49%': <kind>_reach_
-    free_words, _reach_token_words, _flipped_fitted_words) and the mean test accuracy against base and clean cell in
-    points with a true minus sign (<kind>_test_vs_base_words, _test_vs_clean_words)."""
+    had at least after each cell: `epochs_left` after the longest), <kind>_test_vs_base_by_n (test minus base
+    accuracy per n, mean over the rows) and <kind>_cost_trend (how the cost against the clean cell moves with n:
+    `cost_trend` read by `words.trend`), the mean shares of flipped labels within reach, given by a single token and
+    fitted ('none', 'all', '49%': <kind>_reach_free_words, _reach_token_words, _flipped_fitted_words), the mean test
+    accuracy against base and clean cell in points with a true minus sign (<kind>_test_vs_base_words,
+    _test_vs_clean_words) and the latter per row and n (<kind>_cost_by_row: `cost_by_row_words`)."""
     out = {}
     for kind, part in found.groupby("kind"):
         fitted = int((part["flipped labels fitted (%)"] >= 100 - 1e-9).sum())
@@ -416,7 +440,7 @@ def finding_words(found: pd.DataFrame, num_epochs: int) -> dict[str, str]:
         slope, se = cost_trend(part, kind).values()
         share = lambda column: percent(part[column].mean() / 100)  # noqa: E731
         out.update({f"{kind}_cells_fitted": share_words(fitted, len(part), "cell with noise", "cells with noise"),
-                    f"{kind}_epochs_left": count(max(num_epochs - int(part.epochs.max()), 0), "epoch"),
+                    f"{kind}_epochs_left": epochs_left(num_epochs - int(part.epochs.max())),
                     f"{kind}_test_vs_base_by_n": and_list([f"{signed(v, '+.1f')} points at n = {n}"
                                                            for n, v in by_n.items()]),
                     f"{kind}_cost_trend": ("is measured at one n only" if slope != slope else
@@ -426,8 +450,14 @@ def finding_words(found: pd.DataFrame, num_epochs: int) -> dict[str, str]:
                     f"{kind}_reach_token_words": share("a single token gives it (%)"),
                     f"{kind}_flipped_fitted_words": share("flipped labels fitted (%)"),
                     f"{kind}_test_vs_base_words": signed(part["test − base (points)"].mean(), ".1f"),
-                    f"{kind}_test_vs_clean_words": signed(part["test − clean cell (points)"].mean(), ".1f")})
+                    f"{kind}_test_vs_clean_words": signed(part["test − clean cell (points)"].mean(), ".1f"),
+                    f"{kind}_cost_by_row": cost_by_row_words(part)})
     return out
+
+
+def epochs_left(left: int) -> str:
+    """What the schedule had left after the longest of the cells: 'at least 1894 more epochs', 'no more epochs'."""
+    return "no more epochs" if left <= 0 else f"at least {count(left, 'more epoch', 'more epochs')}"
 
 
 def cost_trend(part: pd.DataFrame, prefix: str) -> dict:
@@ -438,6 +468,142 @@ def cost_trend(part: pd.DataFrame, prefix: str) -> dict:
     keep = np.isfinite(cost)
     slope, se = timing.line_fit(np.log(part.n.to_numpy(dtype=float))[keep], cost[keep])
     return {f"{prefix}_cost_slope_log_n": slope, f"{prefix}_cost_slope_log_n_se": se}
+
+
+HARM_COST = thresholds.REAL_COST.value  # points below the clean cell from which fitting flipped labels is harmful
+
+
+def decimals(value: float, threshold: float, digits: int) -> int:
+    """The decimals to show `value` with beside a rule that compares it with `threshold`: `digits`, or more where
+    `digits` would show it on the threshold, or past it, when it is not: 94.97 against 95 reads '94.97', never '95'
+    (a share fitted), −4.97 against −5 reads '−4.97', never '−5.0' (a cost); 95.27 reads '95.3', not the
+    threshold."""
+    for d in range(digits, digits + 3):
+        shown = float(f"{value:.{d}f}")
+        if (shown >= threshold) == (value >= threshold) and (shown <= threshold) == (value <= threshold):
+            return d
+    return digits + 3
+
+
+def fitted_percent(share: float) -> str:
+    """A share of labels fitted in % as a table shows it: whole, or to as many decimals as keep it on its side of
+    `thresholds.REAL_FITTED` (`decimals`); '—' for NaN."""
+    return "—" if share != share else f"{100 * share:.{decimals(100 * share, 100 * CLEAN_FITTED, 0)}f}"
+
+
+def cost_points(points: float) -> str:
+    """Test accuracy minus the clean cell's, in signed points to the tenth, or to as many decimals as keep it on its
+    side of the harmful line −`thresholds.REAL_COST` (`decimals`): '−2.8', '−4.97', '+0.4'; '—' for NaN."""
+    return "—" if points != points else signed(points, f"+.{decimals(points, -HARM_COST, 1)}f")
+
+
+def findings_table(found: pd.DataFrame) -> pd.DataFrame:
+    """`findings` as the page shows it: shares in whole % (fitted: `fitted_percent`), points signed with a true minus
+    sign (the cost: `cost_points`)."""
+    share = lambda v: "—" if v != v else f"{v:.0f}"  # noqa: E731
+    return pd.DataFrame({
+        "data set": found.dataset, "kind": found.kind, "η": found["η"], "n": found.n,
+        "tests the claim": found["tests the claim"],
+        "within reach of free attention (%)": found["within reach of free attention (%)"].map(share),
+        "a single token gives it (%)": found["a single token gives it (%)"].map(share),
+        "flipped labels fitted (%)": (found["flipped labels fitted (%)"] / 100).map(fitted_percent),
+        "train accuracy (%)": (found["train accuracy (%)"] / 100).map(fitted_percent), "epochs": found.epochs,
+        "test − base (points)": found["test − base (points)"].map(lambda v: "—" if v != v else signed(v, "+.1f")),
+        "test − clean cell (points)": found["test − clean cell (points)"].map(cost_points)})
+
+
+def cap_words(max_epochs: int, max_epochs_from_n: int) -> str:
+    """Where the epoch cap stops a run, for the protocol's sentence: 'a run at n ≥ 1000 also stops after 300 epochs
+    at the latest, what a CPU can afford for every row', 'every run also stops …', 'no epoch cap cuts a run
+    short'."""
+    if not max_epochs:
+        return "no epoch cap cuts a run short"
+    runs = f"a run at n ≥ {max_epochs_from_n}" if max_epochs_from_n else "every run"
+    return f"{runs} also stops after {count(max_epochs, 'epoch')} at the latest, what a CPU can afford for every row"
+
+
+def _cell_shares(r) -> str:
+    return (f"{reader_name(r.dataset)} at n = {r.n} ({percent(r.reach / 100)} within reach, "
+            f"{percent(r.fitted / 100)} fitted)")
+
+
+def unfitted_words(found: pd.DataFrame, num_epochs: int, max_epochs: int, max_epochs_from_n: int) -> str:
+    """What stopped the cells of `found` that fit fewer than `thresholds.REAL_FITTED` of their flipped labels, each
+    with its shares within reach of free attention and fitted: most flipped labels out of reach of any attention
+    (`REACH_TESTS_CLAIM`); or within reach and the run stopped by the epoch cap (`max_epochs` for n ≥
+    `max_epochs_from_n`), so what the schedule would fit is not measured; or within reach after the whole schedule
+    of `num_epochs`."""
+    cells = found.rename(columns={"within reach of free attention (%)": "reach",
+                                  "flipped labels fitted (%)": "fitted"})
+    short = cells[cells.fitted < 100 * CLEAN_FITTED]
+    if cells.empty:
+        return "no such cell runs at this profile"
+    if short.empty:
+        return "every cell fits its flipped labels"
+    out = short.reach < 100 * REACH_TESTS_CLAIM
+    capped = ~out & bool(max_epochs) & (short.n >= max_epochs_from_n) & (short.epochs <= max_epochs)
+    whole = ~out & ~capped & (short.epochs >= num_epochs)
+    named = lambda rows: and_list([_cell_shares(r) for r in rows.itertuples()])  # noqa: E731
+    parts = []
+    if out.any():
+        parts.append(f"in {named(short[out])} most flipped labels are out of reach of any attention over the last "
+                     "layer's tokens, so no query and key can fit them")
+    if capped.any():
+        parts.append(f"{named(short[capped])} stopped at the {max_epochs}-epoch cap with most of them within reach: "
+                     f"how many the whole schedule of {num_epochs} epochs would fit is not measured")
+    if whole.any():
+        parts.append(f"{named(short[whole])} ran the whole schedule of {num_epochs} epochs with most of them within "
+                     "reach, and phase 2 still left some unfitted")
+    if (rest := short[~out & ~capped & ~whole]).size:
+        parts.append(f"{named(rest)} stopped at epoch {and_list([str(e) for e in rest.epochs])} with most of them "
+                     "within reach")
+    return "; ".join(parts) + ("" if out.any() else ": in none of them are most flipped labels out of reach")
+
+
+def cost_by_row_words(found: pd.DataFrame) -> str:
+    """Per row of `found`, test accuracy minus the clean cell's at each n (`cost_points`): 'Rotten Tomatoes −1.6,
+    −4.0 and −8.6 points at n = 20, 200 and 1000; …'."""
+    return "; ".join(f"{reader_name(ds)} {and_list([cost_points(v) for v in part['test − clean cell (points)']])} "
+                     f"points at n = {and_list([str(n) for n in part.n])}"
+                     for ds, part in found.groupby("dataset", sort=False))
+
+
+def study_words(found: pd.DataFrame, sizes: list[int]) -> str:
+    """How the backbone study, which reads the runs of `found` at its own `sizes` of n only, sees their test accuracy
+    against the clean cell: its means per row there, against its harmful line (−`thresholds.REAL_COST`), and what the
+    cells at the n it leaves out give, beside the page's mean over every n."""
+    cost = "test − clean cell (points)"
+    at = found[found.n.isin(sizes)]
+    if at.empty:
+        return "at none of the n of this run, so it does not read them at this profile"
+    means = at.groupby("dataset", sort=False)[cost].mean()
+    above = int((means > -HARM_COST).sum())
+    out = (f"at n = {and_list([str(n) for n in sorted(sizes)])} only, the n of its image backbones: there test "
+           "accuracy minus the clean cell's averages " +
+           and_list([f"{cost_points(v)} points in {reader_name(ds)}" for ds, v in means.items()]) +
+           f", {share_words(above, len(means), 'row', 'rows')} above {signed(-HARM_COST, 'g')}, the line at or below "
+           "which its rule calls fitting the flipped labels harmful")
+    left = found[~found.n.isin(sizes)]
+    if left.empty:
+        return out
+    return out + (f"; the cells it leaves out, at n = {and_list([str(n) for n in sorted(set(left.n))])}, give "
+                  f"{and_list([cost_points(v) for v in left[cost]])} points, and over every n of this page the "
+                  f"rows average {cost_points(found[cost].mean())} points")
+
+
+def study_sizes(parameters: dict) -> list[int]:
+    """The n at which the backbone study reads the runs of these Table-2 `parameters`: the sample sizes of the
+    study's profile whose `table2_profile` resolves to them (the protocol and the rows; how the runs are computed
+    aside), or none when no profile does."""
+    from .. import notebooks
+
+    how = {"device", "processes", "progress", "cpu_threads", "out_dir"}
+    same = lambda a, b: all(a[k] == b.get(k) for k in a if k not in how)  # noqa: E731
+    for name in notebooks.PROFILE_NAMES:
+        study = notebooks.resolve("backbone_reach", name)
+        if same(notebooks.resolve("table2_finetune", study["table2_profile"]), parameters):
+            return list(study["sample_sizes"])
+    return []
 
 
 def uniform_attention(task: Task) -> float:

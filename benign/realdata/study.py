@@ -31,10 +31,10 @@ import pandas as pd
 from .. import thresholds
 from ..checks import ParameterError
 from ..device import cpu_threads, stop_workers, worker_processes
-from ..words import count, percent, reader_name
+from ..words import and_list, count, percent, reader_name, share_words, signed, span
 from . import image_backbone, runs
 from .image_backbone import NAME as IMAGE_BACKBONE
-from .report import REACH_TESTS_CLAIM, summarize
+from .report import REACH_TESTS_CLAIM, cost_points, decimals, fitted_percent, summarize
 
 FITTED = thresholds.REAL_FITTED.value  # a backbone overfits if phase 2 fits at least this share of its flipped labels
 COST = thresholds.REAL_COST.value  # points lost against the clean-label cell from which overfitting is harmful
@@ -103,11 +103,12 @@ def jobs(p: dict, family) -> list[tuple]:
             [(_shape_grid, s) for s in sorted(set(family) - set(first), key=cost, reverse=True)])
 
 
-def study_runs(parameters: dict) -> pd.DataFrame:
+def study_runs(parameters: dict, beside_sizes=()) -> pd.DataFrame:
     """Every run of the study, one per row: the image backbones of `shapes` on `dataset` (computed side by side in
     `processes` worker processes where the cache lacks them, in the order of `jobs`), and the text rows of
-    `datasets_beside` that the cache holds. Columns: `runs.run_grid`'s, with layers, width, backbone_label, kind and
-    control (the control's runs)."""
+    `datasets_beside` that the cache holds, at the study's n and at `beside_sizes` (Table 2's n: `text_beside_words`
+    reads them; the study's own reading keeps its n). Columns: `runs.run_grid`'s, with layers, width,
+    backbone_label, kind and control (the control's runs)."""
     p = parameters
     protocol = runs.protocol_from(p)  # bad protocol values fail here, before any backbone is made
     if runs.load(p["dataset"]).kind != "image":
@@ -131,12 +132,19 @@ def study_runs(parameters: dict) -> pd.DataFrame:
     with cpu_threads(p["cpu_threads"]):
         for name in p["datasets_beside"]:
             task = runs.prepare(name, p["text_backbone"], IMAGE_BACKBONE, None, p["progress"], p["device"])
-            found = runs.cached_grid(task, protocol, p["seeds"], p["noise_ratios"], p["sample_sizes"])
+            found = runs.cached_grid(task, protocol, p["seeds"], p["noise_ratios"],
+                                     sorted(set(p["sample_sizes"]) | set(beside_sizes)))
             if len(found):
                 parts.append(found.assign(control=False, layers=task.bb.model.config.num_hidden_layers,
                                           width=task.bb.model.config.hidden_size,
-                                          backbone_label=f"{reader_name(name)} (text, Table 2's runs)", kind="text"))
+                                          backbone_label=text_label(name), kind="text"))
     return pd.concat(parts, ignore_index=True)
+
+
+def text_label(dataset: str) -> str:
+    """A text row of Table 2 as the study names it: 'Rotten Tomatoes (3 classes) · text' (no comma: the pages list
+    backbones, whose names hold one, with commas and semicolons)."""
+    return f"{reader_name(dataset)} · text"
 
 
 def test_minus_clean(study: pd.DataFrame) -> pd.Series:
@@ -156,12 +164,14 @@ def placed(study: pd.DataFrame) -> pd.DataFrame:
     """Per backbone (and text row) and n, with noise: the paper's axes — shares of the flipped labels within reach
     (free attention) and fitted by phase 2, and test accuracy minus base accuracy (points) — means over seeds, with
     the base accuracy, the test accuracy minus the clean-label cell's (`test_minus_clean`, points) and where that
-    cell sits on the y axis (`clean_minus_base`: its test accuracy minus the base accuracy, points)."""
+    cell sits on the y axis (`clean_minus_base`: its test accuracy minus the base accuracy, points), and the most
+    epochs a seed of it ran (`epochs`)."""
     noisy = study[(study.noise_ratio > 0) & ~study.control].assign(test_minus_clean=test_minus_clean(study))
     g = noisy.groupby(["backbone_label", "kind", "layers", "width", "n"], sort=False)
     out = g.agg(reach=("reach_free", "mean"), token=("reach_token", "mean"), fitted=("fitted_noisy", "mean"),
                 test_acc=("test_acc", "mean"), base_acc=("base_acc", "mean"),
-                test_minus_clean=("test_minus_clean", "mean"), seeds=("seed", "count")).reset_index()
+                test_minus_clean=("test_minus_clean", "mean"), seeds=("seed", "count"),
+                epochs=("epochs_run", "max")).reset_index()
     out["test_minus_base"] = 100 * (out.test_acc - out.base_acc)
     out["clean_minus_base"] = out.test_minus_base - out.test_minus_clean
     return out
@@ -198,12 +208,13 @@ def noise_costs(study: pd.DataFrame) -> pd.DataFrame:
 
 
 def regimes(points: pd.DataFrame) -> pd.DataFrame:
-    """Per backbone: the means over its cells with noise (`worst`: its lowest cell of test − base), its regime, and
-    whether it can test the paper's claim (most flipped labels within reach)."""
+    """Per backbone: the means over its cells with noise (`worst`: its lowest cell of test − base; `epochs`: the
+    most a seed ran), its regime, and whether it can test the paper's claim (most flipped labels within reach)."""
     g = points.groupby(["backbone_label", "kind", "layers", "width"], sort=False)
     out = g.agg(reach=("reach", "mean"), token=("token", "mean"), fitted=("fitted", "mean"),
                 test_minus_base=("test_minus_base", "mean"), worst=("test_minus_base", "min"),
-                test_minus_clean=("test_minus_clean", "mean"), base_acc=("base_acc", "mean")).reset_index()
+                test_minus_clean=("test_minus_clean", "mean"), base_acc=("base_acc", "mean"),
+                epochs=("epochs", "max")).reset_index()
     out["regime"] = [regime(f, c) for f, c in zip(out.fitted, out.test_minus_clean)]
     out["tests_claim"] = out.reach >= REACH_TESTS_CLAIM
     return out
@@ -241,7 +252,8 @@ def choose(found: pd.DataFrame) -> pd.Series:
 def study_metrics(found: pd.DataFrame, chosen: pd.Series) -> dict:
     """Flat metrics: per image backbone vit<L>_reach, _token, _fitted, _test_minus_base, _test_minus_clean (points
     against the clean-label cells), _base_acc (shares in %; vit<L>w<W>_… at another width than the family's), the
-    count of backbones in each regime, and the chosen backbone's depth and width."""
+    count of backbones in each regime, of those not overfitting whose flipped labels free attention reaches enough
+    to overfit (`FITTED` or more: `backbones_not_overfitting_reachable`), and the chosen backbone's depth and width."""
     out = {}
     for _, r in found[found.kind == "image"].iterrows():
         key = f"vit{r.layers}" + (f"w{r.width}" if r.width != WIDTH else "")
@@ -251,6 +263,8 @@ def study_metrics(found: pd.DataFrame, chosen: pd.Series) -> dict:
     images = found[found.kind == "image"]
     for name in (BENIGN, HARMFUL, NOT_OVERFITTING):
         out[f"backbones_{name.replace(' ', '_')}"] = float((images.regime == name).sum())
+    out["backbones_not_overfitting_reachable"] = float(((images.regime == NOT_OVERFITTING)
+                                                        & (images.reach >= FITTED)).sum())
     out["backbones"] = float(len(images))
     out["chosen_layers"], out["chosen_width"] = float(chosen.layers), float(chosen.width)
     return {k: float(v) for k, v in out.items() if v == v}
@@ -263,8 +277,9 @@ def listing(names) -> str:
 
 
 def regime_words(found: pd.DataFrame) -> dict[str, str]:
-    """Glued words: the rule (`rule_words`), per regime which backbones (or "none"), and one sentence per
-    backbone."""
+    """Glued words: the rule (`rule_words`), per regime which backbones (or "none"), one sentence per backbone (its
+    cost against the clean cell as `cost_points` writes it), what reach says of the backbones that do not overfit
+    (`reach_words`) and of width (`width_words`)."""
     words = {"rule_words": rule_words()}
     for name in (BENIGN, HARMFUL, NOT_OVERFITTING):
         names = found[found.regime == name].backbone_label.tolist()
@@ -272,12 +287,62 @@ def regime_words(found: pd.DataFrame) -> dict[str, str]:
     lines = []
     for _, r in found.iterrows():
         lines.append(f"{r.backbone_label}: {_share(r.reach)} of the flipped labels within reach, {_share(r.fitted)} "
-                     f"fitted, test "
-                     f"minus base {_points(r.test_minus_base)} points and minus its clean cell "
-                     f"{_points(r.test_minus_clean)} points ({r.regime})")
+                     f"fitted, test minus base {_points(r.test_minus_base)} points and minus its clean cell "
+                     f"{cost_points(r.test_minus_clean)} points ({r.regime})")
     words["backbone_lines"] = "; ".join(lines)
+    words["reach_words"] = reach_words(found)
     words["width_words"] = width_words(found)
     return words
+
+
+def reach_words(found: pd.DataFrame) -> str:
+    """What reach says of the backbones that do not overfit: where free attention itself fits fewer than `FITTED` of
+    the flipped labels, no query and key could overfit them, and the backbone decides; where it reaches `FITTED` or
+    more, phase 2 could have overfitted and did not in its schedule (its most epochs), and reach does not decide."""
+    quiet = found[found.regime == NOT_OVERFITTING]
+    if quiet.empty:
+        return "every backbone fits its flipped labels, so reach leaves none of them unfitted"
+    barred, open_ = quiet[quiet.reach < FITTED], quiet[quiet.reach >= FITTED]
+    parts = []
+    if len(barred):
+        parts.append(f"on {listing(barred.backbone_label)}, free attention itself reaches only "
+                     f"{and_list([_share(v) for v in barred.reach])} of the flipped labels, short of the "
+                     f"{_share(FITTED)} that overfitting needs: no query and key could overfit them, so the backbone, "
+                     "not the optimizer or the schedule, keeps these from overfitting")
+    if len(open_):
+        parts.append(f"on {listing(open_.backbone_label)}, free attention reaches "
+                     f"{and_list([_share(v) for v in open_.reach])} of them, enough to overfit, yet phase 2 fits "
+                     f"{and_list([_share(v) for v in open_.fitted])} in runs of up to "
+                     f"{count(int(open_.epochs.max()), 'epoch')}: there reach does not decide, what phase 2's query "
+                     "and key learn in the schedule does")
+    return "; ".join(parts)
+
+
+def text_beside_words(text: pd.DataFrame, sizes) -> str:
+    """The text rows beside the image backbones, against Table 2: read here at the study's n (`sizes`); at the other
+    n of Table 2's runs (`text`: Table 2's text runs at every n the cache holds), test accuracy minus the clean
+    cell's per row; over all of them, each row's mean and its regime by this page's rule, and the mean over the rows
+    and every n (what Table 2's ledger row reads)."""
+    if text.empty:
+        return "this build holds none of them"
+    points = placed(text)
+    extra = sorted(set(points.n) - set(sizes))
+    if not extra:
+        return "at every n of Table 2's runs, the n of the image backbones"
+    name = dict(zip(text.backbone_label, text.dataset.map(reader_name)))
+
+    def costs(rows) -> str:
+        return and_list([f"{cost_points(r.test_minus_clean)} points in {name[r.backbone_label]}"
+                         for r in rows.itertuples()])
+
+    every = regimes(points)
+    said = (f"{every.regime.iloc[0]} by this rule" if every.regime.nunique() == 1 else
+            f"by this rule {and_list(list(every.regime))}, in that order")
+    return (f"at n = {and_list([str(n) for n in sorted(sizes)])}, the n of the image backbones; Table 2 also runs "
+            f"them at n = {and_list([str(n) for n in extra])}, where test accuracy minus "
+            f"the clean cell's is {costs(points[points.n.isin(extra)])}. Over every n of Table 2 it averages "
+            f"{costs(every)}: {said}; over the rows together, as Table 2's ledger row reads them, "
+            f"{cost_points(points.test_minus_clean.mean())} points")
 
 
 def width_words(found: pd.DataFrame) -> str:
@@ -288,55 +353,73 @@ def width_words(found: pd.DataFrame) -> str:
     for _, r in images[images.width != WIDTH].iterrows():
         line = (f"at {count(r.layers, 'layer')} and width {r.width}, {_share(r.reach)} of the flipped labels are "
                 f"within reach and phase 2 fits {_share(r.fitted)} of them ({r.regime}, test − clean cell "
-                f"{_points(r.test_minus_clean)} points)")
+                f"{cost_points(r.test_minus_clean)} points)")
         if r.layers in default.index:
             d = default.loc[r.layers]
             line += (f", against {_share(d.reach)} and {_share(d.fitted)} at width {WIDTH} ({d.regime}, "
-                     f"{_points(d.test_minus_clean)} points)")
+                     f"{cost_points(d.test_minus_clean)} points)")
         said.append(line)
     if not said:
-        return (f"this build made every backbone at width {WIDTH} (the widths parameter adds the deepest at other "
-                f"widths, as the paper profile does at 64)")
+        return (f"this build made every backbone at width {WIDTH}, so it does not measure width (the paper profile "
+                "adds the deepest at another width)")
     return "width is another: " + "; ".join(said)
+
+
+def _range(values, said, to: str = "–") -> str:
+    """The range of `values` (NaN left out) as `said` writes each end, one number where both read the same."""
+    values = values.dropna()
+    return "n/a" if values.empty else span(said(values.min()), said(values.max()), to)
 
 
 def cost_words(costs: pd.DataFrame, found: pd.DataFrame) -> dict[str, str]:
     """Glued words on `noise_costs`, true of any results: what the flipped labels do to the backbones that do not
-    overfit (`unfitted_cost`); how much of the noise's cost at the control's n a clean run trained as long loses too
-    (`control_reading`); and how the drop below the base accuracy splits between phase 2 on clean labels and the
-    noise for the backbones that overfit harmfully (`harmful_split`) and benignly (`benign_split`)."""
+    overfit (`unfitted_cost`: against clean runs, and how many lose `COST` points or more, which the paper's
+    not-overfitting region does not); how much a clean run trained as long as the noisy ones loses beside what the
+    noise costs at the control's n (`control_reading`); and how the drop below the base accuracy splits between
+    phase 2 on clean labels and the noise for the backbones that overfit harmfully (`harmful_split`) and benignly
+    (`benign_split`)."""
     regime_of = dict(zip(found.backbone_label, found.regime))
-    of = lambda name: costs[costs.backbone_label.map(regime_of) == name]
-
-    def span(values, fmt, to="–"):
-        values = values.dropna()
-        if values.empty:
-            return "n/a"
-        low, high = fmt(values.min()), fmt(values.max())
-        return low if low == high else f"{low}{to}{high}"
-
-    share = lambda v: f"{100 * v:.0f}"
+    of = lambda name: costs[costs.backbone_label.map(regime_of) == name]  # noqa: E731
     quiet = of(NOT_OVERFITTING)
-    unfitted = ("no backbone leaves most of the flipped labels unfitted" if quiet.empty else
-                f"the backbones that do not overfit ({listing(quiet.backbone_label)}) fit "
-                f"{span(quiet.flipped_fitted, share)} % of the flipped labels and {span(quiet.clean_fitted, share)} % "
-                f"of the clean ones beside them, and the noise moves their test accuracy by "
-                f"{span(quiet.noise, _points, ' to ')} points against clean runs")
+    return {"unfitted_cost": unfitted_cost(quiet), "control_reading": control_reading(quiet),
+            "harmful_split": _split(of(HARMFUL), "harmfully"), "benign_split": _split(of(BENIGN), "benignly")}
 
-    def split(rows, how):
-        return (f"no backbone overfits {how}" if rows.empty else
-                f"where the noise is overfitted {how} ({listing(rows.backbone_label)}), phase 2 on clean labels moves "
-                f"the test accuracy by {span(rows.clean, _points, ' to ')} points against the base accuracy and the "
-                f"flipped labels by {span(rows.noise, _points, ' to ')} points more")
 
-    return {"unfitted_cost": unfitted, "control_reading": control_reading(quiet),
-            "harmful_split": split(of(HARMFUL), "harmfully"), "benign_split": split(of(BENIGN), "benignly")}
+def unfitted_cost(quiet: pd.DataFrame) -> str:
+    """`noise_costs` of the backbones that do not overfit, in words: the shares of flipped and clean labels they
+    fit, what the noise costs them against clean runs, and how many lose `COST` points or more — what the rule calls
+    harmful where the noise is fitted, and what the paper's not-overfitting region, which keeps its test accuracy,
+    does not lose."""
+    if quiet.empty:
+        return "no backbone leaves most of the flipped labels unfitted"
+    share = lambda v: f"{100 * v:.0f}"  # noqa: E731
+    lost = int((quiet.noise <= -COST).sum())
+    said = (f"the backbones that do not overfit ({listing(quiet.backbone_label)}) fit "
+            f"{_range(quiet.flipped_fitted, share)} % of the flipped labels and {_range(quiet.clean_fitted, share)} % "
+            f"of the clean ones beside them, and the noise moves their test accuracy by "
+            f"{_range(quiet.noise, cost_points, ' to ')} points against clean runs; ")
+    if not lost:
+        return said + (f"none of them loses {COST:g} points: like the paper's not-overfitting region, they keep their "
+                       "test accuracy")
+    return said + (f"{share_words(lost, len(quiet), 'backbone', 'backbones')} {'loses' if lost == 1 else 'lose'} "
+                   f"{COST:g} points or more, what the "
+                   "rule calls harmful where the noise is fitted: unlike the paper's not-overfitting region, "
+                   + ("it does not keep its" if len(quiet) == 1 else
+                      f"{'they' if lost == len(quiet) else 'those'} do not keep their") + " test accuracy")
+
+
+def _split(rows: pd.DataFrame, how: str) -> str:
+    return (f"no backbone overfits {how}" if rows.empty else
+            f"where the noise is overfitted {how} ({listing(rows.backbone_label)}), phase 2 on clean labels moves "
+            f"the test accuracy by {_range(rows.clean, _points, ' to ')} points against the base accuracy and the "
+            f"flipped labels by {_range(rows.noise, cost_points, ' to ')} points more")
 
 
 def control_reading(costs: pd.DataFrame) -> str:
     """What the control shows for the backbones of `costs` (the page gives those that do not overfit, whose runs
-    with noise train longer than their clean ones): of the test accuracy the noise costs at the control's n
-    (stopped clean runs against noisy ones), the part that clean runs trained every epoch lose too."""
+    with noise train longer than their clean ones), backbone by backbone: what a clean run trained every epoch loses
+    against one stopped once fitted, beside what the noise costs at the control's n (stopped clean runs against
+    noisy ones); the largest such part decides whose the loss is."""
     ran = costs[costs.whole.notna()]
     longer = ran[ran.whole_epochs > ran.stopped_epochs]  # the control trained longer than the stopped clean runs
     if ran.empty:
@@ -348,13 +431,20 @@ def control_reading(costs: pd.DataFrame) -> str:
     if costly.empty:
         return (f"at n = {ran.control_n.iloc[0]:.0f} the noise costs no test accuracy on the backbones the control "
                 f"can test, so there is nothing to split")
-    part = float((costly.stopped - costly.whole).sum() / (costly.stopped - costly.noisy).sum())
+    lost = (costly.stopped - costly.whole).clip(lower=0)  # what training every epoch costs a clean run (a gain: 0)
+    noise = costly.stopped - costly.noisy
     said = (f"on {listing(costly.backbone_label)}, where the control trained longer and the noise cost accuracy at "
             f"n = {costly.control_n.iloc[0]:.0f}, clean runs trained every epoch ")
-    if part <= 0:
+    if lost.max() <= 0:
         return said + ("lose nothing against those stopped once fitted: the loss is the noise's, not the longer "
                        "training's")
-    return said + (f"lose {100 * part:.0f} % of what the noise costs: " +
+    worst = (lost / noise).idxmax()
+    part = float(lost[worst] / noise[worst])
+    several = len(costly) > 1
+    rest = "; the others lose nothing" if several and int((lost == 0).sum()) == len(costly) - 1 else ""
+    return said + (f"lose {'up to ' if several else ''}{100 * part:.0f} % of what the noise costs, against those "
+                   f"stopped once fitted ({costly.backbone_label[worst] + ': ' if several else ''}"
+                   f"{lost[worst]:.1f} of {noise[worst]:.1f} points{rest}): " +
                    ("most of the loss is the noise's, not the longer training's" if part < 1 / 3 else
                     "most of the loss is the longer training's, not the noise's" if part > 2 / 3 else
                     "the longer training and the noise share it"))
@@ -364,16 +454,16 @@ def _percent(v, digits: int = 0) -> str:  # in a table
     return "—" if v != v else f"{100 * v:.{digits}f} %"
 
 
-def _fitted(v) -> str:  # in a table: to the hundredth of a point within half a point of FITTED, so that 94.97 %
-    return _percent(v, 2 if abs(v - FITTED) < 0.005 else 0)  # never reads as the 95 % it falls short of
+def _fitted(v) -> str:  # in a table: whole, or to as many decimals as keep it on its side of FITTED (`decimals`):
+    return "—" if v != v else f"{fitted_percent(v)} %"  # 94.97 % never reads as the 95 % it falls short of
 
 
-def _share(v) -> str:  # in prose: 'none', 'all', '63%'; to the hundredth near FITTED, as `_fitted`
-    return "an unmeasured share" if v != v else percent(v, ".2%" if abs(v - FITTED) < 0.005 else ".0%")
+def _share(v) -> str:  # in prose: 'none', 'all', '63%'; as many decimals near FITTED as `_fitted`
+    return "an unmeasured share" if v != v else percent(v, f".{decimals(100 * v, 100 * FITTED, 0)}%")
 
 
 def _points(v) -> str:
-    return "—" if v != v else f"{v:+.1f}".replace("-", "−")
+    return "—" if v != v else signed(v, "+.1f")
 
 
 def regime_table(found: pd.DataFrame) -> pd.DataFrame:
@@ -382,7 +472,7 @@ def regime_table(found: pd.DataFrame) -> pd.DataFrame:
         "backbone": found.backbone_label, "layers": found.layers, "width": found.width,
         "flipped labels within reach": found.reach.map(_percent), "given by one token": found.token.map(_percent),
         "fitted by phase 2": found.fitted.map(_fitted), "test − base (points)": found.test_minus_base.map(_points),
-        "worst cell": found.worst.map(_points), "test − clean cell (points)": found.test_minus_clean.map(_points),
+        "worst cell": found.worst.map(_points), "test − clean cell (points)": found.test_minus_clean.map(cost_points),
         "base accuracy": found.base_acc.map(lambda v: _percent(v, 1)),
         "regime": found.regime, "can test the claim": found.tests_claim})
 
@@ -395,16 +485,16 @@ def points_table(points: pd.DataFrame) -> pd.DataFrame:
         "test accuracy": points.test_acc.map(lambda v: _percent(v, 1)),
         "base accuracy": points.base_acc.map(lambda v: _percent(v, 1)),
         "test − base (points)": points.test_minus_base.map(_points),
-        "test − clean cell (points)": points.test_minus_clean.map(_points), "seeds": points.seeds})
+        "test − clean cell (points)": points.test_minus_clean.map(cost_points), "seeds": points.seeds})
 
 
 def cost_tables(costs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """`noise_costs` as the page shows it: the split of the drop, and the control at its n (test − base, after
     how many epochs on average)."""
     split = pd.DataFrame({
-        "backbone": costs.backbone_label, "phase 2 on clean labels: test − base": costs.clean.map(_points),
-        "the noise on top: test, η > 0 − η = 0": costs.noise.map(_points),
-        "clean labels fitted beside the noise": costs.clean_fitted.map(_percent),
+        "backbone": costs.backbone_label, "clean labels: test − base": costs.clean.map(_points),
+        "the noise on top: test with it − without": costs.noise.map(cost_points),
+        "clean labels fitted, with noise": costs.clean_fitted.map(_percent),
         "flipped labels fitted": costs.flipped_fitted.map(_percent)})
     at = lambda value, epochs: "—" if value != value else f"{_points(value)} (epoch {epochs:.0f})"
     control = pd.DataFrame({
