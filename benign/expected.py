@@ -113,9 +113,8 @@ class Expected:
     counted_on: str = ""  # the notebook whose row counts this same number (shown here, counted there)
     tolerance_value: float | None = None  # overrides TOLERANCES[tolerance].value (Table 2's per-cell spread)
     testable: str = ""  # a Table-2 row's data set: its cells count only where its runs can test the claim
-    bound: str = ""  # a plot limit's side: "lower" (ours matches at or above it), "upper" (at or below it) or
-    # "inside" (within `limits`, the colour range whose end `target` is)
-    limits: tuple[float, float] = ()
+    limits: tuple[float, float] = ()  # a colour range, `target` one of its ends (bound "inside": ours within it)
+    bound: str = ""  # a plot limit's side: "lower" (ours matches at or above it) or "upper" (at or below it)
 
     @property
     def allowed(self) -> float:

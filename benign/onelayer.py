@@ -80,7 +80,8 @@ def claim_words(runs: dict, test_threshold: float) -> str:
     if not good:
         return (f"On the plotted seed no setting's run generalizes (test accuracy at least {test_threshold:g}), so the "
                 "claim's condition never arises and its picture is not seen.")
-    moves = {name: f"{_moved(run['clean'], 'clean')}, and {_moved(run['noisy'], 'noisy')}" for name, run in good.items()}
+    moves = {name: f"{_moved(run['clean'], 'clean')}, and {_moved(run['noisy'], 'noisy')}"
+             for name, run in good.items()}
     if len(good) == 1:
         name, run = next(iter(good.items()))
         out = (f"On the plotted seed only the {reader_name(name)} setting's run generalizes (test accuracy "
@@ -140,7 +141,24 @@ def ranges_words(ours: str, theirs: str, loss: str) -> str:
 
 def fitted_words(train_acc: dict) -> str:
     """Whether the plotted runs (setting → final train accuracy) fit every training label, as a sentence."""
-    if all(value == 1 for value in train_acc.values()):
+    fitted = [reader_name(name) for name, value in train_acc.items() if value == 1]
+    if len(fitted) == len(train_acc):
         return "Every setting's plotted run ends with every training label fitted (train accuracy 1.00)."
-    return (f"The plotted runs end at train accuracy {per_setting(train_acc, '.2f')}: every training label is "
-            "fitted only where it reads 1.00.")
+    listed = per_setting(train_acc, ".2f")
+    if not fitted:
+        return f"No setting's plotted run fits every training label: train accuracy {listed}."
+    runs = f"the {fitted[0]} setting's run fits" if len(fitted) == 1 else f"the {and_list(fitted)} settings' runs fit"
+    return f"The plotted runs end at train accuracy {listed}: only {runs} every training label."
+
+
+def landed_words(shares: dict) -> str:
+    """Whether the settings land in the regime they are named after (setting → share of its seeds that do), as
+    the ledger judges it (`rules.encoder_rule`: a setting lands when more than `thresholds.MAJORITY` of its seeds
+    do), in one sentence."""
+    landed = [reader_name(name) for name, share in shares.items() if share > thresholds.MAJORITY.value]
+    if all(share == 1 for share in shares.values()):
+        return "Every setting lands in the regime it is named after on every seed."
+    if not landed:
+        return "No setting lands in the regime it is named after on most of its seeds."
+    return (f"Only the {and_list(landed)} setting{'s' if len(landed) > 1 else ''} land"
+            f"{'' if len(landed) > 1 else 's'} in the regime it is named after on most of its seeds.")

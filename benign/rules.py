@@ -472,11 +472,11 @@ def paper2_harmful_rule(m: Record) -> Finding:
 
 def paper2_boundary_rule(m: Record) -> Finding:
     """SNR at the benign edge ∝ 1/√n (a slope of −1/2 in log–log), fitted over the large-n tail (n ≥ `n_tail_min`,
-    fixed before the run; the small n shown apart). The theorem assumes d large against n²: holds within `SLOPE_SE`
-    standard errors of −1/2 and farther than that from 0 (no dependence on n) where d is above n² at every n of the
-    tail; where it is at most n² at some of them, the same fit holds only in part (the scaling seen outside the
-    theorem's assumption); contradicted farther than that from −1/2; not seen when the spread cannot tell −1/2
-    from 0."""
+    fixed before the run; the small n shown apart). The theorem assumes d large against n²: holds within
+    `SLOPE_SE` standard errors of −1/2 and farther than that from 0 (no dependence on n) where d is above n² at
+    every n of the tail; where it is at most n² at some of them, the same fit holds only in part (the scaling seen
+    outside the theorem's assumption); contradicted farther than that from −1/2; not seen when the spread cannot
+    tell −1/2 from 0."""
     slope, se = m.maybe("edge_snr_slope_tail"), m.maybe("edge_snr_slope_tail_se")
     k = thresholds.SLOPE_SE.value
     scales = (f"scales as a power of n with exponent {signed(slope, '.2f')} ± {se:.2f}" if se == se else

@@ -100,7 +100,7 @@ nb.save_figure(fig)
 # $v_1 = \frac{\beta_1}{4n}\sum_i y_i(\mu_{y_i^*} + \xi_i)$, where $y_i^*$ is the class whose signal input $i$
 # carries. A clean input then has signal value $\mu_y^\top v_1 \approx \beta_1\rho^2(1-2\eta)/8$ and noise value
 # $y\,\xi_i^\top v_1 \approx \beta_1 d/(4n)$. The second step is the first to move $p$: writing $s_i$ and $r_i$ for
-# input $i$'s signal and noise values, it moves $p$ by $\sum_i (\cdots)(s_i - r_i)(\mu_{y_i^*} - \xi_i)$. Clean
+# the signal and noise values of input $i$, it moves $p$ by $\sum_i (\cdots)(s_i - r_i)(\mu_{y_i^*} - \xi_i)$. Clean
 # inputs pull $p$ towards their signal when their signal value is the larger one (here, with the benign $\beta_1$,
 # {glue:text}`benign_steps_signal_value:.2f` against {glue:text}`benign_steps_noise_value:.2f`), and every noisy
 # input pulls $p$ towards its own noise token. A large $\beta_2$ makes those pulls decisive (attention saturates), a small one

@@ -81,8 +81,10 @@ def test_numbers_that_read_the_same_are_said_once():
     assert onelayer.fitted_words({"balanced": 1.0, "harmful": 1.0}) == (
         "Every setting's plotted run ends with every training label fitted (train accuracy 1.00).")
     assert onelayer.fitted_words({"balanced": 1.0, "harmful": 0.95}) == (
-        "The plotted runs end at train accuracy 1.00 (balanced) and 0.95 (harmful): every training label is fitted "
-        "only where it reads 1.00.")
+        "The plotted runs end at train accuracy 1.00 (balanced) and 0.95 (harmful): only the balanced setting's run "
+        "fits every training label.")
+    assert onelayer.fitted_words({"balanced": 0.55, "harmful": 0.7}) == (
+        "No setting's plotted run fits every training label: train accuracy 0.55 (balanced) and 0.70 (harmful).")
 
 
 def test_the_authors_losses_and_ours_against_the_paper_colour_range_in_one_clause():
@@ -92,3 +94,12 @@ def test_the_authors_losses_and_ours_against_the_paper_colour_range_in_one_claus
         "like ours, its train losses lie below the paper's train-loss colour range")
     assert onelayer.ranges_words("within", "below", "train") == (
         "its train losses lie below the paper's train-loss colour range, ours within it")
+
+
+def test_whether_the_settings_land_as_named_is_said_as_the_ledger_judges_it():
+    assert onelayer.landed_words({"balanced": 0.0, "harmful": 1 / 3, "not_overfitting": 0.0}) == (
+        "No setting lands in the regime it is named after on most of its seeds.")
+    assert onelayer.landed_words({"balanced": 2 / 3, "harmful": 1 / 3}) == (
+        "Only the balanced setting lands in the regime it is named after on most of its seeds.")
+    assert onelayer.landed_words({"balanced": 1.0, "harmful": 1.0}) == (
+        "Every setting lands in the regime it is named after on every seed.")

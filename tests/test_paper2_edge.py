@@ -144,7 +144,8 @@ def test_the_n_outside_the_theorems_assumption_come_from_d_and_the_grid():
 
 
 def test_values_that_read_the_same_at_every_n_are_said_once():
-    assert paper2_edge.at_each_n([200, 400, 800, 1600], [1.6, 1.6, 1.6000001, 1.6]) == "1.60 at every n from 200 to 1600"
+    assert paper2_edge.at_each_n([200, 400, 800, 1600], [1.6, 1.6, 1.6000001, 1.6]) == (
+        "1.60 at every n from 200 to 1600")
     assert paper2_edge.at_each_n([50, 100], [2.2627, 2.0749]) == "2.26 at n = 50 and 2.07 at n = 100"
     assert paper2_edge.at_each_n([50, 100], [2.0, 2.0]) == "2.00 at both n = 50 and n = 100"
     grid = synthetic_map(2.1, 1.5, 200)
