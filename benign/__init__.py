@@ -18,6 +18,7 @@ Paper 1, its data and trainers:
     regionmap   what Figure 5's map shows, at its step and over training time, as typed results
     etasweep    the label-noise sweep of the appendix
     draws       outcomes over many draws of the data
+    onelayer    Figures 6 and 7: the encoder's runs read against their clean-label controls, in words
     authors     the authors' experiment scripts, transcribed as executable references
 Paper 2:
     paper2      two-token data and exact, fast gradient descent of single-head attention
@@ -39,6 +40,7 @@ The book's verdicts and words:
     expected    the papers' reported numbers with tolerances
     thresholds  every threshold a verdict rests on, with its reason
     rules       the claims ledger's rules
+    paper2_rules the ledger's rules for the second paper's claims
     verdicts    what a ledger rule returns and reads
     ledger      the claims ledger: every tested claim with its verdict
     pages       tables as a reader reads them
@@ -52,9 +54,9 @@ import importlib
 __version__ = "0.1.0"
 
 __all__ = ["authors", "book", "checks", "cli", "clock", "data", "device", "draws", "encoder", "etasweep", "expected",
-           "grams", "ledger", "models", "notebooks", "pages", "paper2", "paper2_edge", "paths", "plots", "progress",
-           "realdata", "records", "regimes", "regionmap", "rules", "speed", "sweep", "synthetic", "tables", "textcheck",
-           "theory", "thresholds", "timing", "verdicts", "words"]
+           "grams", "ledger", "models", "notebooks", "onelayer", "pages", "paper2", "paper2_edge", "paper2_rules",
+           "paths", "plots", "progress", "realdata", "records", "regimes", "regionmap", "rules", "speed", "sweep",
+           "synthetic", "tables", "textcheck", "theory", "thresholds", "timing", "verdicts", "words"]
 
 
 def __getattr__(name: str):

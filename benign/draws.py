@@ -177,18 +177,21 @@ def gain_words(outcomes: pd.DataFrame, by: str) -> dict[str, str]:
 
 def cost_words(costs: pd.DataFrame, test_threshold: float) -> str:
     """What the flipped labels cost a setting over its seeds (`noise_costs` rows of one setting), in words: on how
-    many seeds more than `thresholds.HARM` of test accuracy, and, where most seeds pay it, that the loss is theirs;
-    where the clean-label runs end below `test_threshold` on every seed too, that the low accuracy is (the rest of
-    it, or all of it) the encoder's own at that signal."""
-    harm = thresholds.HARM.value
-    costly = costs.costly.mean() > thresholds.MAJORITY.value
-    low_anyway = costs.clean_test_acc.max() < test_threshold
+    many seeds more than `thresholds.HARM` of test accuracy, then what the clean-label runs say of the rest. Where
+    they end near chance on every seed (below `thresholds.NEAR_CHANCE`), the encoder generalizes nothing at this
+    signal, with or without the flipped labels, and the sentence says so whatever they cost; where they end below
+    `test_threshold` on every seed, the low accuracy is (the rest of it, where some seed pays) the encoder's own;
+    else, where most seeds pay, the loss is the flipped labels'."""
+    harm, near = thresholds.HARM.value, thresholds.NEAR_CHANCE.value
+    paid = int(costs.costly.sum())
     out = (f"the flipped labels cost more than {harm:g} of test accuracy on "
-           f"{share_words(int(costs.costly.sum()), len(costs), 'seed', 'seeds')}")
-    if costly and low_anyway:
-        return (out + f": part of the loss is theirs, and the clean-label runs end below {test_threshold:g} too, "
-                "so the rest is the encoder's own at this signal")
-    if low_anyway:
-        return (out + f": the clean-label runs end below {test_threshold:g} too, so the low accuracy is the "
-                "encoder's own at this signal, not theirs")
-    return out + (": the loss is theirs" if costly else "")
+           f"{share_words(paid, len(costs), 'seed', 'seeds')}")
+    if costs.clean_test_acc.max() < near:
+        return (out + f"; the clean-label runs end near chance too (below {near:g} on every seed): at this signal the "
+                "encoder generalizes nothing, with or without the flipped labels")
+    if costs.clean_test_acc.max() < test_threshold:
+        return out + (f": part of the loss is theirs, and the clean-label runs end below {test_threshold:g} too, so "
+                      "the rest is the encoder's own at this signal" if paid else
+                      f": the clean-label runs end below {test_threshold:g} too, so the low accuracy is the "
+                      "encoder's own at this signal, not theirs")
+    return out + (": the loss is theirs" if costs.costly.mean() > thresholds.MAJORITY.value else "")

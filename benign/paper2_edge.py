@@ -49,13 +49,18 @@ def grid_log_step(signal_norm_values) -> float:
     return float(np.median(np.diff(np.log(np.sort(np.unique(signal_norm_values))))))
 
 
-def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95, n_tail_min: int = 2) -> tuple[pd.DataFrame, dict]:
+def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95, n_tail_min: int = 2,
+                  clean: pd.DataFrame | None = None) -> tuple[pd.DataFrame, dict]:
     """Where benign overfitting starts on an `snr_sweep` grid (`benign_edge`, with columns in_tail = n ≥ `n_tail_min`
     and d_over_n2 = d/n²) and the headline numbers: the slope b of SNR_edge ∝ n^b over every n and over the tail
     alone (with standard errors and counts), √n·SNR at the edge per n, its mean and spread (max/min) over every n
     and over the tail, the mean over the small n, the first-step estimate √(2/(1 − 2η)), the grid's ratio, d/n² per
-    n, the number of cells below SNR = 1/√n with their mean train and test accuracy and test inputs' mean weight on
-    their signal token, and the same test accuracy and weight at the largest ρ."""
+    n and its range over the tail, the number of cells below SNR = 1/√n with their mean train and test accuracy and
+    test inputs' mean weight on their signal token, and the same test accuracy and weight at the largest ρ.
+
+    `clean`: the same sweep on clean labels (`snr_sweep` with noise_ratio 0: the same draws, no label flipped), the
+    control of the cells below the boundary: their mean test accuracy there, the mean cost of the flipped labels
+    (clean minus flipped, cell by cell) and the share of those cells where it exceeds `thresholds.HARM`."""
     check("n_tail_min", n_tail_min)
     edge = benign_edge(grid, min_test_acc)
     d, noise_ratio = int(grid.d.iloc[0]), float(grid.noise_ratio.iloc[0])
@@ -64,6 +69,13 @@ def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95, n_tail_min: in
     cells = grid.groupby(["n", "signal_norm"], as_index=False)[["train_acc", "test_acc", "snr",
                                                                 "test_signal_attention"]].mean()
     below = cells[np.sqrt(cells.n) * cells.snr < 1]
+    control = {}
+    if clean is not None:
+        twins = clean.groupby(["n", "signal_norm"]).test_acc.mean()
+        cost = twins.loc[list(zip(below.n, below.signal_norm))].to_numpy() - below.test_acc.to_numpy()
+        control = {"below_boundary_clean_test_acc": float((below.test_acc + cost).mean()),
+                   "below_boundary_noise_cost": float(cost.mean()),
+                   "below_boundary_costly_share": float((cost > thresholds.HARM.value).mean())}
     top = cells[cells.signal_norm == cells.signal_norm.max()]
     log_step = grid_log_step(grid.signal_norm)
     slope, slope_std, count = edge_slope(edge, log_step)
@@ -87,8 +99,33 @@ def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95, n_tail_min: in
                "below_boundary_test_acc": float(below.test_acc.mean()),
                "below_boundary_test_signal_attention": float(below.test_signal_attention.mean()),
                "largest_signal_norm_test_acc": float(top.test_acc.mean()),
-               "largest_signal_norm_test_signal_attention": float(top.test_signal_attention.mean())}
+               "largest_signal_norm_test_signal_attention": float(top.test_signal_attention.mean()),
+               "edge_tail_d_over_n2_min": float(tail.d_over_n2.min()),
+               "edge_tail_d_over_n2_max": float(tail.d_over_n2.max()), **control}
     return edge, metrics
+
+
+def at_each_n(ns, values, fmt: str = ".2f") -> str:
+    """Values per n as prose says them: '2.26 at n = 50 and 2.07 at n = 100', or, where every one reads the same,
+    '1.60 at every n from 200 to 1600' ('… at both n = 200 and n = 400' for two)."""
+    ns, shown = [int(n) for n in ns], [format(v, fmt) for v in values]
+    if len(set(shown)) == 1 and len(ns) > 1:
+        where = f"both n = {ns[0]} and n = {ns[1]}" if len(ns) == 2 else f"every n from {ns[0]} to {ns[-1]}"
+        return f"{shown[0]} at {where}"
+    return and_list([f"{v} at n = {n}" for n, v in zip(ns, shown)])
+
+
+def edge_table(edge: pd.DataFrame) -> pd.DataFrame:
+    """`sweep_summary`'s edge table as a page shows it: each number to the digits the grid supports (ρ and SNR to
+    three significant digits, the test accuracy, a mean over seeds, to three decimals, √n·SNR to two, as the text
+    gives it, d/n² to three significant digits) and the columns named as a reader reads them (`EDGE_COLUMNS`)."""
+    def significant(x: float) -> float:
+        return float(f"{x:.3g}")
+
+    shown = edge.assign(signal_norm=edge.signal_norm.map(significant), snr=edge.snr.map(significant),
+                        test_acc=edge.test_acc.round(3), sqrt_n_snr=edge.sqrt_n_snr.map(lambda v: float(f"{v:.2f}")),
+                        d_over_n2=edge.d_over_n2.map(significant))
+    return shown.rename(columns=EDGE_COLUMNS)
 
 
 SMALL_COUNTS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
@@ -151,15 +188,15 @@ def d_vs_n2_words(edge: pd.DataFrame, d: int, n_values, slope_tail: float, se_ta
         where = f"d is below n² at {share} of the tail's {values}"
     else:
         where = f"d is at least n² at every one of the tail's {values}"
-    shows = {"holds": "the edge scales as n^(−1/2) there (slope within two standard errors of −1/2 and clear of 0)",
-             "contradicted": "the edge does not scale as n^(−1/2) there (slope more than two standard errors "
+    shows = {"holds": "the edge scales as 1/√n there (slope within two standard errors of −1/2 and clear of 0)",
+             "contradicted": "the edge does not scale as 1/√n there (slope more than two standard errors "
                              "from −1/2)",
-             "not seen": "the fit cannot tell n^(−1/2) from no dependence on n there"}[verdict]
+             "not seen": "the fit cannot tell 1/√n from no dependence on n there"}[verdict]
     finding = f"Here {where}, and {shows}"
     if tail_below and verdict == "holds":
         finding += ": on this grid the scaling does not need d far above n²"
     if not above.empty:
-        values = and_list([f"{v:.2f} at n = {int(n)}" for n, v in zip(above.n, above.sqrt_n_snr)])
+        values = at_each_n(above.n, above.sqrt_n_snr)
         finding += (f". Where d is above n² the edge's √n·SNR is {values}, against "
                     f"{tail.sqrt_n_snr.mean():.2f} on average in the tail")
     return {"d_outside_assumption_words": outside_words, "d_vs_n2_words": f"d = {d} is {listing}.",
@@ -168,8 +205,10 @@ def d_vs_n2_words(edge: pd.DataFrame, d: int, n_values, slope_tail: float, se_ta
 
 def below_boundary_words(metrics: dict) -> str:
     """What the cells below SNR = 1/√n show, in words computed from `sweep_summary`'s numbers: whether the training
-    labels are fitted, the mean test accuracy against `thresholds.NEAR_CHANCE` (nearer chance than perfect below
-    it) and `thresholds.TEST_GOOD`, and the mean weight test inputs put on their signal token."""
+    labels are fitted, the mean test accuracy against `thresholds.NEAR_CHANCE` (nearer chance than perfect below it:
+    harmful in the paper's sense, a test error that does not vanish) and `thresholds.TEST_GOOD`, the mean weight
+    test inputs put on their signal token, and, where the record has the clean-label control, what the flipped
+    labels cost against it (`thresholds.HARM`, the book's reading of harm) and whose the low accuracy is."""
     count, train = metrics["below_boundary_cell_count"], metrics["below_boundary_train_acc"]
     test = metrics["below_boundary_test_acc"]
     if count == 0:
@@ -179,14 +218,31 @@ def below_boundary_words(metrics: dict) -> str:
               else f"the training labels are fitted only in part (mean train accuracy {train:.2f})")
     near, good = thresholds.NEAR_CHANCE.value, thresholds.TEST_GOOD.value
     if test < near:
-        how = f"nearer chance (0.5) than perfect (1){': harmful overfitting' if train == 1 else ''}"
+        how = "nearer chance (0.5) than perfect (1)" + (
+            ": harmful overfitting in the paper's sense, a test error that stays large" if train == 1 else "")
     elif test < good:
         how = f"above chance, though below the {good:g} that counts as generalizing here"
     else:
         how = f"at least the {good:g} that counts as generalizing here: this overfitting is not harmful"
-    return (f"Below the boundary ({words.count(count, 'cell')} averaged) {fitted}; fresh inputs put a mean weight of "
-            f"{attention:.2f} on their signal token and {1 - attention:.2f} on their noise token, and are classified "
-            f"with mean test accuracy {test:.2f}, {how}.")
+    out = (f"Below the boundary ({words.count(count, 'cell')} averaged) {fitted}; fresh inputs put a mean weight of "
+           f"{attention:.2f} on their signal token and {1 - attention:.2f} on their noise token, and are classified "
+           f"with mean test accuracy {test:.2f}, {how}.")
+    if "below_boundary_clean_test_acc" not in metrics:
+        return out
+    clean, cost = metrics["below_boundary_clean_test_acc"], metrics["below_boundary_noise_cost"]
+    costly, harm = metrics["below_boundary_costly_share"], thresholds.HARM.value
+    out += (f" On clean labels the same cells (same draws, no label flipped) test at {clean:.2f}: the flipped labels "
+            f"cost {signed(cost, '+.3f')} of test accuracy on average, more than {harm:g} in "
+            f"{words.percent(costly)} of the cells.")
+    if clean < near:
+        whose = ("most of the shortfall from a perfect 1 is the SNR's" if 1 - clean > cost else
+                 "the flipped labels cost more of it than the SNR does")
+        return out + (f" Near chance on clean labels too, two steps generalize little at this SNR: {whose}"
+                      + (", and the flipped labels add their cost to it." if costly > thresholds.MAJORITY.value and
+                         1 - clean > cost else "."))
+    if costly > thresholds.MAJORITY.value:
+        return out + " In most cells the flipped labels cause part of the loss: harm by the book's reading too."
+    return out + " In most cells they cost nothing: the low accuracy is the SNR's, not theirs."
 
 
 def edge_words(edge: pd.DataFrame, metrics: dict, n_tail_min: int) -> dict[str, str]:
@@ -195,22 +251,18 @@ def edge_words(edge: pd.DataFrame, metrics: dict, n_tail_min: int) -> dict[str, 
     every n; `first_step_words`, the tail's edge
     against the first-step estimate √(2/(1 − 2η)), to the grid's resolution."""
     tail, small = edge[edge.in_tail], edge[~edge.in_tail]
-
-    def at_n(rows):
-        return and_list([f"{v:.2f} at n = {int(n)}" for n, v in zip(rows.n, rows.sqrt_n_snr)])
-
     count = len(tail)
     if count >= 2:
         tail_words = (f"Over the tail, n ≥ {n_tail_min} (a bound fixed before the run; {_count(count)} values of n), "
-                      f"the SNR of the first benign cell scales as n^b with b = "
+                      f"the SNR of the first benign cell scales as a power of n, SNR ∝ nᵇ, with b = "
                       f"{signed(metrics['edge_snr_slope_tail'], '.3f')} ± "
                       f"{metrics['edge_snr_slope_tail_se']:.3f} (the fit's standard error, the grid's step included), "
-                      f"and √n·SNR there is {at_n(tail)}.")
+                      f"and √n·SNR there is {at_each_n(tail.n, tail.sqrt_n_snr)}.")
     else:
         tail_words = (f"The tail, n ≥ {n_tail_min}, has {'one value' if count == 1 else 'no value'} of n with a "
                       "benign cell: too few for a slope.")
     small_words = (f"The small n, below {n_tail_min}, are reported apart: √n·SNR at the edge is "
-                   f"{at_n(small)}." if len(small) else f"No n below {n_tail_min} has a benign cell in this run.")
+                   f"{at_each_n(small.n, small.sqrt_n_snr)}." if len(small) else f"No n below {n_tail_min} has a benign cell in this run.")
     estimate, ratio = metrics["first_step_sqrt_n_snr"], metrics["signal_norm_grid_ratio"]
     if tail.empty:
         first_words = f"The first-step estimate is {estimate:.2f}; the tail has no edge to compare it with."

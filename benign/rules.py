@@ -14,7 +14,10 @@ from typing import Callable
 
 from . import thresholds, timing
 from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, OFFLINE, PART, Finding, Record, fitted, seeds_fit_every_label, spread
-from .words import percent, signed
+from .words import percent, share_words, signed
+
+# the second paper's rules live in their own module; the ledger reads every rule from here
+from .paper2_rules import paper2_below_rule, paper2_benign_rule, paper2_boundary_rule, paper2_harmful_rule  # noqa: F401
 
 
 def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
@@ -143,11 +146,13 @@ def selection_rule(m: Record) -> Finding:
 def three_regions(shares: dict[str, float], evidence: str) -> Finding:
     """Holds when each of the three regimes holds at least `REGION` of a map's cells; in part with two."""
     present = [k for k, v in shares.items() if v >= thresholds.REGION.value]
-    missing = ", ".join(k.replace("_", " ") for k in shares if k not in present)
     if len(present) == 3:
         return Finding(HOLDS, evidence)
+    missing = " or ".join(f"{k.replace('_', ' ')} ({percent(v, '.1%')} of the cells)" if v else
+                          f"{k.replace('_', ' ')} (no cell)" for k, v in shares.items() if k not in present)
+    needs = percent(thresholds.REGION.value)
     return Finding(PART if len(present) == 2 else CONTRADICTED, evidence,
-                   f"no region of {missing}: fewer than {thresholds.REGION.value:.0%} of the cells")
+                   f"no region of {missing}: a region needs at least {needs} of the grid's cells")
 
 
 def regions_rule(m: Record) -> Finding:
@@ -263,18 +268,31 @@ def eta_rule(m: Record) -> Finding:
 
 def encoder_rule(m: Record) -> Finding:
     """Figure 6: each seed's regime against the same run on clean labels (the encoder's head starts at chance, so its
-    step 0 says nothing): holds when every seed of every setting lands as named, contradicted when none does."""
+    step 0 says nothing; a run the flipped labels cost nothing but that ends near chance reads 'near chance', never
+    benign: `onelayer.seed_reading`). A setting lands as named when more than `MAJORITY` of its seeds do: holds when
+    every seed of every setting lands as named, contradicted when no setting lands, in part otherwise."""
     names = {"balanced": "balanced", "harmful": "harmful", "not_overfitting": "not overfitting"}
+    seeds, most = int(m["replicates"]), thresholds.MAJORITY.value
+
+    def as_named(key: str) -> str:
+        return share_words(round(m[key] * seeds), seeds, "seed", "seeds")
+
     shares = {k: m[f"{k}_as_named_trained_share"] for k in names}
-    evidence = "share of seeds in the named regime against clean-label runs (by the test threshold): " + ", ".join(
-        f"{label} {shares[k]:.2f} ({m[f'{k}_as_named_share']:.2f}; test accuracy {spread(m, f'{k}_test_acc')}, "
-        f"on clean labels {spread(m, f'{k}_clean_test_acc')})" for k, label in names.items())
-    settled = [k for k, v in shares.items() if v == 1]
-    if len(settled) == 3:
+    evidence = ("against the same runs on clean labels the seeds read: " +
+                "; ".join(f"{label} {m[f'{k}_regime_trained_words']}" for k, label in names.items()) +
+                ". In the named regime by the paper's test threshold: " +
+                ", ".join(f"{label} {as_named(f'{k}_as_named_share')}" for k, label in names.items()) +
+                ". Test accuracy: " +
+                "; ".join(f"{label} {spread(m, f'{k}_test_acc')}, on clean labels {spread(m, f'{k}_clean_test_acc')}"
+                          for k, label in names.items()))
+    if all(v == 1 for v in shares.values()):
         return Finding(HOLDS, evidence)
-    missed = ", ".join(names[k] for k in names if k not in settled)
-    return Finding(PART if settled or any(shares.values()) else CONTRADICTED, evidence,
-                   f"not every seed lands in the named regime against its clean-label run: {missed}")
+    landed = [k for k, v in shares.items() if v > most]
+    missed = ", ".join(names[k] for k in names if k not in landed)
+    if not landed:
+        return Finding(CONTRADICTED, evidence, "no setting lands in its named regime on most of its seeds")
+    return Finding(PART, evidence, f"most seeds of {missed} land outside the named regime" if missed else
+                   "some seeds land outside the named regime")
 
 
 def attention_sharpens_rule(m: Record) -> Finding:
@@ -433,66 +451,6 @@ def backbone_regimes_rule(m: Record) -> Finding:
         return Finding(NOT_SEEN, evidence, "fewer backbones than regimes: the build cannot show all three")
     return Finding(PART if present == 2 else CONTRADICTED, evidence, f"not every regime appears among these "
                    f"backbones: {missing}")
-
-
-def paper2_benign_rule(m: Record) -> Finding:
-    evidence = (f"train accuracy {m['benign_steps_train_acc']:.3f}, test {m['benign_steps_test_acc']:.3f}; weight on "
-                f"the signal: clean inputs {m['benign_steps_clean_signal_attention']:.2f}, noisy inputs "
-                f"{m['benign_steps_noisy_signal_attention']:.2f}")
-    level = thresholds.SELECTED.value
-    interpolates, generalizes = m["benign_steps_train_acc"] == 1, m["benign_steps_test_acc"] >= thresholds.TEST_GOOD.value
-    routes = m["benign_steps_clean_signal_attention"] > level > m["benign_steps_noisy_signal_attention"]
-    if interpolates and generalizes and routes:
-        return Finding(HOLDS, evidence)
-    failed = [what for what, ok in (("it does not fit every label", interpolates),
-                                    (f"its test accuracy is below {thresholds.TEST_GOOD.value:g}", generalizes),
-                                    ("clean and noisy inputs do not attend as the theorem says", routes)) if not ok]
-    if not interpolates and not generalizes:
-        return Finding(CONTRADICTED, evidence, "; ".join(failed))
-    return Finding(PART, evidence, "; ".join(failed))
-
-
-def paper2_harmful_rule(m: Record) -> Finding:
-    train, test = m["harmful_steps_train_acc"], m["harmful_steps_test_acc"]
-    evidence = f"train accuracy {train:.3f}, test {test:.3f}"
-    if train == 1 and test < thresholds.NEAR_CHANCE.value:
-        return Finding(HOLDS, evidence)
-    if test >= thresholds.TEST_GOOD.value:
-        return Finding(CONTRADICTED, evidence, "the large first step generalizes")
-    return Finding(PART, evidence, "it does not both fit every label and test near chance")
-
-
-def paper2_boundary_rule(m: Record) -> Finding:
-    """SNR at the benign edge ∝ n^(−1/2), fitted over the large-n tail (n ≥ `n_tail_min`, fixed before the run; the
-    small n shown apart): holds within `SLOPE_SE` standard errors of −1/2 and farther than that from 0 (no
-    dependence on n); contradicted farther than that from −1/2; not seen when the spread cannot tell −1/2 from 0."""
-    slope, se = m.maybe("edge_snr_slope_tail"), m.maybe("edge_snr_slope_tail_se")
-    k = thresholds.SLOPE_SE.value
-    scales = (f"scales as n^({signed(slope, '.2f')} ± {se:.2f})" if se == se else
-              "cannot be fitted against n (too few values)")
-    evidence = (f"over the {m['edge_tail_n_count']:.0f} values of n from {m.parameters.get('n_tail_min', '?')} on, the "
-                f"SNR where benign overfitting starts {scales} (theorem: −0.5); "
-                f"√n·SNR there averages {m.maybe('edge_sqrt_n_snr_tail_mean'):.2f}")
-    if m["edge_small_n_count"] > 0:
-        evidence += (f", against {m.maybe('edge_sqrt_n_snr_small_mean'):.2f} at the {m['edge_small_n_count']:.0f} "
-                     "smaller n")
-    if se != se:
-        return Finding(NOT_SEEN, evidence, "too few values of n in the tail to fit a slope")
-    if abs(slope + 0.5) > k * se:
-        return Finding(CONTRADICTED, evidence, "the tail's boundary does not scale as 1/√n")
-    if k * se >= thresholds.POWER.value * 0.5:
-        return Finding(NOT_SEEN, evidence, "the spread cannot tell −0.5 from no dependence on n")
-    return Finding(HOLDS, evidence)
-
-
-def paper2_below_rule(m: Record) -> Finding:
-    test = m["below_boundary_test_acc"]
-    evidence = f"mean test accuracy of the cells with SNR < 1/√n: {test:.3f}"
-    if test < thresholds.NEAR_CHANCE.value:
-        return Finding(HOLDS, evidence)
-    if test >= thresholds.TEST_GOOD.value:
-        return Finding(CONTRADICTED, evidence, "the cells below the boundary generalize")
-    return Finding(PART, evidence, "well above chance there")
 
 
 def noisy_relevant_vanishes_rule(m: Record) -> Finding:

@@ -28,8 +28,13 @@
 # **What this page shows.** The paper's scale (MLP width 2000, $d$ up to 5000) takes most of an hour on a 2-core
 # CPU, so the book runs each setting shrunk tenfold (`-p scale 10`): $d$ and the MLP width divided by 10 and $\|\mu\|$
 # by $10^{1/4}$, which keeps $\|\mu\|/d^{1/4}$ (the SNR measured against the harmful boundary
-# $\mathrm{SNR} \asymp d^{-1/4}$). Everything else — $n$, $T$, $\rho$, $\eta$, $\alpha$, 1000 steps, 1000 test
-# samples — is the paper's. The table below the figure lists the exact values run. The `paper` profile
+# $\mathrm{SNR} \asymp d^{-1/4}$). It does not keep $n\,\mathrm{SNR}^2 = n\|\mu\|^2/d$: dividing $d$ by the scale
+# and $\|\mu\|^2$ by its square root multiplies $n\,\mathrm{SNR}^2$ by the square root of the scale,
+# {glue:text}`n_snr2_factor:.3g` here — the balanced setting runs at $n\,\mathrm{SNR}^2 =$
+# {glue:text}`balanced_n_snr2:.3g` against the paper's {glue:text}`balanced_paper_n_snr2:.3g`, and a larger
+# $n\,\mathrm{SNR}^2$ lies nearer the side where the analysed model leaves noisy labels unfitted. The table below
+# lists the paper's values and those run here. Everything else —
+# $n$, $T$, $\rho$, $\eta$, $\alpha$, 1000 steps, 1000 test samples — is the paper's. The `paper` profile
 # (`benign run fig6_one_layer_dynamics --profile paper`) runs the paper's scale; it is meant for a GPU.
 
 # %% tags=["parameters"]
@@ -66,17 +71,18 @@ out_dir = ""  # empty: results/fig6_one_layer_dynamics/book
 # %%
 import pandas as pd
 
-from benign import (authors, data, draws, encoder, notebooks, paths, plots, regimes, sweep, tables, theory,
+from benign import (authors, data, draws, encoder, notebooks, onelayer, paths, plots, sweep, tables, theory,
                     thresholds, words)
 
 nb = notebooks.start("fig6_one_layer_dynamics", globals())
 paper_settings = {"balanced": (d_balanced, signal_norm_balanced), "harmful": (d_harmful, signal_norm_harmful),
                   "not_overfitting": (d_not_overfitting, signal_norm_not_overfitting)}
 settings = {name: encoder.reduced(d, mu, hidden, scale) for name, (d, mu) in paper_settings.items()}
-pd.DataFrame([{"setting": name, "paper d": paper_settings[name][0], "paper ‖μ‖": paper_settings[name][1],
-               "paper MLP width": hidden, "run here: d": d, "‖μ‖": mu, "MLP width": width,
-               "‖μ‖ / d^(1/4)": round(mu / d ** 0.25, 3), "n·SNR²": round(float(theory.n_snr2(mu, d, n)), 2)}
-              for name, (d, mu, width) in settings.items()])
+pd.DataFrame([{"setting: paper → run": name, "d": f"{d0} → {d}", "‖μ‖": f"{mu0:g} → {mu:.4g}",
+               "MLP width": f"{hidden} → {width}",
+               "n·SNR²": f"{theory.n_snr2(mu0, d0, n):.3g} → {theory.n_snr2(mu, d, n):.4g}",
+               "‖μ‖ / ∜d, kept": round(mu / d ** 0.25, 3)}
+              for (name, (d, mu, width)), (d0, mu0) in zip(settings.items(), paper_settings.values())])
 
 # %% [markdown]
 # ## Training
@@ -144,40 +150,41 @@ every_seed = pd.concat([sims[name].final[sims[name].final.run.isin([r.label for 
                         for name in settings], ignore_index=True)  # the runs with flipped labels, every seed
 every_seed["regime"] = theory.observed_regime(every_seed.train_acc, every_seed.test_acc, test_threshold)
 control_acc = pd.concat(costs.values()).set_index("run").clean_test_acc  # the same runs on clean labels
-every_seed["regime_trained"] = regimes.trained_regime(every_seed.train_acc, every_seed.test_acc,
-                                                      control_acc.loc[every_seed.run].to_numpy())
+every_seed["regime_trained"] = onelayer.seed_reading(every_seed.train_acc, every_seed.test_acc,
+                                                     control_acc.loc[every_seed.run].to_numpy())
 attention = pd.concat([sim.history[sim.history.step == num_steps] for sim in sims.values()]).set_index("run")
 every_seed["attention_clean_relevant"] = attention.loc[every_seed.run, "score_clean_relevant"].to_numpy()
 every_seed["attention_noisy_relevant"] = attention.loc[every_seed.run, "score_noisy_relevant"].to_numpy()
 final = every_seed[every_seed.run.isin(list(settings))].reset_index(drop=True)  # the plotted seed's runs
-final
+final.set_index("run")[["d", "signal_norm", "train_acc", "test_acc", "regime", "regime_trained",
+                         "attention_clean_relevant", "attention_noisy_relevant"]].round(
+    {"attention_clean_relevant": 2, "attention_noisy_relevant": 2}).rename(
+    columns={"regime": "regime by the test threshold", "regime_trained": "regime against clean labels"}).T
 
 # %% [markdown]
-# In the book run every setting ends with every training label fitted (train accuracy
-# {glue:text}`balanced_train_acc:.2f`, {glue:text}`harmful_train_acc:.2f`, {glue:text}`not_overfitting_train_acc:.2f`).
-# The plotted (median) noisy sample puts {glue:text}`balanced_shown_noisy_on_irrelevant:.2f` (balanced),
-# {glue:text}`harmful_shown_noisy_on_irrelevant:.2f` (harmful) and
-# {glue:text}`not_overfitting_shown_noisy_on_irrelevant:.2f` (not overfitting) of its attention on the irrelevant
-# tokens at the end; the plotted clean sample puts {glue:text}`balanced_shown_clean_relevant:.2f`,
+# {glue:md}`train_acc_words` The plotted (median) noisy sample puts
+# {glue:text}`balanced_shown_noisy_on_irrelevant:.2f` (balanced), {glue:text}`harmful_shown_noisy_on_irrelevant:.2f`
+# (harmful) and {glue:text}`not_overfitting_shown_noisy_on_irrelevant:.2f` (not overfitting) of its attention on the
+# irrelevant tokens at the end; the plotted clean sample puts {glue:text}`balanced_shown_clean_relevant:.2f`,
 # {glue:text}`harmful_shown_clean_relevant:.2f` and {glue:text}`not_overfitting_shown_clean_relevant:.2f` on its
 # relevant token. Over all training samples, the mean attention of clean samples on their relevant token ends at
 # {glue:text}`balanced_attention_clean_relevant:.2f` (balanced), {glue:text}`harmful_attention_clean_relevant:.2f`
 # (harmful) and {glue:text}`not_overfitting_attention_clean_relevant:.2f` (not overfitting), against $1/(T+1)$ for a
 # uniform row; for noisy samples it is {glue:text}`balanced_attention_noisy_relevant:.2f`,
 # {glue:text}`harmful_attention_noisy_relevant:.2f` and {glue:text}`not_overfitting_attention_noisy_relevant:.2f`.
-# Where the clean samples' mean ends below one half, attention has *not* moved onto the relevant token: the
-# encoder fits its labels through its MLP and value path as much as through token selection. With the strong
-# signal the test accuracy stays high even where the noisy labels are fitted — the encoder memorises where the
-# analysed model would not; with the weak signal the test accuracy is {glue:text}`harmful_test_acc:.3f`. Whether
-# either is the flipped labels' doing is what the next section measures.
+#
+# **Is the claim seen?** {glue:md}`claim_seen_words`
+#
+# Over {glue:md}`seed_count_words` the test accuracy ends at {glue:md}`balanced_test_acc_span` (balanced),
+# {glue:md}`harmful_test_acc_span` (harmful) and {glue:md}`not_overfitting_test_acc_span` (not overfitting). Whether
+# a low one is the flipped labels' doing is what the next section measures.
 
 # %% [markdown]
 # ## What the flipped labels cost
 #
 # A low test accuracy is harm only if the flipped labels cause it, and a high one is benign only if fitting them
 # costs nothing. The encoder's step 0 cannot tell: its head is random, so it starts near chance (test accuracy
-# {glue:text}`balanced_test_acc_step0:.3f`, {glue:text}`harmful_test_acc_step0:.3f` and
-# {glue:text}`not_overfitting_test_acc_step0:.3f` on the plotted seed). The control is the same run on clean labels —
+# {glue:md}`test_acc_step0_words` on the plotted seed). The control is the same run on clean labels —
 # same inputs, same initialisation, same seed, no flipped label (the thin grey line in the right panels, for the
 # plotted seed). On the plotted seed the test accuracy with flipped labels against clean labels
 # is {glue:text}`balanced_test_acc:.3f` against {glue:text}`balanced_clean_test_acc:.3f` (balanced),
@@ -186,19 +193,18 @@ final
 # overfitting). Over {glue:md}`seed_count_words`, clean labels minus flipped labels, with a cost counted where it
 # exceeds {glue:text}`harm_threshold:.2f` of test accuracy (`benign.thresholds.HARM`):
 #
-# - balanced ({glue:text}`balanced_test_acc_min:.3f` to {glue:text}`balanced_test_acc_max:.3f` with flipped labels,
-#   {glue:text}`balanced_clean_test_acc_min:.3f` to {glue:text}`balanced_clean_test_acc_max:.3f` on clean labels):
-#   {glue:md}`balanced_cost_spread_words`; {glue:md}`balanced_cost_words`;
-# - harmful ({glue:text}`harmful_test_acc_min:.3f` to {glue:text}`harmful_test_acc_max:.3f`, against
-#   {glue:text}`harmful_clean_test_acc_min:.3f` to {glue:text}`harmful_clean_test_acc_max:.3f`):
+# - balanced ({glue:md}`balanced_test_acc_span` with flipped labels, {glue:md}`balanced_clean_test_acc_span` on
+#   clean labels): {glue:md}`balanced_cost_spread_words`; {glue:md}`balanced_cost_words`;
+# - harmful ({glue:md}`harmful_test_acc_span`, against {glue:md}`harmful_clean_test_acc_span`):
 #   {glue:md}`harmful_cost_spread_words`; {glue:md}`harmful_cost_words`;
-# - not overfitting ({glue:text}`not_overfitting_test_acc_min:.3f` to {glue:text}`not_overfitting_test_acc_max:.3f`,
-#   against {glue:text}`not_overfitting_clean_test_acc_min:.3f` to
-#   {glue:text}`not_overfitting_clean_test_acc_max:.3f`): {glue:md}`not_overfitting_cost_spread_words`;
+# - not overfitting ({glue:md}`not_overfitting_test_acc_span`, against
+#   {glue:md}`not_overfitting_clean_test_acc_span`): {glue:md}`not_overfitting_cost_spread_words`;
 #   {glue:md}`not_overfitting_cost_words`.
 
 # %%
-pd.concat(costs.values(), ignore_index=True)  # every seed: test accuracy with flipped and with clean labels
+pd.concat(costs.values(), ignore_index=True).drop(columns="clean_run").rename(columns={  # every seed
+    "test_acc": "test accuracy", "clean_test_acc": "on clean labels", "noise_cost": "cost",
+    "costly": f"cost above {thresholds.HARM.value:g}"})
 
 # %% [markdown]
 # ## The authors' code
@@ -251,10 +257,12 @@ for name in settings:  # over every seed: the share of runs in the regime the se
     runs_of = every_seed[every_seed.run.isin([name] + [f"{name}_seed{s}" for s in seeds[1:]])]
     metrics[f"{name}_as_named_share"] = float((runs_of.regime == expected_regime[name]).mean())
     metrics[f"{name}_as_named_trained_share"] = float((runs_of.regime_trained == expected_regime[name]).mean())
-    metrics[f"{name}_regime_trained_words"] = words.and_list([
-        f"{words.share_words(k, len(runs_of), 'seed', 'seeds')} {words.reader_name(r)}"
-        for r, k in runs_of.regime_trained.value_counts().items()])
+    metrics[f"{name}_regime_trained_words"] = onelayer.readings_words(runs_of.regime_trained)
     tables.seed_spread(metrics, f"{name}_test_acc", runs_of.test_acc)
+    metrics[f"{name}_test_acc_span"] = onelayer.value_span(runs_of.test_acc)
+    metrics[f"{name}_clean_test_acc_span"] = onelayer.value_span(costs[name].clean_test_acc)
+    metrics[f"{name}_n_snr2"] = float(theory.n_snr2(settings[name][1], settings[name][0], n))  # (‖μ‖, d, n)
+    metrics[f"{name}_paper_n_snr2"] = float(theory.n_snr2(paper_settings[name][1], paper_settings[name][0], n))
     # against the controls: its own step 0 (a random head) and the same runs on clean labels, seed by seed
     start = sims[name].history[(sims[name].history.run == name) & (sims[name].history.step == 0)]
     metrics[f"{name}_test_acc_step0"] = float(start.test_acc.iloc[0])  # the random head's, before training
@@ -263,13 +271,23 @@ for name in settings:  # over every seed: the share of runs in the regime the se
     tables.seed_spread(metrics, f"{name}_clean_test_acc", costs[name].clean_test_acc)
     tables.seed_spread(metrics, f"{name}_noise_cost", costs[name].noise_cost)
     metrics[f"{name}_costly_share"] = float(costs[name].costly.mean())
-    low, high = (words.signed(metrics[f"{name}_noise_cost_{end}"], "+.3f").replace("+0.000", "0.000")
-                 .replace("−0.000", "0.000") for end in ("min", "max"))
-    metrics[f"{name}_cost_spread_words"] = low if low == high else f"{low} to {high}"
+    metrics[f"{name}_cost_spread_words"] = words.span(*(words.signed(metrics[f"{name}_noise_cost_{end}"], "+.3f")
+                                                         for end in ("min", "max")))
     metrics[f"{name}_cost_words"] = draws.cost_words(costs[name], test_threshold)
+metrics["landed_words"] = onelayer.landed_words({name: metrics[f"{name}_as_named_trained_share"]
+                                                 for name in settings})
+metrics["train_acc_words"] = onelayer.fitted_words({name: metrics[f"{name}_train_acc"] for name in settings})
+metrics["test_acc_step0_words"] = onelayer.per_setting({name: metrics[f"{name}_test_acc_step0"] for name in settings},
+                                                       ".3f")
+metrics["n_snr2_factor"] = metrics["balanced_n_snr2"] / metrics["balanced_paper_n_snr2"]  # √scale, up to rounding
+# the claim on the plotted seed: where a run generalizes, do clean samples' means rise and noisy samples' fall?
+metrics["claim_seen_words"] = onelayer.claim_words(
+    {name: {"test_acc": metrics[f"{name}_test_acc"], "clean": onelayer.attention_shift(sims[name].scores, name, False),
+            "noisy": onelayer.attention_shift(sims[name].scores, name, True)} for name in settings}, test_threshold)
 metrics["replicates"] = replicates
 metrics["seed_count_words"] = words.count(replicates, "seed")
 metrics["harm_threshold"] = thresholds.HARM.value
+metrics["near_chance_threshold"] = thresholds.NEAR_CHANCE.value
 nb.save_metrics(metrics, extra={"trainer_wall_s": round(wall_s, 2),
                                 "settings_run": {k: list(v) for k, v in settings.items()}})
 
@@ -282,11 +300,14 @@ nb.save_metrics(metrics, extra={"trainer_wall_s": round(wall_s, 2),
 # {glue:text}`not_overfitting_test_acc:.3f`. The paper shows Figure 6 as curves and names the settings by their
 # regime; it gives no numbers, so nothing on this page is compared as a number. Whether each setting lands in the
 # regime it is named after is a claim of the ledger ({doc}`../book/summary`), judged from this page's record against
-# the control of the section above — harmful when the flipped labels cost more than
-# {glue:text}`harm_threshold:.2f` of test accuracy against the same run on clean labels, benign when every label is
-# fitted and they do not, not overfitting while a label is unfitted. By that reading the seeds are: balanced
+# the control of the section above, seed by seed: *not overfitting* while a training label is unfitted; *harmful*
+# when the flipped labels cost more than {glue:text}`harm_threshold:.2f` of test accuracy against the same run on
+# clean labels; *near chance* when they cost no more but the run ends below {glue:text}`near_chance_threshold:.2f`
+# (`benign.thresholds.NEAR_CHANCE`), its clean-label twin then near chance too — nothing generalized, so nothing
+# to lose, which is no benign overfitting; *benign* otherwise. By that reading the seeds are: balanced
 # {glue:md}`balanced_regime_trained_words`; harmful {glue:md}`harmful_regime_trained_words`; not overfitting
-# {glue:md}`not_overfitting_regime_trained_words`. The paper's own reading, a test accuracy threshold of 0.95,
+# {glue:md}`not_overfitting_regime_trained_words`. {glue:md}`landed_words` The paper's own reading, a test
+# accuracy threshold of 0.95,
 # calls the plotted seed's runs {glue:md}`balanced_regime`, {glue:md}`harmful_regime` and
 # {glue:md}`not_overfitting_regime` (balanced / harmful / not overfitting).
 #

@@ -57,16 +57,18 @@ nb = notebooks.start("paper2_snr_heatmap", globals())
 # ## The sweep
 #
 # One data draw per $(n, \text{seed})$; its noise does not depend on $\rho$, so every $\rho$ of the column reuses
-# it (rescaled signals, one Gram matrix) and trains in one batch of `benign.paper2.simulate`.
+# it (rescaled signals, one Gram matrix) and trains in one batch of `benign.paper2.simulate`. The same sweep runs
+# again on clean labels — the same draws, no label flipped — as the control of what the flipped labels cost.
 
 # %%
 signal_norm_values = paper2.signal_norm_grid(signal_norm_min, signal_norm_max, signal_norm_steps_per_doubling)
 started = time.perf_counter()
-grid = paper2.snr_sweep(n_values, signal_norm_values, d=d, noise_ratio=noise_ratio, step_size_factors=step_size_factors,
-                        n_test=n_test, num_seeds=num_seeds, seed=seed, dtype=dtype, device=device)
+grid, clean = (paper2.snr_sweep(n_values, signal_norm_values, d=d, noise_ratio=eta,
+                                step_size_factors=step_size_factors, n_test=n_test, num_seeds=num_seeds, seed=seed,
+                                dtype=dtype, device=device) for eta in (noise_ratio, 0.0))  # flipped, then clean
 sweep_s = time.perf_counter() - started
-edge, summary = paper2_edge.sweep_summary(grid, min_test_acc, n_tail_min)
-edge.rename(columns=paper2_edge.EDGE_COLUMNS)
+edge, summary = paper2_edge.sweep_summary(grid, min_test_acc, n_tail_min, clean)
+paper2_edge.edge_table(edge)
 
 # %% [markdown]
 # ## The figure
@@ -92,7 +94,7 @@ for ax, value, title in zip(axes, ("test_acc", "train_acc"), ("test accuracy", "
                 linestyle="none", label=f"first benign cell, {label}")
     ax.set_yticks(signal_norm_values[::signal_norm_steps_per_doubling],
                   [f"{r:g}" for r in signal_norm_values[::signal_norm_steps_per_doubling]])
-axes[0].legend(loc="upper right", fontsize="small")
+plots.legend_above(fig, axes[0], ncols=2)  # above the maps: inside, it would cover cells
 fig.colorbar(mesh, ax=axes, shrink=0.9, label="accuracy")
 nb.save_figure(fig)
 

@@ -31,9 +31,9 @@
 # Model: $f(X) = v^\top X^\top \operatorname{softmax}(Xp)$ with $v = p = 0$ at the start. An input has two tokens, the
 # signal $\mu_y$ ($\|\mu_\pm\| = \rho$, $\mu_+ \perp \mu_-$) and a noise token
 # $\xi \sim N(0, I - \mu_+\mu_+^\top/\rho^2 - \mu_-\mu_-^\top/\rho^2)$, in random order; a training label is flipped
-# with probability $\eta$. The `book` profile runs that example setting, $n = 200$, $d = 40000$,
-# $\rho = 30$, $\eta = 0.05$, so $\mathrm{SNR} = \rho/\sqrt d = 0.15$ and $n\,\mathrm{SNR}^2 = 4.5$; the run on
-# this page has $\mathrm{SNR} =$ {glue:text}`snr:.3f` and $n\,\mathrm{SNR}^2 =$ {glue:text}`n_snr2:.2f`.
+# with probability $\eta$. The example setting is $n = 200$, $d = 40000$, $\rho = 30$, $\eta = 0.05$, and the
+# `book` profile runs it; the run on this page has $\mathrm{SNR} = \rho/\sqrt d =$ {glue:text}`snr:.3f` and
+# $n\,\mathrm{SNR}^2 =$ {glue:text}`n_snr2:.2f`.
 
 # %% tags=["parameters"]
 seed = 0  # signal directions, labels, flips, token order and noise
@@ -75,7 +75,8 @@ data_s = time.perf_counter() - started
 sim = paper2.simulate([paper2.Run(train, test, beta, name) for name, beta in cases.items()], dtype=dtype,
                       device=device)
 total_s = time.perf_counter() - started
-pages.paper2_table(sim.final.drop(columns=["n", "d", "noise_ratio", "seed"]))
+SHOWN_FLOOR = 1e-6  # the tables and the text say a number below this as "below 10⁻⁶"
+pages.paper2_table(sim.final.drop(columns=["n", "d", "noise_ratio", "seed"]), SHOWN_FLOOR)
 
 # %% [markdown]
 # ## The figure
@@ -98,9 +99,9 @@ nb.save_figure(fig)
 # **Why the step sizes decide.** The first step sees $v = 0$, so it moves only $v$:
 # $v_1 = \frac{\beta_1}{4n}\sum_i y_i(\mu_{y_i^*} + \xi_i)$, where $y_i^*$ is the class whose signal input $i$
 # carries. A clean input then has signal value $\mu_y^\top v_1 \approx \beta_1\rho^2(1-2\eta)/8$ and noise value
-# $y\,\xi_i^\top v_1 \approx \beta_1 d/(4n)$. The second step is the first to move $p$, by
-# $\sum_i (\cdots)\,(\text{signal value} - \text{noise value})_i\,(\mu_{y_i^*} - \xi_i)$: clean inputs pull $p$
-# towards their signal when their signal value is the larger one (here, with the benign $\beta_1$,
+# $y\,\xi_i^\top v_1 \approx \beta_1 d/(4n)$. The second step is the first to move $p$: writing $s_i$ and $r_i$ for
+# the signal and noise values of input $i$, it moves $p$ by $\sum_i (\cdots)(s_i - r_i)(\mu_{y_i^*} - \xi_i)$. Clean
+# inputs pull $p$ towards their signal when their signal value is the larger one (here, with the benign $\beta_1$,
 # {glue:text}`benign_steps_signal_value:.2f` against {glue:text}`benign_steps_noise_value:.2f`), and every noisy
 # input pulls $p$ towards its own noise token. A large $\beta_2$ makes those pulls decisive (attention saturates), a small one
 # leaves attention near $1/2$, where the noisy labels cannot be fitted. A large $\beta_1$ instead fits the clean
@@ -109,7 +110,9 @@ nb.save_figure(fig)
 #
 # The table below follows every run step by step. At step 0, $v = p = 0$ gives $f(X) = 0$ for every input, which
 # predicts no class, so the table shows no accuracy there (—); attention is uniform then, $1/2$ on each token.
-# In both tables a number below $10^{-6}$ reads "below 10⁻⁶".
+# In both tables, as in the text, a number below $10^{-6}$ reads "below 10⁻⁶". A softmax weight is never zero: it
+# reads 0 only where it underflows, too small for the run's number type to hold at all (below about $10^{-45}$ in
+# float32, the book's).
 
 # %%
 metrics = {f"{name}_{key}": float(row[key]) for name, row in sim.final.set_index("run").iterrows()
@@ -119,10 +122,11 @@ snr = signal_norm / d ** 0.5  # SNR = ρ/√d
 metrics.update(snr=snr, n_snr2=n * snr ** 2,  # the first step's values of a clean input (see the text above):
                benign_steps_signal_value=step_sizes_benign[0] * signal_norm ** 2 * (1 - 2 * noise_ratio) / 8,
                benign_steps_noise_value=step_sizes_benign[0] * d / (4 * n),
-               benign_steps_noisy_signal_weight_words=words.tiny(metrics["benign_steps_noisy_signal_attention"]))
+               benign_steps_noisy_signal_weight_words=words.tiny(metrics["benign_steps_noisy_signal_attention"],
+                                                                 SHOWN_FLOOR))
 nb.save_metrics(metrics, extra={"data_s": round(data_s, 3), "trainer_wall_s": round(sim.info["wall_s"], 3),
                                 "total_s": round(total_s, 3), "noisy_count": int(train.noisy.sum())})
-pages.paper2_table(sim.history)  # step 0 is v = p = 0
+pages.paper2_table(sim.history, SHOWN_FLOOR)  # step 0 is v = p = 0
 
 # %% [markdown]
 # ## Paper vs here

@@ -223,7 +223,7 @@ def test_cost_words_name_whose_loss_it_is():
 
     assert draws.cost_words(costs([0.99, 0.98, 0.99], [0.90, 0.91, 0.99]), 0.95) == (
         "the flipped labels cost more than 0.01 of test accuracy on 2 of the 3 seeds: the loss is theirs")
-    assert draws.cost_words(costs([0.70, 0.72, 0.69], [0.70, 0.715, 0.70]), 0.95) == (
+    assert draws.cost_words(costs([0.90, 0.92, 0.91], [0.90, 0.915, 0.91]), 0.95) == (
         "the flipped labels cost more than 0.01 of test accuracy on no seeds: the clean-label runs end below 0.95 "
         "too, so the low accuracy is the encoder's own at this signal, not theirs")
     assert draws.cost_words(costs([0.80, 0.85], [0.70, 0.72]), 0.95) == (
@@ -231,3 +231,10 @@ def test_cost_words_name_whose_loss_it_is():
         "clean-label runs end below 0.95 too, so the rest is the encoder's own at this signal")
     assert draws.cost_words(costs([0.99], [0.985]), 0.95) == (
         "the flipped labels cost more than 0.01 of test accuracy on no seeds")
+    # the book build's harmful setting: one seed pays 0.018, but every clean-label run is near chance too
+    near_chance = ("; the clean-label runs end near chance too (below 0.75 on every seed): at this signal the "
+                   "encoder generalizes nothing, with or without the flipped labels")
+    assert draws.cost_words(costs([0.518, 0.499, 0.542], [0.52, 0.503, 0.524]), 0.95) == (
+        "the flipped labels cost more than 0.01 of test accuracy on 1 of the 3 seeds" + near_chance)
+    assert draws.cost_words(costs([0.52, 0.50], [0.52, 0.50]), 0.95) == (
+        "the flipped labels cost more than 0.01 of test accuracy on no seeds" + near_chance)

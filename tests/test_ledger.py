@@ -338,11 +338,12 @@ def realdata_record(kind: str, fitted: float, mean: float, worst: float) -> dict
 
 
 def encoder_record(trained_share: float, threshold_share: float = 1.0) -> dict:
-    """Figure 6's record: the share of seeds as named against clean-label runs (what decides) and by the test
-    threshold (quoted only)."""
-    record = {}
+    """Figure 6's record over 3 seeds: the share of seeds as named against clean-label runs (what decides), how the
+    seeds read, and the share as named by the test threshold (quoted only)."""
+    record = {"replicates": 3}
     for k in ("balanced", "harmful", "not_overfitting"):
         record.update({f"{k}_as_named_trained_share": trained_share, f"{k}_as_named_share": threshold_share,
+                       f"{k}_regime_trained_words": "all 3 seeds harmful",
                        f"{k}_test_acc": 0.9, f"{k}_test_acc_min": 0.9, f"{k}_test_acc_max": 0.9,
                        f"{k}_clean_test_acc": 0.95, f"{k}_clean_test_acc_min": 0.95, f"{k}_clean_test_acc_max": 0.95})
     return record
@@ -352,6 +353,13 @@ def paper2_steps(train: float, test: float, clean: float = 0.9, noisy: float = 0
     return {"benign_steps_train_acc": train, "benign_steps_test_acc": test,
             "benign_steps_clean_signal_attention": clean, "benign_steps_noisy_signal_attention": noisy,
             "harmful_steps_train_acc": train, "harmful_steps_test_acc": 1.5 - test}
+
+
+def edge_record(slope: float, se: float, d_over_n2_min: float) -> dict:
+    """Paper 2's SNR map: the tail's slope and the smallest d/n² over the tail's n (4 to 1/4, or above)."""
+    return {"edge_snr_slope_tail": slope, "edge_snr_slope_tail_se": se, "edge_tail_n_count": 4.0,
+            "edge_sqrt_n_snr_tail_mean": 1.6, "edge_sqrt_n_snr_small_mean": 2.2, "edge_small_n_count": 2.0,
+            "edge_tail_d_over_n2_min": d_over_n2_min, "edge_tail_d_over_n2_max": 16 * d_over_n2_min}
 
 
 CASES = {  # claim → (a record on which it holds, one on which it is contradicted)
@@ -433,11 +441,7 @@ CASES = {  # claim → (a record on which it holds, one on which it is contradic
          "sharpening_factor_max": 2.2, "sharpening_pairs": 12, "noisy_sharper_share": 0.5}),
     "Two gradient steps of suitable sizes": (paper2_steps(1.0, 0.99), paper2_steps(0.9, 0.7)),
     "A first step that is too large": (paper2_steps(1.0, 0.9), paper2_steps(1.0, 0.5)),
-    "Benign overfitting needs SNR of order 1/√n": (
-        {"edge_snr_slope_tail": -0.5, "edge_snr_slope_tail_se": 0.02, "edge_tail_n_count": 4.0,
-         "edge_sqrt_n_snr_tail_mean": 1.6, "edge_sqrt_n_snr_small_mean": 2.2, "edge_small_n_count": 2.0},
-        {"edge_snr_slope_tail": -0.1, "edge_snr_slope_tail_se": 0.02, "edge_tail_n_count": 4.0,
-         "edge_sqrt_n_snr_tail_mean": 1.6, "edge_sqrt_n_snr_small_mean": 2.2, "edge_small_n_count": 2.0}),
+    "Benign overfitting needs SNR of order 1/√n": (edge_record(-0.5, 0.02, 4.0), edge_record(-0.1, 0.02, 4.0)),
     "Below that boundary": ({"below_boundary_test_acc": 0.55}, {"below_boundary_test_acc": 0.99}),
 }
 
@@ -508,3 +512,65 @@ def test_the_backbone_study_says_how_many_backbones_that_do_not_overfit_could_by
     assert entry.finding.evidence == ("of 4 image backbones made here: benign 0, harmful 1, not overfitting 3 (1 of "
                                       "these with enough of the flipped labels within reach of free attention to "
                                       "overfit, 95% or more)")
+
+
+def claim_rule(prefix: str):
+    return next(c for c in ledger.CLAIMS if c.claim.startswith(prefix)).rule
+
+
+def test_the_encoder_rule_needs_most_seeds_of_a_setting_and_says_how_each_seed_reads():
+    rule = claim_rule("A one-layer Transformer encoder trained end to end lands")
+    record = encoder_record(0.0, 0.0)  # the book build's: one harmful seed of three is no landing
+    record.update({"harmful_as_named_trained_share": 1 / 3, "harmful_as_named_share": 1.0,
+                   "harmful_regime_trained_words": "2 of the 3 seeds near chance and 1 of the 3 seeds harmful"})
+    finding = rule(ledger.Record(record))
+    assert finding.verdict == ledger.CONTRADICTED
+    assert finding.cause == "no setting lands in its named regime on most of its seeds"
+    assert "harmful 2 of the 3 seeds near chance and 1 of the 3 seeds harmful" in finding.evidence
+    assert "balanced no seeds, harmful all 3 seeds, not overfitting no seeds" in finding.evidence
+    record["harmful_as_named_trained_share"] = 2 / 3
+    finding = rule(ledger.Record(record))
+    assert finding.verdict == ledger.PART and finding.cause == (
+        "most seeds of balanced, not overfitting land outside the named regime")
+
+
+def test_the_snr_edge_rule_says_where_d_stands_against_n_squared():
+    rule = claim_rule("Benign overfitting needs SNR of order 1/√n")
+    finding = rule(ledger.Record({**edge_record(-0.5, 0.016, 1 / 64), "parameters": {"n_tail_min": 200}}))
+    assert finding.verdict == ledger.PART and "outside the theorem's assumption" in finding.cause
+    assert "exponent −0.50 ± 0.02 (theorem: −0.5, that is 1/√n)" in finding.evidence
+    assert "d/n² over the tail is 0.0156 to 0.25" in finding.evidence and "^" not in finding.evidence
+    assert rule(ledger.Record(edge_record(-0.5, 0.016, 4.0))).verdict == ledger.HOLDS
+
+
+def test_a_map_without_a_region_says_how_little_of_the_grid_it_holds():
+    rule = claim_rule("A one-layer Transformer encoder trained end to end shows")
+    record = {"share_benign": 0.49, "share_harmful": 0.51, "share_not_overfitting": 0.0,
+              "share_train_loss_in_paper_limits": 0.0, "share_test_loss_in_paper_limits": 0.04}
+    finding = rule(ledger.Record(record))
+    assert finding.verdict == ledger.PART
+    assert finding.cause == "no region of not overfitting (no cell): a region needs at least 1% of the grid's cells"
+    finding = rule(ledger.Record({**record, "share_harmful": 0.004, "share_benign": 0.996}))
+    assert finding.cause == ("no region of harmful (0.4% of the cells) or not overfitting (no cell): a region needs "
+                             "at least 1% of the grid's cells")
+
+
+def test_a_colour_range_row_matches_only_inside_the_range_and_says_which_side():
+    metrics = {"train_loss_max": 0.016, "authors_train_loss_max": 0.009}
+    row = row_of("fig7_one_layer_heatmap", "train_loss_max", metrics)
+    assert row.expected.target == 0.55 and row.expected.limits == (0.405, 0.55)
+    assert not row.match and row.result == "miss: below the range" and row.cause == expected.AUTHORS_AGREE
+    assert row_of("fig7_one_layer_heatmap", "train_loss_max", {"train_loss_max": 0.45}).match
+    assert row_of("fig7_one_layer_heatmap", "train_loss_max", {"train_loss_max": 0.59}).match  # within a tick
+    metrics = {"test_loss_max": 1.43, "authors_test_loss_max": 0.5}
+    row = row_of("fig7_one_layer_heatmap", "test_loss_max", metrics)
+    assert row.result == "miss: above the range" and row.cause == expected.OURS_DIFFER
+
+
+def test_a_tolerance_fits_the_target_it_is_used_against():
+    rows = {e.key: e for e in expected.EXPECTED["paper2_two_steps"]}
+    assert "near 0.5, chance" in expected.TOLERANCES[rows["harmful_steps_test_acc"].tolerance].reason
+    assert "near 0.99" in expected.TOLERANCES[rows["benign_steps_test_acc"].tolerance].reason
+    assert expected.TOLERANCES["exact1000_chance"].value == pytest.approx(3 * (0.25 / 1000) ** 0.5, abs=5e-4)
+    edge = expected.TOLERANCES["edge_grid"]
+    assert edge.value == 0.14 and "^" not in edge.reason

@@ -88,7 +88,7 @@ def test_the_page_words_come_from_the_numbers():
                                       "at n = 200, n²/4 at n = 400, n²/16 at n = 800 and n²/64 at n = 1600.")
     finding = words["d_vs_n2_finding"]
     assert finding.startswith("Here d is below n² at three of the tail's four values of n, and the edge scales as")
-    assert "at n = 50 and" in finding and "at n = 200" not in finding  # d above n²: the two small n only
+    assert "2.26 at both n = 50 and n = 100" in finding and "n = 200" not in finding  # d above n²: the small n only
     said = paper2_edge.edge_words(edge, metrics, 200)
     assert "b = −0.500 ± 0.016" in said["edge_tail_words"] and "four values of n" in said["edge_tail_words"]
     assert said["edge_small_words"].startswith("The small n, below 200, are reported apart")
@@ -141,3 +141,56 @@ def test_the_n_outside_the_theorems_assumption_come_from_d_and_the_grid():
     assert none.startswith("At d = 40000, d is above n² for every n of this grid (at least 4 times n²)")
     all_n = paper2_edge.edge_words(edge, metrics, 200)["edge_all_words"]
     assert all_n.startswith("Over every n together the slope is −")
+
+
+def test_values_that_read_the_same_at_every_n_are_said_once():
+    assert paper2_edge.at_each_n([200, 400, 800, 1600], [1.6, 1.6, 1.6000001, 1.6]) == (
+        "1.60 at every n from 200 to 1600")
+    assert paper2_edge.at_each_n([50, 100], [2.2627, 2.0749]) == "2.26 at n = 50 and 2.07 at n = 100"
+    assert paper2_edge.at_each_n([50, 100], [2.0, 2.0]) == "2.00 at both n = 50 and n = 100"
+    grid = synthetic_map(2.1, 1.5, 200)
+    edge, metrics = paper2_edge.sweep_summary(grid, 0.95, n_tail_min=200)
+    said = paper2_edge.edge_words(edge, metrics, 200)
+    assert "SNR ∝ nᵇ" in said["edge_tail_words"] and "at every n from 200 to 1600" in said["edge_tail_words"]
+    finding = paper2_edge.d_vs_n2_words(edge, 40000, [50, 100, 200, 400, 800, 1600], metrics["edge_snr_slope_tail"],
+                                        metrics["edge_snr_slope_tail_se"])["d_vs_n2_finding"]
+    assert "the edge scales as 1/√n there" in finding
+    assert not any("^" in text for text in [*said.values(), finding])  # powers in words, never in caret notation
+    assert metrics["edge_tail_d_over_n2_min"] == pytest.approx(1 / 64) and metrics["edge_tail_d_over_n2_max"] == 1
+
+
+def test_the_edge_table_shows_the_digits_the_grid_supports():
+    edge = pd.DataFrame({"n": [100, 800], "signal_norm": [41.49959, 11.313708], "snr": [0.207498, 0.0565685],
+                         "test_acc": [0.96733, 0.96], "sqrt_n_snr": [2.07494, 1.6], "in_tail": [False, True],
+                         "d_over_n2": [4.0, 0.015625]})
+    shown = paper2_edge.edge_table(edge)
+    assert list(shown.columns) == ["n", "ρ", "SNR", "test accuracy", "√n·SNR", "in the tail", "d/n²"]
+    assert shown["ρ"].tolist() == [41.5, 11.3] and shown["SNR"].tolist() == [0.207, 0.0566]
+    assert shown["test accuracy"].tolist() == [0.967, 0.96] and shown["√n·SNR"].tolist() == [2.07, 1.6]
+    assert shown["d/n²"].tolist() == [4.0, 0.0156]
+
+
+def test_the_cells_below_the_boundary_are_read_against_the_same_cells_on_clean_labels():
+    grid = synthetic_map(2.1, 1.5, 200)
+    clean = grid.assign(test_acc=grid.test_acc + 0.005)  # the flipped labels cost 0.005 in every cell
+    _, metrics = paper2_edge.sweep_summary(grid, 0.95, n_tail_min=200, clean=clean)
+    assert metrics["below_boundary_clean_test_acc"] == pytest.approx(0.605)
+    assert metrics["below_boundary_noise_cost"] == pytest.approx(0.005) and metrics["below_boundary_costly_share"] == 0
+    said = paper2_edge.below_boundary_words(metrics)
+    assert said.endswith(
+        "On clean labels the same cells (same draws, no label flipped) test at 0.61: the flipped labels cost +0.005 of "
+        "test accuracy on average, more than 0.01 in none of the cells. Near chance on clean labels too, two steps "
+        "generalize little at this SNR: most of the shortfall from a perfect 1 is the SNR's.")
+    # the book build's: near chance on clean labels too (0.69), and the flipped labels cost most cells a little
+    said = paper2_edge.below_boundary_words({**metrics, "below_boundary_clean_test_acc": 0.687,
+                                             "below_boundary_noise_cost": 0.024, "below_boundary_costly_share": 0.6})
+    assert said.endswith("more than 0.01 in 60% of the cells. Near chance on clean labels too, two steps generalize "
+                         "little at this SNR: most of the shortfall from a perfect 1 is the SNR's, and the flipped "
+                         "labels add their cost to it.")
+    base = {"below_boundary_cell_count": 12, "below_boundary_train_acc": 1.0, "below_boundary_test_acc": 0.7,
+            "below_boundary_test_signal_attention": 0.2, "below_boundary_clean_test_acc": 0.9,
+            "below_boundary_noise_cost": 0.2}
+    assert paper2_edge.below_boundary_words({**base, "below_boundary_costly_share": 0.9}).endswith(
+        "In most cells the flipped labels cause part of the loss: harm by the book's reading too.")
+    assert paper2_edge.below_boundary_words({**base, "below_boundary_costly_share": 0.2}).endswith(
+        "In most cells they cost nothing: the low accuracy is the SNR's, not theirs.")

@@ -1,0 +1,164 @@
+"""Figures 6 and 7, the one-layer Transformer encoder: how each run reads against its clean-label control, how its
+[CLS] attention moved, and the pages' sentences built from those numbers (the runs themselves are
+`benign.encoder`'s; nothing here keys a cache).
+
+The encoder's head starts at random, so its step 0 is at chance and says nothing; a run is read against the same run
+on clean labels (`encoder.noise_costs`). That cost alone cannot call a run benign: a run near chance whose clean-label
+twin is near chance too loses nothing to the flipped labels because it generalizes nothing (`seed_reading`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import regimes, thresholds
+from .data import RELEVANT
+from .words import and_list, direction, reader_name, share_words, span, trend
+
+NEAR_CHANCE = "near_chance"  # a costless run that generalizes nothing, with or without the flipped labels
+
+
+def seed_reading(train_acc, test_acc, control_test_acc) -> np.ndarray:
+    """Each run's regime against its clean-label control (`regimes.trained_regime`: not overfitting while a label is
+    unfitted, harmful when the flipped labels cost more than `thresholds.HARM`, else benign), except that a run the
+    flipped labels cost nothing but that ends below `thresholds.NEAR_CHANCE` reads `NEAR_CHANCE`, not benign: its
+    clean-label twin is within `HARM` of it, so near chance too, and there was nothing to lose."""
+    regime = regimes.trained_regime(train_acc, test_acc, control_test_acc)
+    low = np.asarray(test_acc) < thresholds.NEAR_CHANCE.value
+    return np.where((regime == "benign") & low, NEAR_CHANCE, regime)
+
+
+def readings_words(readings) -> str:
+    """How a setting's seeds read (`seed_reading`), commonest first: 'all 3 seeds harmful', '2 of the 3 seeds near
+    chance and 1 of the 3 seeds harmful'."""
+    readings = pd.Series(list(readings))
+    return and_list([f"{share_words(k, len(readings), 'seed', 'seeds')} {reader_name(r)}"
+                     for r, k in readings.value_counts().items()])
+
+
+def attention_shift(scores: pd.DataFrame, run: str, noisy: bool) -> dict:
+    """How a run's tracked clean (or noisy) training samples moved their [CLS] attention on the relevant token: the
+    mean at step 0 (`start`) and at the last step (`end`), the standard error of the mean change over the samples
+    (`se`; NaN for one sample), how many samples end above their step-0 value (`rising`) and how many there are
+    (`count`)."""
+    own = scores[(scores.run == run) & (scores.noisy == noisy) & (scores.token == RELEVANT)]
+    first, last = (own[own.step == step].set_index("sample").score for step in (own.step.min(), own.step.max()))
+    change = (last - first.loc[last.index]).to_numpy()
+    se = float(change.std(ddof=1) / np.sqrt(len(change))) if len(change) > 1 else float("nan")
+    return {"start": float(first.mean()), "end": float(last.mean()), "se": se, "rising": int((change > 0).sum()),
+            "count": len(change)}
+
+
+def _moved(shift: dict, kind: str) -> str:
+    """'the mean attention of clean samples on their relevant token rises (0.09 at step 0, 0.25 at the end), 8 of
+    the 16 rising': the direction word computed from the mean change and its standard error (`words.direction`)."""
+    word = direction(shift["end"] - shift["start"], shift["se"])
+    return (f"the mean attention of {kind} samples on their relevant token {word} ({shift['start']:.2f} at step 0, "
+            f"{shift['end']:.2f} at the end), {share_words(shift['rising'], shift['count'], 'sample', 'samples')} "
+            f"rising")
+
+
+def _moves(shift: dict, way: str) -> bool:
+    """Whether a group of samples moves `way` ('rises', 'falls'): its mean beyond `thresholds.SLOPE_SE` standard
+    errors, and more than `thresholds.MAJORITY` of its samples."""
+    share = (shift["rising"] if way == "rises" else shift["count"] - shift["rising"]) / shift["count"]
+    return trend(shift["end"] - shift["start"], shift["se"]) == way and share > thresholds.MAJORITY.value
+
+
+def claim_words(runs: dict, test_threshold: float) -> str:
+    """Whether the claim's picture is seen on the plotted seed: where a run generalizes (test accuracy at least
+    `test_threshold`), clean samples move their attention towards the relevant token and noisy samples away from it.
+
+    `runs`: setting → {"test_acc", "clean": `attention_shift` of its clean samples, "noisy": of its noisy ones}. A
+    group moves when its mean does (beyond `thresholds.SLOPE_SE` standard errors) and most of its samples do
+    (`thresholds.MAJORITY`). The sentence names the runs that generalize, says how both groups moved there and
+    whether the clean mean ends above `thresholds.SELECTED` (the book's level for selecting a token), and gives the
+    verdict: seen, seen only in part (one of the two moves), not seen; with no generalizing run, that the claim's
+    condition never arises."""
+    good = {name: run for name, run in runs.items() if run["test_acc"] >= test_threshold}
+    if not good:
+        return (f"On the plotted seed no setting's run generalizes (test accuracy at least {test_threshold:g}), so the "
+                "claim's condition never arises and its picture is not seen.")
+    moves = {name: f"{_moved(run['clean'], 'clean')}, and {_moved(run['noisy'], 'noisy')}"
+             for name, run in good.items()}
+    if len(good) == 1:
+        name, run = next(iter(good.items()))
+        out = (f"On the plotted seed only the {reader_name(name)} setting's run generalizes (test accuracy "
+               f"{run['test_acc']:.3f}, at least {test_threshold:g}). There {moves[name]}. ")
+    else:
+        out = (f"On the plotted seed the runs of the {and_list([reader_name(name) for name in good])} settings "
+               f"generalize (test accuracy at least {test_threshold:g}). " +
+               " ".join(f"In the {reader_name(name)} setting (test accuracy {good[name]['test_acc']:.3f}) {text}."
+                        for name, text in moves.items()) + " ")
+    level = thresholds.SELECTED.value
+    if all(run["clean"]["end"] <= level for run in good.values()):
+        out += (f"The clean samples' mean stays at or below {level:g}, the level at which the book counts a token as "
+                "selected: at most, attention leans towards the relevant token; it does not select it. ")
+    towards = [_moves(run["clean"], "rises") for run in good.values()]
+    away = [_moves(run["noisy"], "falls") for run in good.values()]
+    if all(towards) and all(away):
+        return out + "The claim's picture is seen here."
+    if not any(towards) and not any(away):
+        return out + ("The claim's picture is not seen in this build: neither do most clean samples move towards "
+                      "the relevant token nor most noisy samples away from it.")
+    missing = ("noisy samples' attention does not leave the relevant token" if all(towards) and not any(away) else
+               "clean samples' attention does not move towards it" if all(away) and not any(towards) else
+               "not every generalizing run shows both moves")
+    return out + f"The claim's picture is seen only in part: {missing}."
+
+
+def per_setting(values: dict, fmt: str) -> str:
+    """Numbers of the settings as prose says them: '0.500 in every setting' when they read the same, else
+    '0.500 (balanced), 0.520 (harmful) and 0.510 (not overfitting)'."""
+    shown = {name: format(value, fmt) for name, value in values.items()}
+    if len(set(shown.values())) == 1 and len(shown) > 1:
+        return f"{next(iter(shown.values()))} in every setting"
+    return and_list([f"{text} ({reader_name(name)})" for name, text in shown.items()])
+
+
+def value_span(values, fmt: str = ".3f") -> str:
+    """Numbers (a setting's over its seeds, a map's over its cells) as a range: '0.711 to 0.928', or the one number
+    when both ends read the same (`words.span`)."""
+    return span(format(min(values), fmt), format(max(values), fmt))
+
+
+def against(low: float, high: float, limits: tuple) -> str:
+    """Where values from `low` to `high` lie against a colour range `limits`: 'below', 'above', 'within' or
+    'partly inside'."""
+    return ("below" if high < limits[0] else "above" if low > limits[1]
+            else "within" if limits[0] <= low and high <= limits[1] else "partly inside")
+
+
+def ranges_words(ours: str, theirs: str, loss: str) -> str:
+    """Ours and the authors' `loss` ('train', 'test') losses against the paper's colour range for them (`against`'s
+    words), as one clause: 'like ours, its train losses lie below the paper's train-loss colour range' or, where
+    they differ, 'its train losses lie below the paper's train-loss colour range, ours within it'."""
+    if ours == theirs:
+        return f"like ours, its {loss} losses lie {theirs} the paper's {loss}-loss colour range"
+    return f"its {loss} losses lie {theirs} the paper's {loss}-loss colour range, ours {ours} it"
+
+
+def fitted_words(train_acc: dict) -> str:
+    """Whether the plotted runs (setting → final train accuracy) fit every training label, as a sentence."""
+    fitted = [reader_name(name) for name, value in train_acc.items() if value == 1]
+    if len(fitted) == len(train_acc):
+        return "Every setting's plotted run ends with every training label fitted (train accuracy 1.00)."
+    listed = per_setting(train_acc, ".2f")
+    if not fitted:
+        return f"No setting's plotted run fits every training label: train accuracy {listed}."
+    runs = f"the {fitted[0]} setting's run fits" if len(fitted) == 1 else f"the {and_list(fitted)} settings' runs fit"
+    return f"The plotted runs end at train accuracy {listed}: only {runs} every training label."
+
+
+def landed_words(shares: dict) -> str:
+    """Whether the settings land in the regime they are named after (setting → share of its seeds that do), as
+    the ledger judges it (`rules.encoder_rule`: a setting lands when more than `thresholds.MAJORITY` of its seeds
+    do), in one sentence."""
+    landed = [reader_name(name) for name, share in shares.items() if share > thresholds.MAJORITY.value]
+    if all(share == 1 for share in shares.values()):
+        return "Every setting lands in the regime it is named after on every seed."
+    if not landed:
+        return "No setting lands in the regime it is named after on most of its seeds."
+    return (f"Only the {and_list(landed)} setting{'s' if len(landed) > 1 else ''} land"
+            f"{'' if len(landed) > 1 else 's'} in the regime it is named after on most of its seeds.")

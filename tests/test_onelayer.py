@@ -1,0 +1,105 @@
+"""Figures 6 and 7's readings and sentences (`benign.onelayer`) on hand-built numbers: a costless run near chance is
+not benign, the claim's verdict follows how the attention moved, and numbers that read the same are said once."""
+
+import numpy as np
+import pandas as pd
+
+from benign import onelayer, words
+
+
+def test_a_costless_run_near_chance_is_not_called_benign():
+    # the book build's harmful seeds: at chance with and without the flipped labels; one pays 0.018
+    reading = onelayer.seed_reading([1.0, 1.0, 1.0, 1.0, 0.95], [0.52, 0.503, 0.524, 0.97, 0.99],
+                                    [0.518, 0.499, 0.542, 0.975, 0.99])
+    assert reading.tolist() == ["near_chance", "near_chance", "harmful", "benign", "not_overfitting"]
+    assert onelayer.readings_words(reading[:3]) == "2 of the 3 seeds near chance and 1 of the 3 seeds harmful"
+    assert onelayer.readings_words(["harmful"] * 3) == "all 3 seeds harmful"
+
+
+def scores_table(run: str, clean: dict, noisy: dict) -> pd.DataFrame:
+    """A scores table of one run: per sample, its relevant-token attention at steps 0 and 10 (sample → (start,
+    end)), and a second token holding the rest."""
+    rows = []
+    for is_noisy, samples in ((False, clean), (True, noisy)):
+        for sample, ends in samples.items():
+            for step, score in zip((0, 10), ends):
+                rows += [(run, step, sample, is_noisy, 0, score), (run, step, sample, is_noisy, 1, 1 - score)]
+    return pd.DataFrame(rows, columns=["run", "step", "sample", "noisy", "token", "score"])
+
+
+def test_the_attention_shift_is_the_mean_change_with_its_standard_error():
+    scores = scores_table("a", {0: (0.1, 0.2), 1: (0.1, 0.4), 2: (0.1, 0.05)}, {3: (0.2, 0.1)})
+    shift = onelayer.attention_shift(scores, "a", False)
+    assert np.isclose(shift["start"], 0.1) and np.isclose(shift["end"], 0.65 / 3)
+    assert np.isclose(shift["se"], np.std([0.1, 0.3, -0.05], ddof=1) / np.sqrt(3))
+    assert (shift["rising"], shift["count"]) == (2, 3)
+    assert np.isnan(onelayer.attention_shift(scores, "a", True)["se"])  # one noisy sample
+
+
+def run(test, clean, noisy):
+    keys = ("start", "end", "se", "rising", "count")
+    return {"test_acc": test, "clean": dict(zip(keys, clean)), "noisy": dict(zip(keys, noisy))}
+
+
+def test_the_claim_verdict_follows_how_attention_moved_where_a_run_generalizes():
+    # the book build: only the not-overfitting run generalizes; the clean mean rises (0.09 to 0.25), but only 8 of
+    # the 16 clean samples rise (the other 8 fall to about 0.03), and the noisy samples do not move measurably
+    runs = {"balanced": run(0.928, (0.11, 0.35, 0.03, 10, 16), (0.11, 0.08, 0.02, 2, 4)),
+            "not_overfitting": run(0.963, (0.09, 0.25, 0.05, 8, 16), (0.10, 0.12, 0.05, 2, 4))}
+    said = words.plain(onelayer.claim_words(runs, 0.95))
+    assert said.startswith(
+        "On the plotted seed only the not overfitting setting's run generalizes (test accuracy 0.963, at least 0.95). "
+        "There the mean attention of clean samples on their relevant token rises (0.09 at step 0, 0.25 at the end), "
+        "8 of the 16 samples rising, and the mean attention of noisy samples on their relevant token does not change "
+        "measurably (0.10 at step 0, 0.12 at the end), 2 of the 4 samples rising.")
+    assert "stays at or below 0.5, the level at which the book counts a token as selected" in said
+    assert said.endswith("The claim's picture is not seen in this build: neither do most clean samples move towards "
+                         "the relevant token nor most noisy samples away from it.")
+    assert 'data-value="0.16' in onelayer.claim_words(runs, 0.95)  # the word carries the change it comes from
+    runs["not_overfitting"] = run(0.963, (0.09, 0.25, 0.05, 12, 16), (0.10, 0.12, 0.05, 2, 4))
+    assert words.plain(onelayer.claim_words(runs, 0.95)).endswith(
+        "seen only in part: noisy samples' attention does not leave the relevant token.")
+    runs["not_overfitting"] = run(0.963, (0.11, 0.7, 0.03, 16, 16), (0.11, 0.02, 0.02, 0, 4))
+    said = words.plain(onelayer.claim_words(runs, 0.95))
+    assert said.endswith("The claim's picture is seen here.") and "selected" not in said
+    said = words.plain(onelayer.claim_words(runs, 0.9))
+    assert said.startswith("On the plotted seed the runs of the balanced and not overfitting settings generalize "
+                           "(test accuracy at least 0.9). In the balanced setting (test accuracy 0.928) the mean")
+    assert said.endswith("seen only in part: not every generalizing run shows both moves.")
+    assert words.plain(onelayer.claim_words(runs, 0.99)) == (
+        "On the plotted seed no setting's run generalizes (test accuracy at least 0.99), so the claim's condition "
+        "never arises and its picture is not seen.")
+
+
+def test_numbers_that_read_the_same_are_said_once():
+    assert onelayer.per_setting({"balanced": 0.5, "harmful": 0.5, "not_overfitting": 0.5}, ".3f") == (
+        "0.500 in every setting")
+    assert onelayer.per_setting({"balanced": 0.5, "not_overfitting": 0.52}, ".3f") == (
+        "0.500 (balanced) and 0.520 (not overfitting)")
+    assert onelayer.value_span([1.0, 1.0, 1.0]) == "1.000"
+    assert onelayer.value_span([0.928, 0.711, 0.923]) == "0.711 to 0.928"
+    assert onelayer.fitted_words({"balanced": 1.0, "harmful": 1.0}) == (
+        "Every setting's plotted run ends with every training label fitted (train accuracy 1.00).")
+    assert onelayer.fitted_words({"balanced": 1.0, "harmful": 0.95}) == (
+        "The plotted runs end at train accuracy 1.00 (balanced) and 0.95 (harmful): only the balanced setting's run "
+        "fits every training label.")
+    assert onelayer.fitted_words({"balanced": 0.55, "harmful": 0.7}) == (
+        "No setting's plotted run fits every training label: train accuracy 0.55 (balanced) and 0.70 (harmful).")
+
+
+def test_the_authors_losses_and_ours_against_the_paper_colour_range_in_one_clause():
+    assert onelayer.against(0.002, 0.016, (0.405, 0.55)) == "below"
+    assert onelayer.against(0.017, 1.43, (0.41, 0.64)) == "partly inside"
+    assert onelayer.ranges_words("below", "below", "train") == (
+        "like ours, its train losses lie below the paper's train-loss colour range")
+    assert onelayer.ranges_words("within", "below", "train") == (
+        "its train losses lie below the paper's train-loss colour range, ours within it")
+
+
+def test_whether_the_settings_land_as_named_is_said_as_the_ledger_judges_it():
+    assert onelayer.landed_words({"balanced": 0.0, "harmful": 1 / 3, "not_overfitting": 0.0}) == (
+        "No setting lands in the regime it is named after on most of its seeds.")
+    assert onelayer.landed_words({"balanced": 2 / 3, "harmful": 1 / 3}) == (
+        "Only the balanced setting lands in the regime it is named after on most of its seeds.")
+    assert onelayer.landed_words({"balanced": 1.0, "harmful": 1.0}) == (
+        "Every setting lands in the regime it is named after on every seed.")
