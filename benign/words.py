@@ -121,13 +121,14 @@ def span(low: str, high: str, to: str = " to ") -> str:
 
 def sweep_said(table) -> str:
     """How a sweep's table (`benign.sweep.run`) was made, as a sentence: '1,521 runs in 39 chunks, all computed in
-    this build, in 58.5 s' ('none computed: every chunk read from the cache')."""
+    this build, in 58.5 s', or '…, every one read from the cache'."""
     a = table.attrs
-    done = ("none computed: every chunk read from the cache" if a["computed_chunks"] == 0 else
-            "all computed in this build" if a["computed_chunks"] == a["chunks"] else
+    runs = f"{len(table):,} {'run' if len(table) == 1 else 'runs'} in {count(a['chunks'], 'chunk')}"
+    if a["computed_chunks"] == 0:
+        return f"{runs}, every one read from the cache"
+    done = ("all computed in this build" if a["computed_chunks"] == a["chunks"] else
             f"{a['computed_chunks']} computed in this build, the rest read from the cache")
-    return f"{len(table):,} {'run' if len(table) == 1 else 'runs'} in {count(a['chunks'], 'chunk')}, {done}, in " \
-           f"{a['wall_s']:.1f} s"
+    return f"{runs}, {done}, in {a['wall_s']:.1f} s"
 
 
 def setting(name: str, value) -> str:
