@@ -33,10 +33,12 @@ def style() -> None:
                          "figure.figsize": (PAGE_WIDTH, ROW_HEIGHT), **FONT_SIZES})
 
 
-def figure(nrows: int = 1, ncols: int = 1, row_height: float = ROW_HEIGHT, **kwargs):
-    """`plt.subplots` at the page's width: `nrows` rows of `row_height` inches, laid out by matplotlib's
-    constrained layout (no `tight_layout` needed). Returns (figure, axes)."""
-    return plt.subplots(nrows, ncols, figsize=(PAGE_WIDTH, row_height * nrows), layout="constrained", **kwargs)
+def figure(nrows: int = 1, ncols: int = 1, row_height: float = ROW_HEIGHT, width: float = PAGE_WIDTH, **kwargs):
+    """`plt.subplots` at the page's width (or `width` inches: a single small panel at `PHONE_WIDTH` is shown at its
+    own size on a wide page and stays legible on a phone, where no one-column version is made for it): `nrows` rows
+    of `row_height` inches, laid out by matplotlib's constrained layout (no `tight_layout` needed). Returns
+    (figure, axes)."""
+    return plt.subplots(nrows, ncols, figsize=(width, row_height * nrows), layout="constrained", **kwargs)
 
 
 def figure_rows(titles, ncols: int, row_height: float = ROW_HEIGHT, **kwargs):
@@ -152,20 +154,27 @@ def tick_labels_overlap(axis, renderer) -> bool:
     return any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2))
 
 
+def plain_log_ticks(axis) -> None:
+    """A log axis's tick labels as plain numbers ('3', '0.6'), not as powers of ten (3×10⁰, 6×10⁻¹)."""
+    from matplotlib.ticker import FuncFormatter
+
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
+    axis.set_major_formatter(plain)
+    axis.set_minor_formatter(plain)
+
+
 def readable_log_ticks(fig) -> None:
     """On a log axis whose tick labels overlap (a range of a decade or two shows minor labels such as 3×10⁰ beside
-    4×10⁰), the labels as plain numbers ('3', '0.6'); if they still overlap, the minor ticks unlabelled."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    4×10⁰), the labels as plain numbers (`plain_log_ticks`); if they still overlap, the minor ticks unlabelled."""
+    from matplotlib.ticker import NullFormatter
 
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    plain = FuncFormatter(lambda v, _: f"{v:g}")
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
             if axis.get_scale() != "log" or not tick_labels_overlap(axis, renderer):
                 continue
-            axis.set_major_formatter(plain)
-            axis.set_minor_formatter(plain)
+            plain_log_ticks(axis)
             fig.canvas.draw()
             if tick_labels_overlap(axis, renderer):
                 axis.set_minor_formatter(NullFormatter())

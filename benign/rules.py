@@ -325,8 +325,9 @@ def clock_rule(m: Record) -> Finding:
     evidence = (f"log of the step at which fresh inputs select their relevant token against 1/(n·SNR²): slope "
                 f"{signed(slope, '.2f')} ± {se:.2f} over {m['select_runs_p_only']:.0f} runs (theorem: 1); the test "
                 f"error is "
-                f"below δ at step 0 in {percent(m['test_error_at_step0_share'])} of the runs; "
-                f"{percent(m['select_censored_benign'])} of the theory's benign runs never select within the run")
+                f"below δ at step 0 in {percent(m['test_error_at_step0_share'])} of the runs outside the harmful "
+                f"region; {percent(m['select_censored_benign'])} of the analysed model's runs in the theory's benign "
+                "region never select within the run")
     if se != se or k * se >= thresholds.POWER.value:
         return Finding(NOT_SEEN, evidence, "the spread cannot tell the theorem's slope from no exponential law")
     if slope + k * se < 1:
