@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from . import thresholds
+from .words import share_words
 
 
 def crossing(steps, values, level: float) -> float:
@@ -133,11 +134,8 @@ def median_step(steps) -> float:
 def lowest_at_end_words(turned: int, total: int, where: str) -> str:
     """Where a run's test loss turns (its minimum before the last step), in words for `total` runs `where`: 'in
     none of the 84 runs outside the harmful region: in every one its lowest value is at the last step', 'in 3 of
-    the 84 runs …; in the other 81 its lowest value is at the last step', 'in all 84 runs …'."""
-    if turned == 0:
-        return f"in none of the {total} runs {where}: in every one its lowest value is at the last step"
-    if turned == total:
-        return f"in {'the only run' if total == 1 else f'all {total} runs'} {where}"
-    rest = total - turned
-    return (f"in {turned} of the {total} runs {where}; in the other {rest if rest > 1 else 'one'} its lowest value "
-            "is at the last step")
+    the 84 runs …; in every other run its lowest value is at the last step', 'in all 84 runs …'."""
+    runs = f"none of the {total} runs" if turned == 0 else share_words(turned, total)
+    rest = {0: ": in every one its lowest value is at the last step", total: ""}.get(
+        turned, "; in every other run its lowest value is at the last step")
+    return f"in {runs} {where}{rest}"
