@@ -29,7 +29,7 @@ import math
 from dataclasses import dataclass, replace
 
 from . import thresholds
-from .words import reader_name
+from .words import and_list, reader_name
 
 OURS_DIFFER = "ours differs from the authors' code"
 AUTHORS_AGREE = "the authors' published code agrees with us"
@@ -230,6 +230,18 @@ def compare(notebook: str, metrics: dict) -> list[Row]:
                      AUTHORS_MISS: CONSTRUCTION_MISSES}.get(cause, cause)
         rows.append(Row(e, float(here), authors, match, cause))
     return rows
+
+
+def misses_words(rows: list[Row]) -> str:
+    """Which rows of a comparison miss, as a page says it: 'every row lies within its tolerance', 'the row
+    “large signal (1000, 80): train accuracy” misses and the other 6 lie within their tolerances'."""
+    missed = [f"“{r.expected.quantity}”" for r in rows if r.testable and not r.match]
+    if not missed:
+        return "every row lies within its tolerance" if rows else "no row is compared"
+    rest = len(rows) - len(missed)
+    said = f"the row {missed[0]} misses" if len(missed) == 1 else f"the rows {and_list(missed)} miss"
+    return said + ("" if not rest else " and the other one lies within its tolerance" if rest == 1 else
+                   f" and the other {rest} lie within their tolerances")
 
 
 def counts(rows: list[Row]) -> dict[str, tuple[int, int]]:

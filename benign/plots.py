@@ -52,11 +52,16 @@ def figure_rows(titles, ncols: int, row_height: float = ROW_HEIGHT, **kwargs):
     return fig, axes
 
 
-def legend_above(fig, ax, ncols: int = 4, **kwargs) -> None:
-    """The legend of `ax` once, above the whole figure (a composite's panels are too small to hold it); `kwargs`
-    style it (the white lines of `theory_overlay` need a dark box: `OVERLAY_LEGEND`)."""
-    fig.legend(*ax.get_legend_handles_labels(), **{"loc": "outside upper center", "ncols": ncols, "frameon": False,
-                                                   **kwargs})
+def legend_above(fig, *axes, ncols: int = 4, **kwargs) -> None:
+    """The legend of the axes `axes` (their entries in order, each label once) once, above the whole figure (a
+    composite's panels are too small to hold it); `kwargs` style it (the white lines of `theory_overlay` need a dark
+    box: `OVERLAY_LEGEND`)."""
+    entries = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    fig.legend(list(entries.values()), list(entries), **{"loc": "outside upper center", "ncols": ncols,
+                                                         "frameon": False, **kwargs})
 
 
 OVERLAY_LEGEND = {"frameon": True, "facecolor": "gray", "labelcolor": "white"}  # a legend of white lines

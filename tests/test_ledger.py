@@ -498,3 +498,12 @@ def test_notebook_parameters_naming_a_threshold_default_to_it():
                 assert defaults[parameter] == value, f"{name}: {parameter} = {defaults[parameter]}, not {value}"
                 checked += 1
     assert checked >= 4  # Figures 5, 6, 7 and the clock name them
+
+
+def test_misses_words_name_the_rows_that_miss():
+    metrics = {"large_signal_train_acc": 0.9, "large_signal_test_acc": 1.0, "balanced_test_acc": 1.0}
+    rows = expected.compare("fig3_dynamics", metrics)
+    assert expected.misses_words(rows) == ("the row “large signal (1000, 80): train accuracy” misses and the other 2 "
+                                           "lie within their tolerances")
+    assert expected.misses_words(rows[:1]) == "every row lies within its tolerance"
+    assert expected.misses_words([]) == "no row is compared"
