@@ -52,14 +52,16 @@ def figure_rows(titles, ncols: int, row_height: float = ROW_HEIGHT, **kwargs):
     return fig, axes
 
 
-def legend_above(fig, *axes, ncols: int = 4, **kwargs) -> None:
-    """The legend of the axes `axes` (their entries in order, each label once) once, above the whole figure (a
-    composite's panels are too small to hold it); `kwargs` style it (the white lines of `theory_overlay` need a dark
-    box: `OVERLAY_LEGEND`)."""
+def legend_above(fig, *axes, ncols: int = 4, extra=(), **kwargs) -> None:
+    """The legend of the axes `axes` (their entries in order, each label once, then the labelled artists `extra`,
+    such as `category_key`'s patches) once, above the whole figure (a composite's panels are too small to hold it);
+    `kwargs` style it (the white lines of `theory_overlay` need a dark box: `OVERLAY_LEGEND`)."""
     entries = {}
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             entries.setdefault(label, handle)
+    for handle in extra:
+        entries.setdefault(handle.get_label(), handle)
     fig.legend(list(entries.values()), list(entries), **{"loc": "outside upper center", "ncols": ncols,
                                                          "frameon": False, **kwargs})
 
@@ -470,24 +472,35 @@ def heatmap(ax, d_values, mu_values, Z, title: str, cmap="viridis", vmin=None, v
     return mesh
 
 
-def category_map(ax, d_values, mu_values, labels, colors: dict, title: str) -> None:
-    """Categorical (d, ‖μ‖) map: `labels` (rows d, columns ‖μ‖) are keys of `colors` (label → colour); the legend
-    shows a key with its underscores as spaces."""
-    from matplotlib.colors import ListedColormap
+def category_key(colors: dict, prefix: str = "") -> list:
+    """The legend entries of a categorical map: a patch of each key's colour, labelled `prefix` and the key with its
+    underscores as spaces."""
     from matplotlib.patches import Patch
+
+    return [Patch(color=color, label=prefix + key.replace("_", " ")) for key, color in colors.items()]
+
+
+def category_map(ax, d_values, mu_values, labels, colors: dict, title: str, legend: bool | str = True) -> None:
+    """Categorical (d, ‖μ‖) map: `labels` (rows d, columns ‖μ‖) are keys of `colors` (label → colour); the legend
+    (`category_key`, in the upper right) shows a key with its underscores as spaces. So that it covers no cell:
+    `legend="right"` sets it beside the map, `legend=False` leaves it to the caller, such as one key above a figure
+    of several maps (`legend_above`'s `extra`)."""
+    from matplotlib.colors import ListedColormap
 
     names = list(colors)
     codes = np.vectorize(names.index)(np.asarray(labels))
     ax.pcolormesh(_edges(d_values), _edges(mu_values), codes.T, cmap=ListedColormap(list(colors.values())),
                   vmin=-0.5, vmax=len(names) - 0.5, shading="flat")
-    ax.legend(handles=[Patch(color=colors[k], label=k.replace("_", " ")) for k in names], loc="upper right",
-              framealpha=0.9)
+    if legend == "right":
+        ax.legend(handles=category_key(colors), loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
+    elif legend:
+        ax.legend(handles=category_key(colors), loc="upper right", framealpha=0.9)
     ax.set(title=title, xlabel="d", ylabel="‖μ‖")
 
 
-def regime_map(ax, d_values, mu_values, regimes, title: str) -> None:
-    """Categorical map of the observed regime of each cell."""
-    category_map(ax, d_values, mu_values, regimes, REGIME_COLORS, title)
+def regime_map(ax, d_values, mu_values, regimes, title: str, legend: bool = True) -> None:
+    """Categorical map of the observed regime of each cell (`legend`: as `category_map`'s)."""
+    category_map(ax, d_values, mu_values, regimes, REGIME_COLORS, title, legend)
 
 
 COURSE_COLORS = {"stays_below": "#2ca02c", "transient": "#ff7f0e", "falls_below": "#9467bd", "rises_above": "#d62728",
@@ -495,9 +508,10 @@ COURSE_COLORS = {"stays_below": "#2ca02c", "transient": "#ff7f0e", "falls_below"
 
 
 def theory_overlay(ax, d_values, n: int, sigma: float = 1.0, settings: dict | None = None,
-                   color: str = "white") -> None:
+                   color: str = "white", label_box: bool = False) -> None:
     """The theory's boundaries n·SNR² = 1 and SNR = d^{-1/4}, and marked settings {label: (d, ‖μ‖)}, drawn in
-    `color` (white on dark maps; black on a map whose middle is white, as a diverging one)."""
+    `color` (white on dark maps; black on a map whose middle is white, as a diverging one); `label_box` sets each
+    setting's label on a box of the opposite shade, so that a boundary drawn through it does not overprint it."""
     from . import theory
 
     d = np.linspace(min(d_values), max(d_values), 200)
@@ -505,10 +519,11 @@ def theory_overlay(ax, d_values, n: int, sigma: float = 1.0, settings: dict | No
     ax.plot(d, np.minimum(theory.signal_norm_at_n_snr2(d, n, sigma=sigma), ylim[1]), color=color, lw=1.8, ls="--",
             label="n·SNR² = 1")
     ax.plot(d, np.minimum(theory.signal_norm_at_harmful(d, sigma=sigma), ylim[1]), color=color, lw=1.8, ls=":",
-            label="SNR = d^(-1/4)")
+            label="SNR = $d^{-1/4}$")
     for label, (d0, mu0) in (settings or {}).items():
         ax.scatter([d0], [mu0], marker="*", s=140, color="white", edgecolor="black", zorder=5)
         right = d0 > xlim[0] + 0.75 * (xlim[1] - xlim[0])  # label to the left near the right edge
+        box = dict(boxstyle="round,pad=0.15", lw=0, alpha=0.6, fc="black" if color == "white" else "white")
         ax.annotate(label, (d0, mu0), textcoords="offset points", xytext=(-6 if right else 6, 4), color=color,
-                    fontweight="bold", ha="right" if right else "left")
+                    fontweight="bold", ha="right" if right else "left", bbox=box if label_box else None)
     ax.set(xlim=xlim, ylim=ylim)
