@@ -300,9 +300,11 @@ EXPECTED = {
         *accuracies("large_signal", "cell (1000, 80)", 0.8, 1.0, "test1000", **TEXT, counted_on="fig3_dynamics"),
     ],
     "conditions_heatmap": [
-        Expected("eq10_min_ratio", "Eq. 10 class ratio: smallest over the grid", 0.5, "colour", LIMIT,
+        Expected("eq10_min_ratio", "Eq. 10 class ratio: smallest over the grid, one-sided (a match at or above the "
+                 "bar's lower end, less the tolerance)", 0.5, "colour", LIMIT,
                  where="the appendix's colour bar, lower end", bound="lower"),
-        Expected("eq10_max_ratio", "Eq. 10 class ratio: largest over the grid", 2.5, "colour", LIMIT,
+        Expected("eq10_max_ratio", "Eq. 10 class ratio: largest over the grid, one-sided (a match at or below the "
+                 "bar's upper end, plus the tolerance)", 2.5, "colour", LIMIT,
                  where="the appendix's colour bar, upper end", bound="upper"),
     ],
     "eta_sweep": [
