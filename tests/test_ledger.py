@@ -26,8 +26,9 @@ def test_a_value_across_a_regime_boundary_is_a_miss_whatever_its_distance():
     assert not row.match and row.result == "miss: 18 of 20 against 16 of 20"
     assert row_of("fig3_dynamics", "large_signal_train_acc", {"large_signal_train_acc": 0.8}).match
     # an Eq.-9 ratio above one against the paper's below one
-    row = row_of("eta_sweep", "noise_ratio_0.70_frak_ratio", {"noise_ratio_0.70_frak_ratio": 1.02})
+    row = row_of("eta_sweep", "noise_ratio_0.70_frak_ratio", {"noise_ratio_0.70_frak_ratio": 1.02, "n_train": 20})
     assert not row.match and row.result.startswith("miss: above 1")
+    assert row.expected.quantity == "η = 0.70: Eq. 9 ratio, here at n = 20"  # the n the page ran (the paper's: none)
 
 
 def test_a_miss_gets_its_cause_from_the_authors_number_or_a_static_cause():
@@ -184,7 +185,7 @@ def test_tables_read_without_index_none_nan_booleans_exponents_or_cut_notes():
     assert pages.number(1e-05) == "1.0e-05" and pages.number(0.4526) == "0.4526" and pages.number(1.0) == "1"
     assert pages.number(float("inf")) == "∞" and pages.cell(float("nan")) == "—" and pages.cell(True) == "yes"
     # a note shared by rows is one footnote
-    html = pages.Comparison(expected.compare("eta_sweep", {"noise_ratio_0.65_test_acc": 0.9,
+    html = pages.Comparison(expected.compare("eta_sweep", {"noise_ratio_0.65_test_acc": 0.9, "n_train": 20,
                                                             "noise_ratio_0.70_test_acc": 0.9}))._repr_html_()
     assert html.count("the appendix does not state n") == 1
 
