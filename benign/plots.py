@@ -483,16 +483,17 @@ def category_key(colors: dict, prefix: str = "") -> list:
 def category_map(ax, d_values, mu_values, labels, colors: dict, title: str, legend: bool | str = True) -> None:
     """Categorical (d, ‖μ‖) map: `labels` (rows d, columns ‖μ‖) are keys of `colors` (label → colour); the legend
     (`category_key`, in the upper right) shows a key with its underscores as spaces. So that it covers no cell:
-    `legend="right"` sets it beside the map, `legend=False` leaves it to the caller, such as one key above a figure
-    of several maps (`legend_above`'s `extra`)."""
+    `legend="below"` sets it under the map (under its axis label), `legend=False` leaves it to the caller, such as
+    one key above a figure of several maps (`legend_above`'s `extra`)."""
     from matplotlib.colors import ListedColormap
 
     names = list(colors)
     codes = np.vectorize(names.index)(np.asarray(labels))
     ax.pcolormesh(_edges(d_values), _edges(mu_values), codes.T, cmap=ListedColormap(list(colors.values())),
                   vmin=-0.5, vmax=len(names) - 0.5, shading="flat")
-    if legend == "right":
-        ax.legend(handles=category_key(colors), loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
+    if legend == "below":
+        ax.legend(handles=category_key(colors), loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2,
+                  frameon=False)
     elif legend:
         ax.legend(handles=category_key(colors), loc="upper right", framealpha=0.9)
     ax.set(title=title, xlabel="d", ylabel="‖μ‖")

@@ -308,7 +308,7 @@ class TimeResult:
             fitted = "No cell fits every noisy label within the run"
         else:
             fitted = (f"Every noisy label is fitted within the run in {share_text(self.noisy_fitted_share)} of the "
-                      f"cells (median step {self.noisy_fitted_steps[0]:,.0f}, latest "
+                      f"long runs' cells (median step {self.noisy_fitted_steps[0]:,.0f}, latest "
                       f"{self.noisy_fitted_steps[1]:,.0f}; bottom left)")
         r = self.fitted_step_d_rank_corr
         fitted_cells = round(self.noisy_fitted_share * self.runs)

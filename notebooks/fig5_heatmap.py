@@ -129,7 +129,7 @@ nb.save_figure(fig)
 # the map (the fixed head bounds every output by $1/\sqrt2$), the test loss {glue:text}`test_loss_min:.3f` to
 # {glue:text}`test_loss_max:.3f`, {glue:md}`test_loss_trend_words` (a plane fitted to the test loss in $\log d$ and
 # $\log\|\mu\|$ over every cell, `benign.regionmap.loss_trends`). {glue:md}`unfitted_words`, and
-# {glue:md}`harmful_reach_words`.
+# {glue:md}`harmful_reach_words:myst`.
 #
 # Do the boundaries follow the theory's curves? We locate a boundary between two regimes in each column of the map (one
 # $d$) — at the $\|\mu\|$ that misplaces fewest of the column's cells (`benign.regimes.boundary`) — and fit a line to
@@ -220,7 +220,7 @@ for ax, key, title in zip(rest, ("first_noisy_step", "noisy_fitted_step"),
     plots.heatmap(ax, d_long, mu_long, np.clip(long_maps[key], low, None), f"{title} (blank: never)",
                   cmap="magma_r", vmin=low, vmax=high, label="step", log=True)
 plots.category_map(rest[2], d_long, mu_long, long_maps["course"], plots.COURSE_COLORS,
-                   f"test error against δ, {num_steps_long:,} steps", legend="right")
+                   f"test error against δ, {num_steps_long:,} steps", legend="below")
 for ax in rest[3:]:
     ax.axis("off")
 plots.legend_above(fig, axes[0], ncols=5, extra=plots.category_key(plots.REGIME_COLORS),  # where it covers no cell
@@ -270,7 +270,7 @@ nb.save_metrics(metrics)
 # earlier (middle row, right). {glue:md}`not_overfitting_end_words`.
 #
 # **The boundaries over time** (table above), on the long runs' grid of {glue:text}`long_grid_rows` columns of $d$
-# and {glue:text}`long_grid_columns` rows of $\|\mu\|$. {glue:md}`boundaries_over_time_words`
+# and {glue:text}`long_grid_columns` rows of $\|\mu\|$. {glue:md}`boundaries_over_time_words:myst`
 #
 # **The fixed head** (bottom right). With $p = 0$ the attention is uniform and the head
 # $\nu \propto \mu_+ - \mu_-$ already classifies: the test error is below $\delta$ at step 0 in

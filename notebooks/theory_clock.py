@@ -474,8 +474,8 @@ table = theorem.assign(x=theorem.n_snr2.round(6)).groupby(["x", "regime_by_order
     theorem=("tau_theorem", "median"), fit=("t_fit", timing.median_step), select=("t_select", timing.median_step),
     selected=("t_select", lambda t: count(t.notna())))
 table.index = table.index.set_names(["n·SNR²", "regime (orders)"])
-table.columns = ["theorem's τ, constants set to one (steps)", "fitting time, median run (steps)",
-                 "selection time, median run (steps)", "runs selecting within the run"]
+table.columns = ["theorem's τ, constants one (steps)", "fitting, median run", "selection, median run",
+                 "selecting within the run"]
 table = table.astype(object)
 table.iloc[:, 0] = table.iloc[:, 0].map(timing.order_steps)
 table.iloc[:, 1:3] = table.iloc[:, 1:3].map(lambda t: "—" if t != t else f"{t:,.0f}")
@@ -493,7 +493,6 @@ ax.axhline(1, color="black", ls=":", lw=1, label="fresh inputs select as the las
 ax.axvline(1, color="gray", ls="--", lw=1, label="n·SNR² = 1 (theory's benign region to the right)")
 ax.set(yscale="log", xlabel="1 / (n·SNR²)", ylabel=r"$t_{\mathrm{select}}\ /\ t_{\mathrm{fit}}$",
        title="benign runs: above 1, the noise is fitted first")
-plots.legend_clear(ax, fontsize="small")
 ax = axes[1]
 for i, (regime, g) in enumerate(theorem.groupby("regime_by_order")):
     color, region = f"C{i}", regime.replace("_", " ")
@@ -509,7 +508,7 @@ lims = [min(theorem.tau_theorem.min(), 1), theorem.num_steps.max() * 2]
 ax.plot(lims, lims, ls="--", color="black", lw=1, label="measured = theorem's τ")
 ax.set(xscale="log", yscale="log", xlabel="theorem's τ, constants set to one (steps)", ylabel="measured (steps)",
        title="measured times against the theorem's (p only)")
-plots.legend_above(fig, ax, ncols=2)  # above the figure: inside, it would cover the reference line
+plots.legend_above(fig, *axes, ncols=2)  # above the figure: inside, it would cover the reference lines
 nb.save_figure(fig, "theory_clock_delay")
 
 # %% [markdown]
@@ -583,12 +582,12 @@ nb.save_figure(fig, "theory_clock_growth")
 # {glue:text}`select_slope_p_only:.1f` and {glue:text}`select_slope_W_and_p:.1f` at attention
 # {glue:text}`attention_level:.2g` on axes where the theorem's formula has slope one. The paper's headline, delayed
 # generalization (the noise fitted first, fresh inputs selecting later, the later the smaller
-# $n\,\mathrm{SNR}^2$), by the rule fixed above: {glue:md}`delay_verdict` for the analysed model
-# ({glue:md}`delay_benign_words` in the theory's benign region, delayed in {glue:md}`delayed_words`, the
-# gap {glue:md}`gap_words`), and {glue:md}`delay_verdict_all` over every benign run of the grid. These numbers
+# $n\,\mathrm{SNR}^2$), by the rule fixed above: {glue:md}`delay_verdict` for the analysed model —
+# {glue:md}`delay_benign_words` in the theory's benign region, delayed in {glue:md}`delayed_words`, the
+# gap {glue:md}`gap_words` — and {glue:md}`delay_verdict_all` over every benign run of the grid. These numbers
 # come from {glue:text}`runs` runs of {glue:text}`num_steps` steps (analysed model) and
-# {glue:text}`num_steps_trained_W` steps (experiments' model); the `paper` profile runs $10^6$ steps over three $d$,
-# three $n$ and five seeds.
+# {glue:text}`num_steps_trained_W` steps (experiments' model); a run at the paper's profile
+# (`benign run theory_clock --profile paper`) runs $10^6$ steps over three $d$, three $n$ and five seeds.
 
 # %%
 nb.compare(metrics)

@@ -28,7 +28,7 @@ def test_a_value_across_a_regime_boundary_is_a_miss_whatever_its_distance():
     # an Eq.-9 ratio above one against the paper's below one
     row = row_of("eta_sweep", "noise_ratio_0.70_frak_ratio", {"noise_ratio_0.70_frak_ratio": 1.02, "n_train": 20})
     assert not row.match and row.result.startswith("miss: above 1")
-    assert row.expected.quantity == "η = 0.70: Eq. 9 ratio, here at n = 20"  # the n the page ran (the paper's: none)
+    assert row.expected.quantity == "η = 0.70: Eq. 9 ratio (here n = 20)"  # the n the page ran (the paper's: none)
 
 
 def test_a_miss_gets_its_cause_from_the_authors_number_or_a_static_cause():

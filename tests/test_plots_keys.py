@@ -35,12 +35,12 @@ def test_a_regime_map_keeps_its_key_off_its_cells_when_asked():
     fig, axes = plots.figure(1, 3)
     plots.regime_map(axes[0], D, MU, REGIMES, "inside")
     plots.regime_map(axes[1], D, MU, REGIMES, "no key", legend=False)
-    plots.category_map(axes[2], D, MU, REGIMES, plots.REGIME_COLORS, "beside", legend="right")
+    plots.category_map(axes[2], D, MU, REGIMES, plots.REGIME_COLORS, "under", legend="below")
     assert axes[0].get_legend() is not None and axes[1].get_legend() is None
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     key, panel = axes[2].get_legend().get_window_extent(renderer), axes[2].get_window_extent(renderer)
-    assert key.x0 >= panel.x1  # beside the map, over none of its cells
+    assert key.y1 <= panel.y0  # under the map, over none of its cells
     assert [t.get_text() for t in axes[0].get_legend().get_texts()] == ["harmful", "benign", "not overfitting"]
 
 
