@@ -2,7 +2,7 @@
 
 One run is one draw of the data (and of W₀); a verdict read off it is a verdict on that draw. The functions here run
 a setting over many draws and return one row per draw (a tidy table), and turn such a table into headline numbers
-(`spread`) and words (`fitted_words`, `gain_words`).
+(`spread`) and words (`fitted_words`, `gain_words`, `spread_words`).
 
 - `dynamics_outcomes`: Figure 3's settings, W and p trained from p = 0 by the exact fast trainer
   (`benign.synthetic.simulate`, the draws of a setting batched) on the authors' data stream and initialisation:
@@ -20,7 +20,7 @@ import pandas as pd
 from . import authors, synthetic, thresholds
 from .checks import ParameterError, check, check_all
 from .data import Run, TokenData, make_train_test, signals, token_types
-from .words import and_list, share_words
+from .words import and_list, share_words, span
 
 W0_BYTES = 1 << 30  # the W₀ (float32, d × d each) that one batched trainer call holds at once
 
@@ -134,6 +134,33 @@ def spread(outcomes: pd.DataFrame, by: str, columns) -> dict:
             for stat in ("min", "median", "max"):
                 out[f"{group}_draws_{column}_{stat}"] = float(getattr(rows[column], stat)())
     return out
+
+
+def spread_words(outcomes: pd.DataFrame, by: str, column: str, fmt: str) -> dict[str, str]:
+    """Per group of the column `by`, how `column` spreads over the draws, its numbers formatted with `fmt`:
+    `{group}_draws_{column}_span`, lowest to highest ('0.99 to 1.00', or '0.80 in every draw'), and
+    `{group}_draws_{column}_median_words`, the median with that range ('0.60 (0.47 to 0.72)', '1.00 in every
+    draw')."""
+    words = {}
+    for group, rows in outcomes.groupby(by, sort=False):
+        low, median, high = (format(float(getattr(rows[column], stat)()), fmt) for stat in ("min", "median", "max"))
+        same = low == high
+        words[f"{group}_draws_{column}_span"] = f"{low} in every draw" if same else span(low, high)
+        words[f"{group}_draws_{column}_median_words"] = (f"{median} in every draw" if same
+                                                          else f"{median} ({span(low, high)})")
+    return words
+
+
+def sides_words(above: int, total: int, line: str = "it", rest: str = "at chance") -> str:
+    """How `total` draws fall about a line, `above` of them on or above it: 'all 4 draws lie above it', '31 of the
+    50 draws lie above it and the other 19 are at chance', 'no draw lies above it: all 50 are at chance'."""
+    if above == 0:
+        return f"no draw lies above {line}: {'the only one is' if total == 1 else f'all {total} are'} {rest}"
+    if above == total:
+        return f"{share_words(above, total, 'draw', 'draws')} {'lies' if total == 1 else 'lie'} above {line}"
+    others = total - above
+    return (f"{_draws(above, total, 'lies', 'lie')} above {line} and the other {others} "
+            f"{'is' if others == 1 else 'are'} {rest}")
 
 
 def _draws(k: int, total: int, one: str, many: str) -> str:

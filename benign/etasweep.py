@@ -83,6 +83,22 @@ def collapse(table: pd.DataFrame, n: int, label_noise: str = "deterministic", se
     return out
 
 
+NO_FLIP = "no label flipped"  # the Eq. 9 ratio where no label is flipped: no noisy sample to divide by
+
+
+def ratio_cells(ratio) -> list:
+    """An Eq. 9 ratio column as a table shows it: each ratio, and `NO_FLIP` where the noisy samples' sum is empty
+    (the ratio is infinite), never '∞'."""
+    return [NO_FLIP if np.isinf(r) else float(r) for r in np.asarray(ratio, dtype=float)]
+
+
+def at_least_words(values, fmt: str = ".3f", top: float = 1.0) -> str:
+    """The lowest of `values` as 'at least 0.986'; where it reads as `top` (every test sample right), that number
+    alone ('1.000'): 'at least 1.000' says less than it seems."""
+    low = format(float(np.min(values)), fmt)
+    return low if low == format(top, fmt) else f"at least {low}"
+
+
 def collapse_sentence(rows: dict[str, dict[int, dict]]) -> str:
     """A sentence saying which n reproduces the paper's collapse, per trainer: `rows` maps a trainer's name (as the
     sentence says it) to its `collapse` results by n. Where none does, it names those reproducing the ratio's collapse
@@ -103,7 +119,8 @@ def collapse_sentence(rows: dict[str, dict[int, dict]]) -> str:
             parts.append(f"{who} reproduces the ratio's collapse at n = {and_list([f'{m:,}' for m in ratio_hits])} but "
                          f"not the fall of the test accuracy (of n = {tried})")
             continue
-        part = f"{who} reproduces it at none of n = {tried}"
+        part = (f"{who} does not reproduce it at n = {tried}, the only n it ran" if len(ns) == 1 else
+                f"{who} reproduces it at none of n = {tried}")
         up_to = {m: by_n[m]["up_to"] for m in ns}
         crossing = [(a, b) for a, b in zip(ns, ns[1:]) if up_to[a] > PAPER_LAST_ABOVE > up_to[b]]
         if crossing:

@@ -16,20 +16,24 @@ Each row holds three numbers: the target, the authors' code's (a transcription o
 run by the notebook at the paper's stated setting and stored in its metrics as `authors_<key>`) and ours. A miss
 gets a cause, one of `CAUSES`: a static one where the numbers cannot decide (a setting the paper does not state, an
 offline substitute), else what the authors' number decides — within the tolerance of ours and on our side of every
-regime boundary, or within the range of ours over seeds, means their published code agrees with us; otherwise ours
-differs from their code.
+regime boundary means their published code agrees with us; missing the paper's number itself, it misses too;
+otherwise ours differs from their code.
+
+A row's `quantity` may name numbers of the record (`{n_train:.0f}`, formatted when the row is compared), so that it
+says the setting the page ran.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import thresholds
-from .words import percent, reader_name
+from .words import and_list, percent, reader_name
 
 OURS_DIFFER = "ours differs from the authors' code"
 AUTHORS_AGREE = "the authors' published code agrees with us"
+AUTHORS_MISS = "the authors' published code misses the paper's number too"
 UNSTATED = "the paper does not state a setting we need"
 SUBSTITUTE = "an offline substitute"
 UNEXAMINED = "not examined"  # a miss with no authors' number and no static cause
@@ -38,8 +42,10 @@ NOT_TESTABLE = "not testable with this backbone"  # measured on the page (`untes
 # "authors'" number is that construction on the authors' data stream, and its causes say so
 CONSTRUCTION_AGREES = "the book's construction on the authors' data stream agrees with us"
 CONSTRUCTION_DIFFERS = "ours differs from the book's construction on the authors' data stream"
+CONSTRUCTION_MISSES = "the book's construction on the authors' data stream misses the paper's number too"
 CONSTRUCTED = {"fig1_token_selection"}
-CAUSES = (OURS_DIFFER, AUTHORS_AGREE, UNSTATED, SUBSTITUTE, NOT_TESTABLE, CONSTRUCTION_AGREES, CONSTRUCTION_DIFFERS)
+CAUSES = (OURS_DIFFER, AUTHORS_AGREE, AUTHORS_MISS, UNSTATED, SUBSTITUTE, NOT_TESTABLE, CONSTRUCTION_AGREES,
+          CONSTRUCTION_DIFFERS, CONSTRUCTION_MISSES)
 
 PAPER, THEOREM, AUTHORS, EXAMPLE, ESTIMATE, NEAREST, LIMIT = (
     "paper", "theorem", "authors' code here", "example setting", "book's estimate", "nearest paper row",
@@ -88,7 +94,7 @@ TOLERANCES = {
     "loss": Tolerance(0.01, "a final logistic loss near 0.45 moves by less than this between draws of the data"),
     "plot": Tolerance(0.05, "read off the paper's plot: about one tick of its axis"),
     "colour": Tolerance(0.25, "read off the paper's colour bar: about one of its colour steps"),
-    "ratio": Tolerance(0.1, "a ratio the paper quotes to two digits, from one draw of 20 samples"),
+    "ratio": Tolerance(0.1, "a ratio the paper quotes to two digits, from one run at an n it does not state"),
     "eta": Tolerance(0.05, "one step of the η grid"),
     "edge_grid": Tolerance(round(1.5 * (2 ** (1 / 8) - 1), 2), "the edge is read on a signal-norm grid whose "
                            "ratio is the eighth root of 2 (1.09): one grid step at √n·SNR ≈ 1.5"),
@@ -115,10 +121,17 @@ class Expected:
     testable: str = ""  # a Table-2 row's data set: its cells count only where its runs can test the claim
     limits: tuple[float, float] = ()  # a colour range, `target` one of its ends (bound "inside": ours within it)
     bound: str = ""  # a plot limit's side: "lower" (ours matches at or above it) or "upper" (at or below it)
+    authors_key: str = ""  # the record's key of the authors' number, where it is not authors_<key>
 
     @property
     def allowed(self) -> float:
         return TOLERANCES[self.tolerance].value if self.tolerance_value is None else self.tolerance_value
+
+
+def chance_line(n_test: int) -> float:
+    """The test accuracy below which a value on `n_test` balanced test samples is chance (`regime_of`): one half plus
+    two standard deviations of a coin's accuracy."""
+    return 0.5 + 2 * math.sqrt(0.25 / n_test)
 
 
 def regime_of(regime: str, value: float) -> str:
@@ -129,7 +142,7 @@ def regime_of(regime: str, value: float) -> str:
     if name == "count":  # fitted labels out of `size`
         return f"{round(value * int(size))} of {size}"
     if name == "chance":  # a test accuracy on `size` samples: chance, or above it (two standard deviations)
-        return "chance" if value < 0.5 + 2 * math.sqrt(0.25 / int(size)) else "above chance"
+        return "chance" if value < chance_line(int(size)) else "above chance"
     if name == "ratio1":
         return "above 1" if value > 1 else "at most 1"
     raise ValueError(f"unknown regime {regime!r}")
@@ -156,17 +169,16 @@ def agrees(e: Expected, value: float, target: float) -> bool:
     return within(value, target, e.allowed) and regime_of(e.regime, value) == regime_of(e.regime, target)
 
 
-def miss_cause(e: Expected, authors: float | None, here: float, seeds: tuple[float, float] | None = None) -> str:
-    """Why a row misses: its static cause, else what the authors' number decides (see the module's docstring). With
-    the range of ours over seeds (`seeds`), their one draw agrees with us when it lies within that range too; against
-    a plot limit, when it lies on the same side of the limit as ours."""
+def miss_cause(e: Expected, authors: float | None, here: float) -> str:
+    """Why a row misses: its static cause, else what the authors' number decides (see the module's docstring): it
+    agrees with ours, or misses the paper's number too, or else ours differs from it."""
     if e.cause:
         return e.cause
     if authors is None:
         return UNEXAMINED
-    in_range = seeds is not None and seeds[0] - 1e-12 <= authors <= seeds[1] + 1e-12
-    same = limit_side(e, authors) == limit_side(e, here) if e.bound else agrees(e, authors, here)
-    return AUTHORS_AGREE if in_range or same else OURS_DIFFER
+    if agrees(e, authors, here):
+        return AUTHORS_AGREE
+    return OURS_DIFFER if agrees(e, authors, e.target) else AUTHORS_MISS
 
 
 # A Table-2 row tests the paper's claim only if phase 2 fits (nearly) all its clean labels (train accuracy at η = 0,
@@ -222,19 +234,32 @@ def compare(notebook: str, metrics: dict) -> list[Row]:
         here = metrics.get(e.key)
         if here is None or here != here:
             continue  # not computed at this profile (a smaller grid, say)
-        authors = metrics.get(f"authors_{e.key}")
+        e = replace(e, quantity=e.quantity.format_map(metrics))  # the setting the page ran, where the row names it
+        authors = metrics.get(e.authors_key or f"authors_{e.key}")
         authors = None if authors is None or authors != authors else float(authors)
         match = agrees(e, float(here), e.target)
-        seeds = (metrics[f"{e.key}_min"], metrics[f"{e.key}_max"]) if f"{e.key}_min" in metrics else None
         why = untestable(e.testable, metrics) if e.testable else ""
         if why:
             rows.append(Row(e, float(here), authors, False, why, testable=False))
             continue
-        cause = "" if match else miss_cause(e, authors, float(here), seeds)
+        cause = "" if match else miss_cause(e, authors, float(here))
         if notebook in CONSTRUCTED:
-            cause = {AUTHORS_AGREE: CONSTRUCTION_AGREES, OURS_DIFFER: CONSTRUCTION_DIFFERS}.get(cause, cause)
+            cause = {AUTHORS_AGREE: CONSTRUCTION_AGREES, OURS_DIFFER: CONSTRUCTION_DIFFERS,
+                     AUTHORS_MISS: CONSTRUCTION_MISSES}.get(cause, cause)
         rows.append(Row(e, float(here), authors, match, cause))
     return rows
+
+
+def misses_words(rows: list[Row]) -> str:
+    """Which rows of a comparison miss, as a page says it: 'every row lies within its tolerance', 'the row
+    “large signal (1000, 80): train accuracy” misses and the other 6 lie within their tolerances'."""
+    missed = [f"“{r.expected.quantity}”" for r in rows if r.testable and not r.match]
+    if not missed:
+        return "every row lies within its tolerance" if rows else "no row is compared"
+    rest = len(rows) - len(missed)
+    said = f"the row {missed[0]} misses" if len(missed) == 1 else f"the rows {and_list(missed)} miss"
+    return said + ("" if not rest else " and the other one lies within its tolerance" if rest == 1 else
+                   f" and the other {rest} lie within their tolerances")
 
 
 def counts(rows: list[Row]) -> dict[str, tuple[int, int]]:
@@ -255,15 +280,29 @@ def accuracies(prefix: str, label: str, train: float, test: float, test_toleranc
                      **{k: v for k, v in extra.items() if k != "note"})]
 
 
+def over_draws(rows: list[Expected]) -> list[Expected]:
+    """`accuracies` rows compared with the median over the page's data draws (`benign.draws.spread`:
+    `{prefix}_draws_{quantity}_median`, the draws counted by `{prefix}_draws`) instead of one draw: the paper's number
+    is one draw of its data, and a single draw of ours lands on either side of a regime boundary the median does
+    not straddle. The authors' number stays their one draw (`authors_{prefix}_{quantity}`)."""
+    out = []
+    for e in rows:
+        prefix, quantity = next((e.key.removesuffix(f"_{q}"), q) for q in ("train_acc", "test_acc")
+                                if e.key.endswith(f"_{q}"))
+        out.append(replace(e, key=f"{prefix}_draws_{quantity}_median", authors_key=f"authors_{e.key}",
+                           quantity=f"{e.quantity}, median over {{{prefix}_draws:.0f}} data draws"))
+    return out
+
+
 # Paper 1. Sources: ../shared/paper-facts.md. Figure 1 uses n = n_test = 100; the others 20 and 1000.
 FIG1, TEXT = dict(n=100, n_test=100, where="read off Figure 1"), dict(n=20, n_test=1000, where="text")
 EXPECTED = {
-    "fig1_token_selection": [
+    "fig1_token_selection": over_draws([
         *accuracies("harmful", "harmful (c = 1)", 1.0, 0.62, "test100_mid", **FIG1),
         *accuracies("benign", "benign (c = 0.06)", 1.0, 1.0, "test100", **FIG1),
         *accuracies("not_overfitting", "not overfitting (c = 0.001)", 0.8, 1.0, "test100", **FIG1,
                     note="= 1 − η: the noisy samples are not fitted"),
-    ],
+    ]),
     "fig3_dynamics": [
         *accuracies("balanced", "balanced (2000, 20)", 1.0, 0.996, "test1000", **TEXT),
         Expected("balanced_train_loss", "balanced (2000, 20): final train loss", 0.4526, "loss", AUTHORS,
@@ -273,31 +312,35 @@ EXPECTED = {
         *accuracies("large_signal", "large signal (1000, 80)", 0.8, 1.0, "test1000", **TEXT,
                     note="the paper's setting of this panel is not stated in its text (unverified)"),
     ],
-    "fig5_heatmap": [  # Figure 3's settings as cells of the grid (one seed each; how many of the large-signal cell's
-        # noisy labels are fitted is judged over seeds on Figure 3's page): shown here, counted there
+    "fig5_heatmap": [  # Figure 3's settings as cells of the grid (one seed each): shown here, counted there
         *accuracies("balanced", "cell (2000, 20)", 1.0, 0.996, "test1000", **TEXT, counted_on="fig3_dynamics"),
         *accuracies("large_noise", "cell (4500, 5)", 1.0, 0.867, "test1000_low", **TEXT, counted_on="fig3_dynamics"),
-        accuracies("large_signal", "cell (1000, 80)", 0.8, 1.0, "test1000", **TEXT, counted_on="fig3_dynamics")[1],
+        *accuracies("large_signal", "cell (1000, 80)", 0.8, 1.0, "test1000", **TEXT, counted_on="fig3_dynamics"),
     ],
     "conditions_heatmap": [
-        Expected("eq10_min_ratio", "Eq. 10 class ratio: smallest over the grid", 0.5, "colour", LIMIT,
+        Expected("eq10_min_ratio", "Eq. 10 class ratio: smallest over the grid, one-sided (a match at or above the "
+                 "bar's lower end, less the tolerance)", 0.5, "colour", LIMIT,
                  where="the appendix's colour bar, lower end", bound="lower"),
-        Expected("eq10_max_ratio", "Eq. 10 class ratio: largest over the grid", 2.5, "colour", LIMIT,
+        Expected("eq10_max_ratio", "Eq. 10 class ratio: largest over the grid, one-sided (a match at or below the "
+                 "bar's upper end, plus the tolerance)", 2.5, "colour", LIMIT,
                  where="the appendix's colour bar, upper end", bound="upper"),
     ],
-    "eta_sweep": [
-        Expected("largest_eta_ratio_above_1", "largest η with Eq. 9 ratio > 1", 0.6, "eta", where="appendix text",
-                 cause=UNSTATED, note="the appendix does not state n"),
-        Expected("min_test_acc_ratio_above_1", "smallest test accuracy while the ratio is > 1", 0.986, "test1000",
-                 where="appendix text", regime="chance:1000", cause=UNSTATED, note="the appendix does not state n"),
-        Expected("noise_ratio_0.65_frak_ratio", "η = 0.65: Eq. 9 ratio", 0.78, "ratio", where="appendix text",
-                 regime="ratio1", cause=UNSTATED, note="the appendix does not state n"),
-        Expected("noise_ratio_0.65_test_acc", "η = 0.65: test accuracy", 0.579, "test1000_low", where="appendix text",
-                 regime="chance:1000", cause=UNSTATED, note="the appendix does not state n"),
-        Expected("noise_ratio_0.70_frak_ratio", "η = 0.70: Eq. 9 ratio", 0.50, "ratio", where="appendix text",
-                 regime="ratio1", cause=UNSTATED, note="the appendix does not state n"),
-        Expected("noise_ratio_0.70_test_acc", "η = 0.70: test accuracy", 0.505, "test1000_low", where="appendix text",
-                 regime="chance:1000", cause=UNSTATED, note="the appendix does not state n"),
+    "eta_sweep": [  # the appendix does not state n: each row names the n the page ran
+        Expected("largest_eta_ratio_above_1", "largest η with Eq. 9 ratio > 1 (here n = {n_train:.0f})", 0.6, "eta",
+                 where="appendix text", cause=UNSTATED, note="the appendix does not state n"),
+        Expected("min_test_acc_ratio_above_1", "smallest test accuracy while the ratio is > 1 (here n = "
+                 "{n_train:.0f})", 0.986, "test1000", where="appendix text", regime="chance:1000", cause=UNSTATED,
+                 note="the appendix does not state n"),
+        Expected("noise_ratio_0.65_frak_ratio", "η = 0.65: Eq. 9 ratio (here n = {n_train:.0f})", 0.78, "ratio",
+                 where="appendix text", regime="ratio1", cause=UNSTATED, note="the appendix does not state n"),
+        Expected("noise_ratio_0.65_test_acc", "η = 0.65: test accuracy (here n = {n_train:.0f})", 0.579,
+                 "test1000_low", where="appendix text", regime="chance:1000", cause=UNSTATED,
+                 note="the appendix does not state n"),
+        Expected("noise_ratio_0.70_frak_ratio", "η = 0.70: Eq. 9 ratio (here n = {n_train:.0f})", 0.50, "ratio",
+                 where="appendix text", regime="ratio1", cause=UNSTATED, note="the appendix does not state n"),
+        Expected("noise_ratio_0.70_test_acc", "η = 0.70: test accuracy (here n = {n_train:.0f})", 0.505,
+                 "test1000_low", where="appendix text", regime="chance:1000", cause=UNSTATED,
+                 note="the appendix does not state n"),
     ],
     "fig7_one_layer_heatmap": [  # each end of our range against the paper's whole colour range: inside it or not
         Expected(key, label, limits[end], "plot", LIMIT, bound="inside", limits=limits,

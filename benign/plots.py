@@ -33,10 +33,12 @@ def style() -> None:
                          "figure.figsize": (PAGE_WIDTH, ROW_HEIGHT), **FONT_SIZES})
 
 
-def figure(nrows: int = 1, ncols: int = 1, row_height: float = ROW_HEIGHT, **kwargs):
-    """`plt.subplots` at the page's width: `nrows` rows of `row_height` inches, laid out by matplotlib's
-    constrained layout (no `tight_layout` needed). Returns (figure, axes)."""
-    return plt.subplots(nrows, ncols, figsize=(PAGE_WIDTH, row_height * nrows), layout="constrained", **kwargs)
+def figure(nrows: int = 1, ncols: int = 1, row_height: float = ROW_HEIGHT, width: float = PAGE_WIDTH, **kwargs):
+    """`plt.subplots` at the page's width (or `width` inches: a single small panel at `PHONE_WIDTH` is shown at its
+    own size on a wide page and stays legible on a phone, where no one-column version is made for it): `nrows` rows
+    of `row_height` inches, laid out by matplotlib's constrained layout (no `tight_layout` needed). Returns
+    (figure, axes)."""
+    return plt.subplots(nrows, ncols, figsize=(width, row_height * nrows), layout="constrained", **kwargs)
 
 
 def figure_rows(titles, ncols: int, row_height: float = ROW_HEIGHT, **kwargs):
@@ -50,11 +52,18 @@ def figure_rows(titles, ncols: int, row_height: float = ROW_HEIGHT, **kwargs):
     return fig, axes
 
 
-def legend_above(fig, ax, ncols: int = 4, **kwargs) -> None:
-    """The legend of `ax` once, above the whole figure (a composite's panels are too small to hold it); `kwargs`
-    style it (the white lines of `theory_overlay` need a dark box: `OVERLAY_LEGEND`)."""
-    fig.legend(*ax.get_legend_handles_labels(), **{"loc": "outside upper center", "ncols": ncols, "frameon": False,
-                                                   **kwargs})
+def legend_above(fig, *axes, ncols: int = 4, extra=(), **kwargs) -> None:
+    """The legend of the axes `axes` (their entries in order, each label once, then the labelled artists `extra`,
+    such as `category_key`'s patches) once, above the whole figure (a composite's panels are too small to hold it);
+    `kwargs` style it (the white lines of `theory_overlay` need a dark box: `OVERLAY_LEGEND`)."""
+    entries = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    for handle in extra:
+        entries.setdefault(handle.get_label(), handle)
+    fig.legend(list(entries.values()), list(entries), **{"loc": "outside upper center", "ncols": ncols,
+                                                         "frameon": False, **kwargs})
 
 
 OVERLAY_LEGEND = {"frameon": True, "facecolor": "gray", "labelcolor": "white"}  # a legend of white lines
@@ -152,20 +161,27 @@ def tick_labels_overlap(axis, renderer) -> bool:
     return any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2))
 
 
+def plain_log_ticks(axis) -> None:
+    """A log axis's tick labels as plain numbers ('3', '0.6'), not as powers of ten (3×10⁰, 6×10⁻¹)."""
+    from matplotlib.ticker import FuncFormatter
+
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
+    axis.set_major_formatter(plain)
+    axis.set_minor_formatter(plain)
+
+
 def readable_log_ticks(fig) -> None:
     """On a log axis whose tick labels overlap (a range of a decade or two shows minor labels such as 3×10⁰ beside
-    4×10⁰), the labels as plain numbers ('3', '0.6'); if they still overlap, the minor ticks unlabelled."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
+    4×10⁰), the labels as plain numbers (`plain_log_ticks`); if they still overlap, the minor ticks unlabelled."""
+    from matplotlib.ticker import NullFormatter
 
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    plain = FuncFormatter(lambda v, _: f"{v:g}")
     for ax in fig.axes:
         for axis in (ax.xaxis, ax.yaxis):
             if axis.get_scale() != "log" or not tick_labels_overlap(axis, renderer):
                 continue
-            axis.set_major_formatter(plain)
-            axis.set_minor_formatter(plain)
+            plain_log_ticks(axis)
             fig.canvas.draw()
             if tick_labels_overlap(axis, renderer):
                 axis.set_minor_formatter(NullFormatter())
@@ -482,24 +498,36 @@ def heatmap(ax, d_values, mu_values, Z, title: str, cmap="viridis", vmin=None, v
     return mesh
 
 
-def category_map(ax, d_values, mu_values, labels, colors: dict, title: str) -> None:
-    """Categorical (d, ‖μ‖) map: `labels` (rows d, columns ‖μ‖) are keys of `colors` (label → colour); the legend
-    shows a key with its underscores as spaces."""
-    from matplotlib.colors import ListedColormap
+def category_key(colors: dict, prefix: str = "") -> list:
+    """The legend entries of a categorical map: a patch of each key's colour, labelled `prefix` and the key with its
+    underscores as spaces."""
     from matplotlib.patches import Patch
+
+    return [Patch(color=color, label=prefix + key.replace("_", " ")) for key, color in colors.items()]
+
+
+def category_map(ax, d_values, mu_values, labels, colors: dict, title: str, legend: bool | str = True) -> None:
+    """Categorical (d, ‖μ‖) map: `labels` (rows d, columns ‖μ‖) are keys of `colors` (label → colour); the legend
+    (`category_key`, in the upper right) shows a key with its underscores as spaces. So that it covers no cell:
+    `legend="below"` sets it under the map (under its axis label), `legend=False` leaves it to the caller, such as
+    one key above a figure of several maps (`legend_above`'s `extra`)."""
+    from matplotlib.colors import ListedColormap
 
     names = list(colors)
     codes = np.vectorize(names.index)(np.asarray(labels))
     ax.pcolormesh(_edges(d_values), _edges(mu_values), codes.T, cmap=ListedColormap(list(colors.values())),
                   vmin=-0.5, vmax=len(names) - 0.5, shading="flat")
-    ax.legend(handles=[Patch(color=colors[k], label=k.replace("_", " ")) for k in names], loc="upper right",
-              framealpha=0.9)
+    if legend == "below":
+        ax.legend(handles=category_key(colors), loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2,
+                  frameon=False)
+    elif legend:
+        ax.legend(handles=category_key(colors), loc="upper right", framealpha=0.9)
     ax.set(title=title, xlabel="d", ylabel="‖μ‖")
 
 
-def regime_map(ax, d_values, mu_values, regimes, title: str) -> None:
-    """Categorical map of the observed regime of each cell."""
-    category_map(ax, d_values, mu_values, regimes, REGIME_COLORS, title)
+def regime_map(ax, d_values, mu_values, regimes, title: str, legend: bool = True) -> None:
+    """Categorical map of the observed regime of each cell (`legend`: as `category_map`'s)."""
+    category_map(ax, d_values, mu_values, regimes, REGIME_COLORS, title, legend)
 
 
 COURSE_COLORS = {"stays_below": "#2ca02c", "transient": "#ff7f0e", "falls_below": "#9467bd", "rises_above": "#d62728",
@@ -507,9 +535,10 @@ COURSE_COLORS = {"stays_below": "#2ca02c", "transient": "#ff7f0e", "falls_below"
 
 
 def theory_overlay(ax, d_values, n: int, sigma: float = 1.0, settings: dict | None = None,
-                   color: str = "white") -> None:
+                   color: str = "white", label_box: bool = False) -> None:
     """The theory's boundaries n·SNR² = 1 and SNR = d^{-1/4}, and marked settings {label: (d, ‖μ‖)}, drawn in
-    `color` (white on dark maps; black on a map whose middle is white, as a diverging one)."""
+    `color` (white on dark maps; black on a map whose middle is white, as a diverging one); `label_box` sets each
+    setting's label on a box of the opposite shade, so that a boundary drawn through it does not overprint it."""
     from . import theory
 
     d = np.linspace(min(d_values), max(d_values), 200)
@@ -517,10 +546,11 @@ def theory_overlay(ax, d_values, n: int, sigma: float = 1.0, settings: dict | No
     ax.plot(d, np.minimum(theory.signal_norm_at_n_snr2(d, n, sigma=sigma), ylim[1]), color=color, lw=1.8, ls="--",
             label="n·SNR² = 1")
     ax.plot(d, np.minimum(theory.signal_norm_at_harmful(d, sigma=sigma), ylim[1]), color=color, lw=1.8, ls=":",
-            label="SNR = d^(-1/4)")
+            label="SNR = $d^{-1/4}$")
     for label, (d0, mu0) in (settings or {}).items():
         ax.scatter([d0], [mu0], marker="*", s=140, color="white", edgecolor="black", zorder=5)
         right = d0 > xlim[0] + 0.75 * (xlim[1] - xlim[0])  # label to the left near the right edge
+        box = dict(boxstyle="round,pad=0.15", lw=0, alpha=0.6, fc="black" if color == "white" else "white")
         ax.annotate(label, (d0, mu0), textcoords="offset points", xytext=(-6 if right else 6, 4), color=color,
-                    fontweight="bold", ha="right" if right else "left")
+                    fontweight="bold", ha="right" if right else "left", bbox=box if label_box else None)
     ax.set(xlim=xlim, ylim=ylim)

@@ -28,8 +28,13 @@ def _value(x):
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
 
+def step_text(t: float | None) -> str:
+    """A step as a table shows it: whole ('155', never an interpolated '154.6'), 'never' for none (None or NaN)."""
+    return "never" if t is None or t != t else f"{t:,.0f}"
+
+
 def _steps(t: float | None) -> str:
-    return "never" if t is None else f"at step {t:,.0f}"
+    return "never" if t is None else f"at step {step_text(t)}"
 
 
 def _runs(by_step: dict[int, str]) -> list[tuple[str, list[int]]]:
@@ -43,17 +48,20 @@ def _runs(by_step: dict[int, str]) -> list[tuple[str, list[int]]]:
     return out
 
 
-def fit_words(fit: dict, way: str = "slope", unit: str = "row", total: int | None = None, when: str = "") -> str:
-    """A boundary's fitted slope (`regimes.boundary_slope`; way "slope": over rows of d, "slope_d": over columns of
-    ‖μ‖) as prose, `when` after the number: '0.52 ± 0.10 at step 1,000 (over 7 of the 39 columns)', '0.50 (from the
-    only two rows that hold both regimes, no spread)', 'not measurable (no row holds both regimes)'."""
-    n = fit["rows" if way == "slope" else "columns"]
+UNITS = {"slope": "column", "slope_d": "row"}  # the map's picture: d along x (a column: one d), ‖μ‖ along y
+
+
+def fit_words(fit: dict, way: str = "slope", total: int | None = None, when: str = "") -> str:
+    """A boundary's fitted slope (`regimes.boundary_slope`; way "slope": log ‖μ*‖ found in each column of the map,
+    one d, against log d; "slope_d": log d* found in each row, one ‖μ‖, against log ‖μ‖) as prose, `when` after the
+    number: '0.52 ± 0.10 at step 1,000 (over 7 of the 39 columns)', 'not measurable (no column holds both regimes)';
+    a line through two points has no error to judge it by, and is not measurable either."""
+    n, unit = fit["rows" if way == "slope" else "columns"], UNITS[way]
     of = f" of the {total}" if total is not None else ""
-    if n < 2:
-        return (f"not measurable{when} (no {unit} holds both regimes)" if n == 0
-                else f"not measurable{when} (only one {unit}{of} holds both regimes)")
-    if math.isnan(fit[f"{way}_se"]):
-        return f"{signed(fit[way], '.2f')}{when} (from the only two {unit}s that hold both regimes, no spread)"
+    if n < 2 or math.isnan(fit[f"{way}_se"]):
+        held = {0: f"no {unit} holds", 1: f"only one {unit}{of} holds"}.get(n, f"only {n} {unit}s{of} hold")
+        return f"not measurable{when} ({held} both regimes" + (": no error to judge a line through two points by)"
+                                                                if n == 2 else ")")
     return f"{signed(fit[way], '.2f')} ± {fit[f'{way}_se']:.2f}{when} (over {n}{of} {unit}s)"
 
 
@@ -138,7 +146,7 @@ class MapResult:
                     f"{share_text(self.unfitted_share_above_1)} lie above n·SNR² = 1 (their median n·SNR² is "
                     f"{tiny(self.unfitted_median_n_snr2)} at this training length)")
         reach = ("no cell is harmful" if self.harmful_max_snr_times_d_quarter is None else
-                 f"no harmful cell reaches beyond {self.harmful_max_snr_times_d_quarter:.2f} times SNR = d^(−1/4)")
+                 f"no harmful cell reaches beyond {self.harmful_max_snr_times_d_quarter:.2f} times SNR = $d^{{-1/4}}$")
         overfit = self.fits["overfit"]
         d_bounded = (overfit["columns"] >= 3 and not math.isnan(overfit["slope_d_se"])
                      and abs(overfit["slope_d"]) + thresholds.SLOPE_SE.value * overfit["slope_d_se"] < 1)
@@ -158,13 +166,13 @@ class MapResult:
         return dict(
             test_loss_trend_words=trend_words(self.test_loss_trend),
             unfitted_words=unfitted, harmful_reach_words=reach,
-            overfit_fit_d_words=fit_words(overfit, "slope_d", "column", self.grid[1]),
+            overfit_fit_d_words=fit_words(overfit, "slope_d", self.grid[1]),
             overfit_reading_words=(": the not-overfitting region is bounded by d far more than by ‖μ‖" if d_bounded
                                    else ""),
-            overfit_fit_words=fit_words(overfit, "slope", "row", self.grid[0]),
-            harmful_fit_words=fit_words(self.fits["harmful"], "slope", "row", self.grid[0]),
+            overfit_fit_words=fit_words(overfit, "slope", self.grid[0]),
+            harmful_fit_words=fit_words(self.fits["harmful"], "slope", self.grid[0]),
             harmful_head_words=head, head_below_words=head_below, harmful_of_words=harmful_of,
-            harmful_trained_fit_words=fit_words(self.fits["harmful_trained"], "slope", "row", self.grid[0]))
+            harmful_trained_fit_words=fit_words(self.fits["harmful_trained"], "slope", self.grid[0]))
 
 
 def map_result(cells: pd.DataFrame, maps: dict, d_values, signal_norm_values, n: int,
@@ -252,6 +260,10 @@ class TimeResult:
     attention_level: float
     compared: int  # cells shared with the map (`map_cells`) read at its step
     agreement: float | None  # share of them in the same regime there (None: none shared, or its step not run)
+    map_not_overfitting_share: float  # the share of the whole map's cells not overfitting at its own step
+    map_size: int  # the map's cells
+    medians: tuple[float, float]  # the long runs' median d and median ‖μ‖ (over their grid's values)
+    map_medians: tuple[float, float]  # the same over the map's values
 
     def metrics(self) -> dict:
         """The numbers under the keys the page glues and the ledger reads (None: not measurable here), and the
@@ -280,17 +292,23 @@ class TimeResult:
         return out | self.words()
 
     def _at(self, t: int) -> str:
-        return f"step {t:,}" + (" (the map's snapshot)" if t == self.num_steps else "")
+        return f"step {t:,}" + (f" (on the whole map at that step: {share_text(self.map_not_overfitting_share)})"
+                                if t == self.num_steps else "")
 
     def words(self) -> dict[str, str]:
         """The page's sentences about the long runs, for the steps and cells this profile has."""
-        shares = and_list([f"{share_text(self.shares_at[t]['not_overfitting'])}{' of the cells' if i == 0 else ''} at "
-                           f"{self._at(t)}" for i, t in enumerate(self.steps)])
+        shares = and_list([f"{share_text(self.shares_at[t]['not_overfitting'])}"
+                           f"{' of their cells' if i == 0 else ''} at {self._at(t)}" for i, t in enumerate(self.steps)])
+        (d, mu), (map_d, map_mu) = self.medians, self.map_medians
+        grid = ("The long runs are every cell of the map" if self.compared == self.map_size == self.runs else
+                f"The long runs are {count(self.runs, 'cell')} of the map's {self.map_size:,}, {self.grid[0]} values "
+                f"of d by {self.grid[1]} of ‖μ‖, whose median d is {d:,g} and median ‖μ‖ {mu:g}, against {map_d:,g} "
+                f"and {map_mu:g} over the map: their shares are this subgrid's, not the map's")
         if self.noisy_fitted_steps is None:
             fitted = "No cell fits every noisy label within the run"
         else:
             fitted = (f"Every noisy label is fitted within the run in {share_text(self.noisy_fitted_share)} of the "
-                      f"cells (median step {self.noisy_fitted_steps[0]:,.0f}, latest "
+                      f"long runs' cells (median step {self.noisy_fitted_steps[0]:,.0f}, latest "
                       f"{self.noisy_fitted_steps[1]:,.0f}; bottom left)")
         r = self.fitted_step_d_rank_corr
         fitted_cells = round(self.noisy_fitted_share * self.runs)
@@ -309,19 +327,20 @@ class TimeResult:
                  f"At step {self.num_steps:,} they give the map above again: {share_text(self.agreement)} of the "
                  f"{count(self.compared, 'cell')} the two computations share {'has' if self.compared == 1 else 'have'} "
                  "the same regime")
-        return dict(agreement_words=agree, not_overfitting_over_time_words=shares, noisy_fitted_words=fitted,
+        return dict(agreement_words=agree, not_overfitting_over_time_words=shares, long_grid_words=grid,
+                    noisy_fitted_words=fitted,
                     fitted_step_corr_words=corr, not_overfitting_end_words=end,
                     boundaries_over_time_words=self.boundary_words(), paper_cells_over_time_words=self.cell_words())
 
     def boundary_words(self) -> str:
         """Each boundary's slope at every snapshot step, against the theory's."""
-        overfit = and_list([fit_words(self.fits_at[t]["overfit"], "slope_d", "column", self.grid[1], f" at step {t:,}")
+        overfit = and_list([fit_words(self.fits_at[t]["overfit"], "slope_d", self.grid[1], f" at step {t:,}")
                             for t in self.steps])
-        harmful = and_list([fit_words(self.fits_at[t]["harmful"], "slope", "row", self.grid[0], f" at step {t:,}")
+        harmful = and_list([fit_words(self.fits_at[t]["harmful"], "slope", self.grid[0], f" at step {t:,}")
                             for t in self.steps])
         return (f"Along the benign / not-overfitting boundary the slope of log d* against log ‖μ‖ is {overfit}; "
                 f"n·SNR² = const would give 2. Along the harmful / benign boundary the slope of log ‖μ*‖ against "
-                f"log d is {harmful}; SNR ≍ d^(−1/4) would give ¼.")
+                f"log d is {harmful}; SNR ≍ $d^{{-1/4}}$ would give ¼.")
 
     def cell_words(self) -> str:
         """A list item per Figure 3 cell: its regimes over time and when its events happen (or that it is not among
@@ -377,4 +396,7 @@ def time_result(long: pd.DataFrame, steps: list[int], num_steps: int, num_steps_
         else None, d_min=float(min(d_values)), test_below_at_step0_share=float((long.test_error_first == 0).mean()),
         courses={k: float((long.course == k).mean()) for k in regimes.COURSES},
         selected_share=float(long.select_step.notna().mean()), paper_cells=paper, attention_level=attention_level,
-        compared=len(shared), agreement=agreement)
+        compared=len(shared), agreement=agreement,
+        map_not_overfitting_share=float((map_cells.regime == "not_overfitting").mean()), map_size=len(map_cells),
+        medians=(float(np.median(d_values)), float(np.median(signal_norm_values))),
+        map_medians=(float(np.median(map_cells.d.unique())), float(np.median(map_cells.signal_norm.unique()))))

@@ -16,9 +16,6 @@ from . import thresholds, timing
 from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, OFFLINE, PART, Finding, Record, fitted, seeds_fit_every_label, spread
 from .words import percent, share_words, signed
 
-# the second paper's rules live in their own module; the ledger reads every rule from here
-from .paper2_rules import paper2_below_rule, paper2_benign_rule, paper2_boundary_rule, paper2_harmful_rule  # noqa: F401
-
 
 def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
     """A named setting of Figure 3 is in its regime on every seed, judged by what training adds
@@ -35,14 +32,18 @@ def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
             draws = m.maybe(f"{prefix}_draws")
             if draws == draws:  # the outcome distribution over draws of (data, W₀): a majority decides
                 none, every_fitted = m[f"{prefix}_draws_none_fitted_share"], m[f"{prefix}_draws_all_fitted_share"]
-                evidence += (f"; over {draws:.0f} draws of (data, W₀) on the authors' stream, {percent(none)} leave every "
-                             f"noisy label unfitted at the last step and {percent(every_fitted)} fit them all")
+                total = round(draws)
+                unfitted, all_fitted = round(none * total), round(every_fitted * total)
+                evidence += (f"; over {total} draws of (data, W₀) on the authors' stream, "
+                             f"{_draws_doing(unfitted, total, 'leaves', 'leave')} every noisy label unfitted at the "
+                             f"last step and {_draws_doing(all_fitted, total, 'fits', 'fit')} them all")
                 if none > thresholds.MAJORITY.value:
                     return Finding(HOLDS, evidence)
+                some = f"{_draws_doing(total - unfitted, total, 'fits', 'fit')} some noisy label by the last step"
                 if 1 - none > thresholds.MAJORITY.value:
-                    return Finding(CONTRADICTED, evidence, "most draws fit some noisy label by the last step: the "
-                                   "setting is on its way to fitting them, not out of reach of them")
-                return Finding(PART, evidence, "half the draws fit some noisy label")
+                    return Finding(CONTRADICTED, evidence, f"{some}: the setting is on its way to fitting them, not "
+                                   "out of reach of them")
+                return Finding(PART, evidence, some)
             low, high = m[f"{prefix}_noisy_fitted_min"], m[f"{prefix}_noisy_fitted_max"]
             if high == 0:
                 return Finding(HOLDS, evidence)
@@ -86,6 +87,13 @@ def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
                        "training costs test accuracy against step 0, but on some seeds the same run on clean labels "
                        "loses as much: the cost is training's, not the flipped labels'")
     return rule
+
+
+def _draws_doing(k: int, total: int, one: str, many: str) -> str:
+    """How many of `total` draws do something, the verb agreeing: 'no draw fits', '1 fits', '7 fit', 'every draw
+    fits'."""
+    return ("no draw " + one if k == 0 else f"every draw {one}" if k == total else
+            f"{k} {one if k == 1 else many}")
 
 
 def fig1_rule(column: str) -> Callable[[Record], Finding]:
@@ -195,7 +203,7 @@ def boundary_rule(key: str, theory: float, alternative: float, what: str,
             fits.append((m.maybe(f"{key}_at_{last}"), m.maybe(f"{key}_se_at_{last}"), f"step {last}"))
         evidence = f"{what}: " + ", ".join(
             (f"{signed(slope, '.2f')} ± {se:.2f} at {when}" if se == se else f"no fit at {when}")
-            for slope, se, when in fits) + f" (theory: {theory:g}; {against}: {alternative:g})"
+            for slope, se, when in fits) + f" (the theory's slope: {theory:g}; {alternative:g} for {against})"
         powered = [(slope, se) for slope, se, _ in fits if se == se and k * se < power]
         if not powered:
             return Finding(NOT_SEEN, evidence, f"the spread cannot tell the theory's slope from {against}'s")
@@ -212,10 +220,11 @@ def boundary_rule(key: str, theory: float, alternative: float, what: str,
 def not_overfitting_stage_rule(m: Record) -> Finding:
     last = int(m["num_steps_long"])
     now, above, later = m["share_not_overfitting"], m.maybe("unfitted_share_above_1"), m[f"share_not_overfitting_at_{last}"]
-    evidence = f"share of cells not overfitting at step {m['num_steps']:.0f}: {now:.2f}"
+    evidence = f"cells not overfitting at step {m['num_steps']:,.0f}: {percent(now, '.1%')}"
     if now == 0:
-        return Finding(NOT_SEEN, evidence + f"; at step {last}: {later:.2f}", "no cell leaves a noisy label unfitted")
-    evidence += f" ({percent(above)} of them above n·SNR² = 1); at step {last}: {later:.2f}"
+        return Finding(NOT_SEEN, evidence + f"; at step {last:,}: {percent(later, '.1%')}",
+                       "no cell leaves a noisy label unfitted")
+    evidence += f" ({percent(above)} of them above n·SNR² = 1); at step {last:,}: {percent(later, '.1%')}"
     if above > thresholds.MAJORITY.value:
         return Finding(HOLDS, evidence)
     return Finding(CONTRADICTED, evidence, "most unfitted cells lie where n·SNR² is small, not large")
@@ -223,7 +232,7 @@ def not_overfitting_stage_rule(m: Record) -> Finding:
 
 def eq9_rule(m: Record) -> Finding:
     share = m["eq9_share_holds"]
-    evidence = f"Eq. 9 holds in a share {share:.2f} of the grid's cells (smallest ratio {m['eq9_min_ratio']:.2f})"
+    evidence = f"Eq. 9 holds in {percent(share)} of the grid's cells (smallest ratio {m['eq9_min_ratio']:.2f})"
     if share == 1:
         return Finding(HOLDS, evidence)
     return Finding(PART if share > thresholds.MAJORITY.value else CONTRADICTED, evidence, "it fails in some cells")
@@ -231,7 +240,8 @@ def eq9_rule(m: Record) -> Finding:
 
 def eq10_rule(m: Record) -> Finding:
     low, high, share = m["eq10_min_ratio"], m["eq10_max_ratio"], m["eq10_share_within_0.5_2.5"]
-    evidence = f"the class ratio spans {low:.2f}–{high:.2f} over the grid; a share {share:.2f} of the cells lies in 0.5–2.5"
+    evidence = (f"the class ratio spans {low:.2f}–{high:.2f} over the grid; {percent(share)} of the cells lie in "
+                "0.5–2.5")
     if share == 1:
         return Finding(HOLDS, evidence)
     if share > thresholds.MAJORITY.value:
@@ -343,8 +353,9 @@ def clock_rule(m: Record) -> Finding:
     evidence = (f"log of the step at which fresh inputs select their relevant token against 1/(n·SNR²): slope "
                 f"{signed(slope, '.2f')} ± {se:.2f} over {m['select_runs_p_only']:.0f} runs (theorem: 1); the test "
                 f"error is "
-                f"below δ at step 0 in {percent(m['test_error_at_step0_share'])} of the runs; "
-                f"{percent(m['select_censored_benign'])} of the theory's benign runs never select within the run")
+                f"below δ at step 0 in {percent(m['test_error_at_step0_share'])} of the runs outside the harmful "
+                f"region; {percent(m['select_censored_benign'])} of the analysed model's runs in the theory's benign "
+                "region never select within the run")
     if se != se or k * se >= thresholds.POWER.value:
         return Finding(NOT_SEEN, evidence, "the spread cannot tell the theorem's slope from no exponential law")
     if slope + k * se < 1:

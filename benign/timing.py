@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from . import thresholds
+from .words import share_words
 
 
 def crossing(steps, values, level: float) -> float:
@@ -72,9 +73,9 @@ def delayed_generalization(t_fit, t_select, inverse) -> dict:
     token reaches the level (NaN where the condition does not hold at the last step); inverse is 1/(n·SNR²).
 
     Returns benign_runs; delayed_runs and delayed_share, the runs with t_select > t_fit (the last noisy label fitted
-    before fresh inputs select); fit_time_median and select_time_median; gap_slope ± gap_slope_se, the least-squares
-    slope of log(t_select − t_fit) against inverse over the delayed runs, and select_slope ± select_slope_se, that of
-    log t_select over the benign runs selecting after step 0."""
+    before fresh inputs select); fit_time_median and select_time_median (`median_step`: a step a run reached);
+    gap_slope ± gap_slope_se, the least-squares slope of log(t_select − t_fit) against inverse over the delayed runs,
+    and select_slope ± select_slope_se, that of log t_select over the benign runs selecting after step 0."""
     t_fit, t_select, inverse = (np.asarray(v, dtype=float) for v in (t_fit, t_select, inverse))
     benign = ~np.isnan(t_fit) & ~np.isnan(t_select)
     t_fit, t_select, inverse = t_fit[benign], t_select[benign], inverse[benign]
@@ -85,8 +86,7 @@ def delayed_generalization(t_fit, t_select, inverse) -> dict:
     nan = float("nan")
     return dict(benign_runs=int(benign.sum()), delayed_runs=int(delayed.sum()),
                 delayed_share=float(delayed.mean()) if benign.any() else nan,
-                fit_time_median=float(np.median(t_fit)) if benign.any() else nan,
-                select_time_median=float(np.median(t_select)) if benign.any() else nan,
+                fit_time_median=median_step(t_fit), select_time_median=median_step(t_select),
                 gap_slope=gap_slope, gap_slope_se=gap_se, select_slope=select_slope, select_slope_se=select_se)
 
 
@@ -113,3 +113,29 @@ def delay_verdict(m: dict, majority: float = thresholds.MAJORITY.value,
     if slope - errors * se > 0:
         return "holds", ""
     return "not seen", "the spread cannot tell the gap's growth from none"
+
+
+def order_steps(x: float) -> str:
+    """A time the theorem gives only as an order (its constants set to one), in steps as a table shows it: whole
+    steps, to two significant digits from 100 on ('4,400', '30', '1'), 'under 1' below one step, '—' where there is
+    none (NaN)."""
+    if math.isnan(x):
+        return "—"
+    return "under 1" if x < 1 else f"{float(f'{x:.2g}') if x >= 100 else x:,.0f}"
+
+
+def median_step(steps) -> float:
+    """The median of measured steps as a step one of the runs reached: the lower of the two middle ones for an even
+    count (never a fraction such as 28.5); NaN for none."""
+    steps = np.sort(np.asarray(steps, dtype=float)[~np.isnan(np.asarray(steps, dtype=float))])
+    return float(steps[(len(steps) - 1) // 2]) if len(steps) else float("nan")
+
+
+def lowest_at_end_words(turned: int, total: int, where: str) -> str:
+    """Where a run's test loss turns (its minimum before the last step), in words for `total` runs `where`: 'in
+    none of the 84 runs outside the harmful region: in every one its lowest value is at the last step', 'in 3 of
+    the 84 runs …; in every other run its lowest value is at the last step', 'in all 84 runs …'."""
+    runs = f"none of the {total} runs" if turned == 0 else share_words(turned, total)
+    rest = {0: ": in every one its lowest value is at the last step", total: ""}.get(
+        turned, "; in every other run its lowest value is at the last step")
+    return f"in {runs} {where}{rest}"

@@ -26,8 +26,8 @@
 # between about 0.5 and 2.5. We recompute both maps.
 #
 # Following the authors' script for these checks, the defaults train **only $p$** (no $W$, i.e. $W = I$) on inputs
-# with two relevant, two aligned and two opposite weakly relevant tokens; set `train_W = True` and
-# `W_init = "kaiming"` for the main model. The sums run over training samples and over the steps
+# with two relevant, two aligned and two opposite weakly relevant tokens; the main model, $W$ trained too from
+# PyTorch's initialisation, is `benign run conditions_heatmap -p train_W True -p W_init kaiming`. The sums run over training samples and over the steps
 # $\tau = 0, \dots, 999$, as the authors accumulate them; which exact normalisation the paper's plots use is not
 # stated (unverified).
 
@@ -132,7 +132,9 @@ for label, table in (("", cells), ("authors_", theirs), ("ours_on_their_cells_",
     eq9, eq10 = table.eq9_ratio, table.eq10_ratio
     metrics.update({f"{label}eq9_share_holds": float((eq9 > 1).mean()), f"{label}eq9_min_ratio": float(eq9.min()),
                     f"{label}eq10_min_ratio": float(eq10.min()), f"{label}eq10_max_ratio": float(eq10.max()),
-                    f"{label}eq10_share_within_0.5_2.5": float(((eq10 >= 0.5) & (eq10 <= 2.5)).mean())})
+                    f"{label}eq10_share_within_0.5_2.5": float(((eq10 >= 0.5) & (eq10 <= 2.5)).mean()),
+                    f"{label}eq9_holds_words": words.share_words(int((eq9 > 1).sum()), len(eq9), "cell", "cells"),
+                    f"{label}eq10_span": words.span(f"{eq10.min():.2f}", f"{eq10.max():.2f}")})
 metrics["grid_cells"] = len(cells)
 if theirs is not None:
     metrics["authors_cells"] = len(theirs)  # the cells their script ran: every authors_grid_every-th d and ‖μ‖
@@ -141,16 +143,14 @@ nb.save_metrics(metrics)
 # %% [markdown]
 # ## Paper vs here
 #
-# Eq. 9 holds (ratio above one) in a share {glue:text}`eq9_share_holds:.2f` of the cells, the smallest ratio being
-# {glue:text}`eq9_min_ratio:.2f`. The Eq. 10 ratio ranges from {glue:text}`eq10_min_ratio:.2f` to
-# {glue:text}`eq10_max_ratio:.2f`.
+# Eq. 9 holds (ratio above one) in {glue:md}`eq9_holds_words` of the grid, the smallest ratio being
+# {glue:text}`eq9_min_ratio:.2f`. The Eq. 10 ratio ranges over {glue:md}`eq10_span`.
 #
 # The authors' script, run here at {glue:text}`authors_cells` of the grid's {glue:text}`grid_cells` cells (its $d$ and
-# $\|\mu\|$ thinned evenly), finds Eq. 9 holding in a share {glue:text}`authors_eq9_share_holds:.2f` of its cells
-# (smallest ratio {glue:text}`authors_eq9_min_ratio:.2f`) and the Eq. 10 ratio between
-# {glue:text}`authors_eq10_min_ratio:.2f` and {glue:text}`authors_eq10_max_ratio:.2f`; ours on the same cells spans
-# {glue:text}`ours_on_their_cells_eq10_min_ratio:.2f` to {glue:text}`ours_on_their_cells_eq10_max_ratio:.2f`.
-# The `paper` profile runs their script on every cell. So the published script agrees with us: both maps sit close to one almost everywhere, with a few
+# $\|\mu\|$ thinned evenly), finds Eq. 9 holding in {glue:md}`authors_eq9_holds_words` it ran (smallest ratio
+# {glue:text}`authors_eq9_min_ratio:.2f`) and the Eq. 10 ratio over {glue:md}`authors_eq10_span`; ours on the same
+# cells spans {glue:md}`ours_on_their_cells_eq10_span`. A run at the paper's profile
+# (`benign run conditions_heatmap --profile paper`) runs their script on every cell. So the published script agrees with us: both maps sit close to one almost everywhere, with a few
 # cells where one class's cumulative $\mathfrak S$ is several times the other's, and the paper's range of about
 # 0.5–2.5 does not follow from it at the stated settings. The notebook that drew the paper's Eq. 10 heatmap is not
 # in the authors' repository. A normalisation would not move this ratio: both classes have the same number of clean

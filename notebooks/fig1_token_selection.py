@@ -25,7 +25,7 @@
 
 # %% tags=["parameters"]
 seed = 0  # data and label noise of the plotted draw
-replicates = 3  # data draws, seeds seed, seed + 1, …: the verdicts rest on all of them
+replicates = 3  # data draws, seeds seed, seed + 1, …, whose spread the record keeps (the verdicts: outcome_draws)
 d = 10000  # token dimension
 signal_norm = 20.0  # ‖μ‖
 n = 100  # training samples
@@ -43,7 +43,7 @@ outcome_draws = 50  # data draws per column, seeds seed, seed + 1, …, in "How 
 out_dir = ""  # empty: results/fig1_token_selection/book
 
 # %%
-from benign import authors, notebooks, plots, synthetic, tables
+from benign import authors, expected, notebooks, plots, synthetic, tables, words
 from benign.data import make_train_test
 
 nb = notebooks.start("fig1_token_selection", globals())
@@ -93,8 +93,7 @@ nb.save_figure(fig)
 # %% [markdown]
 # ## How often does each column land where the paper puts it?
 #
-# The figure is one draw of the data, and the spans in "Paper vs here" rest on {glue:text}`replicates:.0f` draws.
-# Here each hand-built query runs over many draws (seeds {glue:md}`draw_seeds`, the plotted draw
+# The figure is one draw of the data. Here each hand-built query runs over many draws (seeds {glue:md}`draw_seeds`, the plotted draw
 # first, on our data stream; `benign.draws`). Where the paper puts each column, fixed before the run: harmful and
 # benign fit every training label (train accuracy 1.0), not overfitting fits none of the noisy ones (train accuracy
 # 0.8); the test accuracy is about 0.62 (harmful) and 1.0 (benign, not overfitting).
@@ -106,22 +105,31 @@ outcomes = draws.handbuilt_outcomes(columns, range(seed, seed + outcome_draws), 
                                     n_test=n_test, T=T, rho=rho, noise_ratio=noise_ratio, label_noise=label_noise,
                                     authors_test_seed=authors_test_seed)
 draw_metrics = {**draws.spread(outcomes, "column", ["train_acc", "test_acc"]), **draws.fitted_words(outcomes, "column"),
+                **draws.spread_words(outcomes, "column", "train_acc", ".2f"),
+                **draws.spread_words(outcomes, "column", "test_acc", ".2f"),
                 "draw_seeds": f"{seed} to {seed + outcome_draws - 1}"}  # the draws' seeds, as the prose says them
+# the harmful column against chance, by the comparison row's own line (`benign.expected.regime_of`)
+harmful_test = outcomes[outcomes.column == "harmful"].test_acc
+regime = next(e.regime for e in expected.EXPECTED[nb.name] if e.key == "harmful_draws_test_acc_median")
+line = expected.chance_line(int(regime.partition(":")[2]))
+above = int(sum(expected.regime_of(regime, a) == "above chance" for a in harmful_test))
+median_side = expected.regime_of(regime, harmful_test.median())
+draw_metrics.update(chance_line=line, chance_samples=int(regime.partition(":")[2]),
+                    harmful_above_chance_words=draws.sides_words(above, len(harmful_test)),
+                    harmful_median_side_words=("on the line itself" if f"{harmful_test.median():.2f}" == f"{line:.2f}"
+                                               else "above it" if median_side == "above chance" else "below it"),
+                    harmful_reach_paper_words=words.share_words(int((harmful_test >= 0.62 - 1e-9).sum()),
+                                                                len(harmful_test), "draw", "draws"))
 
 # %% [markdown]
 # Over {glue:text}`benign_draws:.0f` draws per column, noisy training labels fitted (of
 # {glue:text}`noisy_count:.0f`). Harmful: {glue:md}`harmful_draws_fitted_words`. Benign:
 # {glue:md}`benign_draws_fitted_words`. Not overfitting: {glue:md}`not_overfitting_draws_fitted_words`.
 #
-# Train accuracy, lowest to highest: harmful {glue:text}`harmful_draws_train_acc_min:.2f` to
-# {glue:text}`harmful_draws_train_acc_max:.2f`, benign {glue:text}`benign_draws_train_acc_min:.2f` to
-# {glue:text}`benign_draws_train_acc_max:.2f`, not overfitting {glue:text}`not_overfitting_draws_train_acc_min:.2f` to
-# {glue:text}`not_overfitting_draws_train_acc_max:.2f`. Test accuracy, median (lowest to highest): harmful
-# {glue:text}`harmful_draws_test_acc_median:.2f` ({glue:text}`harmful_draws_test_acc_min:.2f` to
-# {glue:text}`harmful_draws_test_acc_max:.2f`), benign {glue:text}`benign_draws_test_acc_median:.2f`
-# ({glue:text}`benign_draws_test_acc_min:.2f` to {glue:text}`benign_draws_test_acc_max:.2f`), not overfitting
-# {glue:text}`not_overfitting_draws_test_acc_median:.2f` ({glue:text}`not_overfitting_draws_test_acc_min:.2f` to
-# {glue:text}`not_overfitting_draws_test_acc_max:.2f`).
+# Train accuracy, lowest to highest: harmful {glue:md}`harmful_draws_train_acc_span`, benign
+# {glue:md}`benign_draws_train_acc_span`, not overfitting {glue:md}`not_overfitting_draws_train_acc_span`. Test
+# accuracy, median (lowest to highest): harmful {glue:md}`harmful_draws_test_acc_median_words`, benign
+# {glue:md}`benign_draws_test_acc_median_words`, not overfitting {glue:md}`not_overfitting_draws_test_acc_median_words`.
 
 # %% [markdown]
 # ## The authors' code
@@ -152,7 +160,7 @@ if authors_code:
                                     test=first["test"]["data"]) for name, c in columns.items()}
     metrics.update({f"authors_{name}_{split}_acc": theirs[name][split]["accuracy"] for name in columns
                     for split in ("train", "test")})
-metrics.update(draw_metrics, noisy_count=int(train.noisy.sum()))
+metrics.update(draw_metrics, noisy_count=int(train.noisy.sum()), n_test=n_test)
 nb.save_metrics(metrics)
 
 # %% [markdown]
@@ -163,16 +171,22 @@ nb.save_metrics(metrics)
 # {glue:text}`not_overfitting_train_acc:.2f` / test {glue:text}`not_overfitting_test_acc:.2f`. The authors' data
 # stream gives harmful {glue:text}`authors_harmful_train_acc:.2f` / {glue:text}`authors_harmful_test_acc:.2f`, benign
 # {glue:text}`authors_benign_train_acc:.2f` / {glue:text}`authors_benign_test_acc:.2f` and not overfitting
-# {glue:text}`authors_not_overfitting_train_acc:.2f` / {glue:text}`authors_not_overfitting_test_acc:.2f`. The
-# harmful test accuracy rests on few test samples and moves with the draw: over the {glue:text}`replicates:.0f`
-# draws here (on our data stream) it spans {glue:text}`harmful_test_acc_min:.2f`–{glue:text}`harmful_test_acc_max:.2f`. On a balanced test
-# set chance is one half, so a value near it is a query that routes fresh samples no better than a coin, not a
-# weaker version of the paper's picture: the comparison below calls a value on the other side of that line a miss
-# whatever its distance. A training accuracy just below one means one noisy sample whose weakly relevant token
-# carries more noise along $\nu$ than its signal $\rho/\sqrt2$: attending to that token cannot fit its flipped
-# label, whatever $c$. The `paper` profile is this page's: with the authors' test-seed reuse
-# (`-p authors_test_seed True`) the first n/2 test inputs are the first n/2 training inputs, with their clean
-# labels — with $n_{\text{test}} = n$ the training set itself.
+# {glue:text}`authors_not_overfitting_train_acc:.2f` / {glue:text}`authors_not_overfitting_test_acc:.2f`.
+#
+# **What is compared.** Each of the paper's numbers is one draw of its data, read off its Figure 1. A single draw of
+# ours is one draw too, and the harmful column's test accuracy, on {glue:text}`n_test` test samples, moves with the
+# draw: the plotted draw's is {glue:text}`harmful_test_acc:.2f`, while over our {glue:text}`harmful_draws:.0f` draws it is
+# {glue:md}`harmful_draws_test_acc_median_words` (median, lowest to highest). So the table compares each of the
+# paper's numbers with the median of our draws — the typical draw — and sets beside it the construction on the
+# authors' data stream, one draw. On a balanced test set chance is one half, and the comparison calls a test
+# accuracy below {glue:text}`chance_line:.2f` (one half plus two standard deviations of a coin on
+# {glue:text}`chance_samples` samples, the paper's test set) chance, a miss whatever its distance from the paper's. For the harmful column:
+# {glue:md}`harmful_above_chance_words`, and their median lies
+# {glue:md}`harmful_median_side_words`; {glue:md}`harmful_reach_paper_words` reach the paper's 0.62.
+#
+# This page runs at the paper's scale already. Its test set is drawn apart from the training set: drawn with the
+# training seed, as the authors' training scripts draw theirs, its first n/2 inputs would be the first n/2 training
+# inputs with their clean labels (see "The authors' code" above).
 
 # %%
 nb.compare(metrics)

@@ -54,9 +54,11 @@ outcome_draws = 50  # draws of (data, W₀) per setting (seeds seed, seed + 1, �
 out_dir = ""  # empty: results/fig3_dynamics/book
 
 # %%
-from benign import authors, data, notebooks, paths, plots, sweep, synthetic, tables, theory, thresholds, words
+from benign import (authors, data, expected, notebooks, paths, plots, sweep, synthetic, tables, theory, thresholds,
+                    verdicts, words)
 
 nb = notebooks.start("fig3_dynamics", globals())
+PAPER_REGIMES = {"balanced": "benign", "large_noise": "harmful", "large_signal": "not_overfitting"}  # its names
 settings = {"balanced": (d_balanced, signal_norm_balanced),
             "large_noise": (d_large_noise, signal_norm_large_noise),
             "large_signal": (d_large_signal, signal_norm_large_signal)}
@@ -87,9 +89,23 @@ clean_runs = [data.make_run(d, mu, seed=s, n=n, n_test=n_test, T=T, rho=rho, noi
               for s in seeds for name, (d, mu) in settings.items()]
 clean_sim = synthetic.simulate(clean_runs, learning_rate=learning_rate, num_steps=num_steps, log_every=num_steps,
                                track=[0], dtype=dtype, device=device)
-sim.final.assign(snr=theory.snr(sim.final.signal_norm, sim.final.d),
-                 n_snr2=theory.n_snr2(sim.final.signal_norm, sim.final.d, n),
-                 regime_by_order=theory.regime(sim.final.signal_norm, sim.final.d, n))
+plotted = sim.final[sim.final.run.isin(list(settings))]  # the plotted seed's runs: each setting by the theory's orders
+plotted.assign(SNR=theory.snr(plotted.signal_norm, plotted.d), n_snr2=theory.n_snr2(plotted.signal_norm, plotted.d, n),
+               regime_by_order=theory.regime(plotted.signal_norm, plotted.d, n)) \
+    .rename(columns={"run": "setting"})[["setting", "d", "signal_norm", "SNR", "n_snr2", "regime_by_order",
+                                          "train_acc", "test_acc"]]
+
+# %% [markdown]
+# The table gives each setting of the plotted seed with its $\mathrm{SNR} = \|\mu\|/\sqrt d$, its
+# $n\,\mathrm{SNR}^2$ and the region the theorem's orders put it in with every constant set to one (harmful below
+# $\mathrm{SNR} = d^{-1/4}$, not overfitting above $n\,\mathrm{SNR}^2 = 1$). The balanced setting, at
+# $n\,\mathrm{SNR}^2$ = {glue:text}`balanced_n_snr2:.3g`, lies in the {glue:md}`balanced_regime_by_order_words` region
+# by that reading, while its runs fit {glue:md}`balanced_fitted_words` noisy labels with test accuracy
+# {glue:md}`balanced_test_acc_words`: {glue:md}`balanced_observed_words`. The
+# theorem fixes its boundaries only up to constants, so a setting within a small factor of $n\,\mathrm{SNR}^2 = 1$
+# is placed by the constants it leaves out: the column is a reference, and this page names each setting by what its
+# runs do. ({doc}`The theorem's clock <theory_clock>` finds every noisy label fitted, in long enough runs, up to
+# $n\,\mathrm{SNR}^2 = 20$.)
 
 # %% [markdown]
 # ## The figure
@@ -107,8 +123,7 @@ for row, name in enumerate(settings):
     plots.score_dynamics(axes[row, 0], sim.scores, name, shown[name][0], types, "median clean sample")
     plots.score_dynamics(axes[row, 1], sim.scores, name, shown[name][1], types, "median noisy sample")
     plots.accuracy_curves(axes[row, 2], sim.history, name, "accuracy", head_alone=True)
-plots.legend_above(fig, axes[0, 0], ncols=2)
-axes[0, 2].legend(loc="lower right")
+plots.legend_above(fig, axes[0, 0], axes[0, 2], ncols=3)  # the tokens and the accuracies: a panel is too narrow
 nb.save_figure(fig)
 
 # %% [markdown]
@@ -126,14 +141,11 @@ nb.save_figure(fig)
 # {glue:text}`large_noise_test_acc:.3f` against {glue:text}`large_noise_test_acc_step0:.3f` at step 0 (with
 # $p = 0$ the attention is uniform and the fixed head already reads the relevant token's signal).
 #
-# Counted over all {glue:text}`replicates:.0f` seeds, the noisy labels fitted, of
-# {glue:text}`balanced_noisy_count:.0f` per run: balanced {glue:text}`balanced_noisy_fitted_min:.0f` to
-# {glue:text}`balanced_noisy_fitted_max:.0f`, large noise {glue:text}`large_noise_noisy_fitted_min:.0f` to
-# {glue:text}`large_noise_noisy_fitted_max:.0f`, large signal {glue:text}`large_signal_noisy_fitted_min:.0f` to
-# {glue:text}`large_signal_noisy_fitted_max:.0f`. The test accuracy ranges over
-# {glue:text}`balanced_test_acc_min:.3f`–{glue:text}`balanced_test_acc_max:.3f` (balanced),
-# {glue:text}`large_noise_test_acc_min:.3f`–{glue:text}`large_noise_test_acc_max:.3f` (large noise) and
-# {glue:text}`large_signal_test_acc_min:.3f`–{glue:text}`large_signal_test_acc_max:.3f` (large signal). The paper's
+# Counted over all {glue:text}`replicates:.0f` seeds (the plotted seed's number first, then the range over the
+# seeds), the noisy labels fitted: balanced {glue:md}`balanced_fitted_words`, large noise
+# {glue:md}`large_noise_fitted_words`, large signal {glue:md}`large_signal_fitted_words`. The test accuracy:
+# balanced {glue:md}`balanced_test_acc_words`, large noise {glue:md}`large_noise_test_acc_words`, large signal
+# {glue:md}`large_signal_test_acc_words`. The paper's
 # large-signal panel fits none of its noisy labels; where a seed here fits some, that setting is not the paper's
 # "not overfitting" at step 1000 but on its way to fitting them (the page on
 # {doc}`the theorem's clock <theory_clock>` follows such runs longer).
@@ -148,17 +160,11 @@ nb.save_figure(fig)
 # panel. A claim about generalizing or harm is a claim about what training does to that level, so the claims ledger
 # reads three controls, on every seed:
 #
-# - **against its own step 0**: the test accuracy changes by {glue:text}`balanced_test_gain:+.3f` (balanced;
-#   seeds {glue:text}`balanced_test_gain_min:+.3f` to {glue:text}`balanced_test_gain_max:+.3f`),
-#   {glue:text}`large_noise_test_gain:+.3f` (large noise; {glue:text}`large_noise_test_gain_min:+.3f` to
-#   {glue:text}`large_noise_test_gain_max:+.3f`) and {glue:text}`large_signal_test_gain:+.3f` (large signal;
-#   {glue:text}`large_signal_test_gain_min:+.3f` to {glue:text}`large_signal_test_gain_max:+.3f`);
-# - **against the same run on clean labels** (same inputs, same $W_0$, no flipped label): the flipped labels cost
-#   {glue:text}`balanced_noise_cost:+.3f`, {glue:text}`large_noise_noise_cost:+.3f` and
-#   {glue:text}`large_signal_noise_cost:+.3f` of test accuracy (ranges over seeds
-#   {glue:text}`balanced_noise_cost_min:+.3f` to {glue:text}`balanced_noise_cost_max:+.3f`,
-#   {glue:text}`large_noise_noise_cost_min:+.3f` to {glue:text}`large_noise_noise_cost_max:+.3f`,
-#   {glue:text}`large_signal_noise_cost_min:+.3f` to {glue:text}`large_signal_noise_cost_max:+.3f`);
+# - **against its own step 0**: the test accuracy changes by: balanced {glue:md}`balanced_test_gain_words`, large
+#   noise {glue:md}`large_noise_test_gain_words`, large signal {glue:md}`large_signal_test_gain_words`;
+# - **against the same run on clean labels** (same inputs, same $W_0$, no flipped label): the flipped labels cost of
+#   test accuracy: balanced {glue:md}`balanced_noise_cost_words`, large noise {glue:md}`large_noise_noise_cost_words`,
+#   large signal {glue:md}`large_signal_noise_cost_words`;
 # - **selection by fresh inputs**: at the end, test inputs put {glue:text}`balanced_test_attention_relevant:.2f`,
 #   {glue:text}`large_noise_test_attention_relevant:.2f` and {glue:text}`large_signal_test_attention_relevant:.2f` of
 #   their attention on their relevant token, against $1/T$ at step 0 (uniform attention).
@@ -177,13 +183,15 @@ nb.save_figure(fig)
 # work per step — on data drawn as they draw it (`np.random.default_rng(seed).standard_normal`, float32, their
 # label-noise pattern, the test set drawn with the training seed), from the $W_0$ their code draws, here right after
 # `torch.manual_seed(seed)` (theirs is unseeded). Run that way, it gives the numbers their real script gives (the test
-# suite checks its default configuration's final row, and five more settings under `pytest -m slow`).
-# `authors_stream = "january"` draws the data as their January version of the script did instead
-# (`np.random.seed(seed)` and `np.random.randn`, main_synthetic.py on their expt branch, commit 492715f). It is
+# suite checks its default configuration's final row, and five more settings under `pytest -m slow`). Their January
+# version of the script drew the data otherwise (`np.random.seed(seed)` and `np.random.randn`, main_synthetic.py on
+# their expt branch, commit 492715f); `benign run fig3_dynamics -p authors_stream january` runs this page, its
+# draws included, on that stream. It is
 # evaluated once, after the last step: their script also evaluates every 10 steps, which changes nothing at the end and
 # costs minutes at large $d$. Its losses are theirs as logged, $\log(1 + e^{-yf})$ in float32. The training time scales
 # as $d^2$ (on this CPU about 10 s at $d = 1000$, half a minute at 2000, several minutes at 4500), so the book runs it
-# for the settings with $d \le$ {glue:text}`authors_max_d` and the `paper` profile for all three. Its runs are cached
+# for the settings with $d \le$ {glue:text}`authors_max_d`, and a run at the paper's profile
+# (`benign run fig3_dynamics --profile paper`) for all three. Its runs are cached
 # like sweeps (and shared with {doc}`Figure 5 <fig5_heatmap>`).
 
 # %%
@@ -204,7 +212,7 @@ if authors_code:
 #
 # The panels above show one draw each — one training set and one $W_0$ per seed — and the counts above rest on
 # {glue:text}`replicates:.0f` seeds. Here each setting runs over many draws of both: draw $k$ is the authors' main.py
-# at seed $k$ (seeds {glue:md}`draw_seeds`), with {glue:md}`draw_stream` (`-p authors_stream` switches it), their
+# at seed $k$ (seeds {glue:md}`draw_seeds`), with {glue:md}`draw_stream`, their
 # label-noise pattern and their $W_0$ drawn right after `torch.manual_seed(k)`, trained by the exact fast trainer for
 # the same steps (`benign.draws`; the test suite checks that on such draws it gives the authors' script's counts and
 # accuracies). Every draw of a setting is scored on one clean test set of that setting, drawn from the authors'
@@ -222,6 +230,7 @@ outcomes = draws.dynamics_outcomes(settings, range(seed, seed + outcome_draws), 
                                    stream=authors_stream, dtype=dtype, device=device)
 draw_metrics = {**draws.spread(outcomes, "setting", ["test_acc", "test_gain"]),
                 **draws.fitted_words(outcomes, "setting"), **draws.gain_words(outcomes, "setting"),
+                **draws.spread_words(outcomes, "setting", "test_acc", ".3f"),
                 "draw_seeds": f"{seed} to {seed + outcome_draws - 1}",  # the draws' seeds and stream, in words
                 "draw_stream": {"final": "the final main.py's data stream",
                                 "january": "the January scripts' data stream"}[authors_stream]}
@@ -243,14 +252,12 @@ nb.save_figure(fig, "fig3_dynamics_draws")
 # {glue:md}`large_signal_draws_fitted_words`.
 #
 # Test accuracy at the end, median over the draws (lowest to highest), against the head alone on the same test set:
-# balanced {glue:text}`balanced_draws_test_acc_median:.3f` ({glue:text}`balanced_draws_test_acc_min:.3f` to
-# {glue:text}`balanced_draws_test_acc_max:.3f`, head alone {glue:text}`balanced_draws_test_acc_step0:.3f`;
-# {glue:md}`balanced_draws_gain_words`), large noise {glue:text}`large_noise_draws_test_acc_median:.3f`
-# ({glue:text}`large_noise_draws_test_acc_min:.3f` to {glue:text}`large_noise_draws_test_acc_max:.3f`, head alone
-# {glue:text}`large_noise_draws_test_acc_step0:.3f`; {glue:md}`large_noise_draws_gain_words`) and large signal
-# {glue:text}`large_signal_draws_test_acc_median:.3f` ({glue:text}`large_signal_draws_test_acc_min:.3f` to
-# {glue:text}`large_signal_draws_test_acc_max:.3f`, head alone {glue:text}`large_signal_draws_test_acc_step0:.3f`;
-# {glue:md}`large_signal_draws_gain_words`). The median change from step 0 is
+# balanced {glue:md}`balanced_draws_test_acc_median_words`, head alone
+# {glue:text}`balanced_draws_test_acc_step0:.3f` ({glue:md}`balanced_draws_gain_words`); large noise
+# {glue:md}`large_noise_draws_test_acc_median_words`, head alone {glue:text}`large_noise_draws_test_acc_step0:.3f`
+# ({glue:md}`large_noise_draws_gain_words`); large signal {glue:md}`large_signal_draws_test_acc_median_words`, head
+# alone {glue:text}`large_signal_draws_test_acc_step0:.3f` ({glue:md}`large_signal_draws_gain_words`). The median
+# change from step 0 is
 # {glue:text}`balanced_draws_test_gain_median:+.3f`, {glue:text}`large_noise_draws_test_gain_median:+.3f` and
 # {glue:text}`large_signal_draws_test_gain_median:+.3f`.
 
@@ -286,11 +293,23 @@ for name in settings:  # every seed: labels fitted (clean and noisy) and test ac
         metrics[f"{name}_{key}"] = values[0]
         tables.seed_spread(metrics, f"{name}_{key}", values)
 metrics.update(draw_metrics, authors_max_d=authors_max_d)  # the draws; the largest d the authors' script runs at
+for name, (d, mu) in settings.items():  # each setting by the theory's orders, and in words over the seeds
+    metrics[f"{name}_n_snr2"] = float(theory.n_snr2(mu, d, n))
+    metrics[f"{name}_regime_by_order_words"] = words.reader_name(theory.regime(mu, d, n))
+    observed = theory.observed_regime(metrics[f"{name}_train_acc"], metrics[f"{name}_test_acc"])
+    metrics[f"{name}_observed_words"] = f"{words.reader_name(observed)} by what they do" + (
+        ", as the paper names it" if observed == PAPER_REGIMES[name] else
+        f", where the paper names it {words.reader_name(PAPER_REGIMES[name])}")
+    metrics[f"{name}_fitted_words"] = verdicts.fitted(metrics, name)  # as the claims ledger says them
+    metrics[f"{name}_test_acc_words"] = verdicts.spread(metrics, f"{name}_test_acc")
+    for key in ("test_gain", "noise_cost"):
+        metrics[f"{name}_{key}_words"] = verdicts.spread(metrics, f"{name}_{key}", "+.3f")
 gap = metrics["balanced_test_acc"] - metrics["large_noise_test_acc"]  # the paper's contrast: balanced against harmful
 metrics["large_noise_head_share_of_gap"] = ((metrics["balanced_test_acc"] - metrics["large_noise_test_acc_step0"])
                                             / gap if gap > 0 else float("nan"))
+rows = expected.compare(nb.name, metrics)
+metrics["comparison_misses_words"] = expected.misses_words(rows)
 nb.save_metrics(metrics, extra={"trainer_wall_s": round(sim.info["wall_s"], 3)})
-sim.final
 
 # %% [markdown]
 # ## Paper vs here
@@ -300,8 +319,8 @@ sim.final
 # Large signal: train {glue:text}`large_signal_train_acc:.3f`, test {glue:text}`large_signal_test_acc:.3f`.
 # Our test sets are drawn independently of the training data (the authors' test set reuses the training seed, so its
 # first n/2 inputs are the first n/2 training inputs, with their clean labels: see
-# [the differences](../book/differences.md)) and $W$'s initialisation is seeded, so single runs differ from the paper's
-# within the tolerances below.
+# [the differences](../book/differences.md)) and $W$'s initialisation is seeded, so single runs differ from the
+# paper's: in the table below, {glue:md}`comparison_misses_words`.
 #
 # The authors' main.py at the large-signal setting gives train accuracy
 # {glue:text}`authors_large_signal_train_acc:.3f` and test accuracy {glue:text}`authors_large_signal_test_acc:.3f`
@@ -310,8 +329,8 @@ sim.final
 # evidence the claims ledger ({doc}`../book/summary`) reads, not the plotted seed alone. The paper does not say
 # which seed its Figure 3 ran; every config of theirs used seed 0 until their final commit set 42, and at seed 0
 # their final script, with $W_0$ drawn after `torch.manual_seed(0)`, fits none of the four — the paper's picture.
-# So the `paper` profile runs seed 0 (and their script at all three settings); the book runs their final
-# config's seed, 42.
+# So a run at the paper's profile (`benign run fig3_dynamics --profile paper`) runs seed 0, and their script at all
+# three settings; the book runs their final config's seed, 42.
 
 # %%
 nb.compare(metrics)

@@ -110,16 +110,18 @@ panels = [("train_loss", "final train loss", "magma", None), ("test_loss", "fina
           ("train_acc", "train accuracy", "viridis", (0.5, 1.0)), ("test_acc", "test accuracy", "viridis", (0.5, 1.0))]
 for ax, (key, title, cmap, lims) in zip(axes.flat[:4], panels):
     plots.heatmap(ax, d_values, mu_values, maps[key], title, cmap=cmap, vmin=lims and lims[0], vmax=lims and lims[1])
-plots.regime_map(axes[2, 0], d_values, mu_values, maps["regime"], f"observed (test ≥ {test_threshold:g}: benign)")
-plots.regime_map(axes[2, 1], d_values, mu_values, maps["regime_by_order"], "by order (constants = 1)")
+plots.regime_map(axes[2, 0], d_values, mu_values, maps["regime"], f"observed (test ≥ {test_threshold:g}: benign)",
+                 legend=False)  # the regimes' key is above the figure, where it covers no cell
+plots.regime_map(axes[2, 1], d_values, mu_values, maps["regime_by_order"], "by order (constants = 1)", legend=False)
 gain_limit = max(0.02, float(np.nanmax(np.abs(maps["test_gain"]))))
 plots.heatmap(axes[3, 0], d_values, mu_values, maps["test_gain"], "test accuracy gained by training",
               cmap="RdBu", vmin=-gain_limit, vmax=gain_limit)
 plots.regime_map(axes[3, 1], d_values, mu_values, maps["regime_trained"],
-                 f"by what training adds (harmful: loses > {thresholds.HARM.value:g})")
+                 f"by what training adds (harmful: loses > {thresholds.HARM.value:g})", legend=False)
 for ax in axes.flat:
-    plots.theory_overlay(ax, d_values, n, settings=figure3, color="black" if ax is axes[3, 0] else "white")
-plots.legend_above(fig, axes[0, 0], ncols=2, **plots.OVERLAY_LEGEND)
+    plots.theory_overlay(ax, d_values, n, settings=figure3, color="black" if ax is axes[3, 0] else "white",
+                         label_box=True)
+plots.legend_above(fig, axes[0, 0], ncols=5, extra=plots.category_key(plots.REGIME_COLORS), **plots.OVERLAY_LEGEND)
 nb.save_figure(fig)
 
 # %% [markdown]
@@ -127,12 +129,12 @@ nb.save_figure(fig)
 # the map (the fixed head bounds every output by $1/\sqrt2$), the test loss {glue:text}`test_loss_min:.3f` to
 # {glue:text}`test_loss_max:.3f`, {glue:md}`test_loss_trend_words` (a plane fitted to the test loss in $\log d$ and
 # $\log\|\mu\|$ over every cell, `benign.regionmap.loss_trends`). {glue:md}`unfitted_words`, and
-# {glue:md}`harmful_reach_words`.
+# {glue:md}`harmful_reach_words:myst`.
 #
-# Do the boundaries follow the theory's curves? We locate a boundary between two regimes in each row of $d$ — at the
-# $\|\mu\|$ that misplaces fewest of the row's cells (`benign.regimes.boundary`) — and fit a line to $\log\|\mu^*\|$
-# against $\log d$; and, since a boundary may run along $\|\mu\|$, also in each column, fitting $\log d^*$ against
-# $\log\|\mu\|$ (`benign.regimes.boundary_slope`; ± is a slope's standard error). The theory's curves give ½ and 2 for
+# Do the boundaries follow the theory's curves? We locate a boundary between two regimes in each column of the map (one
+# $d$) — at the $\|\mu\|$ that misplaces fewest of the column's cells (`benign.regimes.boundary`) — and fit a line to
+# $\log\|\mu^*\|$ against $\log d$; and, since a boundary may run along $\|\mu\|$, also in each row (one $\|\mu\|$),
+# fitting $\log d^*$ against $\log\|\mu\|$ (`benign.regimes.boundary_slope`; ± is a slope's standard error). The theory's curves give ½ and 2 for
 # $n\,\mathrm{SNR}^2$ = const (benign / not overfitting) and ¼ and 4 for $\mathrm{SNR} \asymp d^{-1/4}$ (harmful /
 # benign). On this map the benign / not-overfitting boundary's slope of $\log d^*$ against $\log\|\mu\|$ is
 # {glue:md}`overfit_fit_d_words`, where $n\,\mathrm{SNR}^2$ = const would give 2{glue:md}`overfit_reading_words`. Its
@@ -146,6 +148,7 @@ result = regionmap.map_result(cells, maps, d_values, mu_values, n, test_threshol
 metrics = {"grid_d": d_values, "grid_signal_norm": mu_values,
            **{key: maps[key] for key in ("train_loss", "test_loss", "train_acc", "test_acc")},
            "sweep_wall_s": round(cells.attrs["wall_s"], 2), "computed_chunks": cells.attrs["computed_chunks"],
+           "sweep_words": words.sweep_said(cells), "map_cells": len(cells),
            **result.metrics()}
 
 # The authors' main.py (benign.authors, as on the Figure 3 page: evaluated once at the end, cached, shared with it)
@@ -172,16 +175,17 @@ if chosen:
 # test accuracy minus the same cell's step 0 (from {glue:text}`test_gain_min:+.3f` to {glue:text}`test_gain_max:+.3f` on
 # this grid). Bottom right: the regimes re-read by it (`benign.regimes.trained_regime`): harmful where every label is
 # fitted and training loses more than {glue:text}`harm_threshold:.2f` of test accuracy against step 0. Of the
-# {glue:text}`fitted_cells:,.0f` cells that fit every label, {glue:text}`harmful_trained_cells:,.0f` lose that much:
-# benign {glue:md}`share_benign_trained_pct`, harmful {glue:md}`share_harmful_trained_pct`, not overfitting
-# {glue:md}`share_not_overfitting_trained_pct` of the cells. Along the harmful / benign boundary of that map, the slope
+# {glue:text}`fitted_cells:,.0f` cells that fit every label, {glue:text}`harmful_trained_cells:,.0f` lose that much.
+# Of all {glue:text}`map_cells:,.0f` cells of the map, that reads benign {glue:md}`share_benign_trained_pct`, harmful
+# {glue:md}`share_harmful_trained_pct` and not overfitting {glue:md}`share_not_overfitting_trained_pct`. Along the harmful / benign boundary of that map, the slope
 # of $\log\|\mu^*\|$ against $\log d$, ¼ by the theory, is {glue:md}`harmful_trained_fit_words`; the claims ledger
 # judges the boundary there, where harm is what training does, not where the head alone falls short.
 
 # %% [markdown]
 # ## The same cells over training time
 #
-# `benign.clock` runs {glue:text}`long_runs` of the cells (the `paper` profile: all 39 × 39 cells for $10^6$ steps) with
+# `benign.clock` runs {glue:text}`long_runs` of the cells (a run at the paper's profile,
+# `benign run fig5_heatmap --profile paper`: all 39 × 39 cells for $10^6$ steps) with
 # the data, $W_0$ and step size of the map above for {glue:text}`num_steps_long` steps, at constant memory, and records
 # every step at which a condition switches: every clean label fitted, every noisy label fitted, the first noisy label
 # fitted, the test error below $\delta$. Here $\delta$ = {glue:text}`delta_map:.4f`, so that "test error $< \delta$" on
@@ -206,8 +210,8 @@ panels = len(steps_drawn) + 3  # the snapshots, then when the noisy labels are f
 fig, grid = plots.figure(-(-panels // 2), 2, row_height=3.2)
 axes = list(grid.flat)
 for ax, t in zip(axes, steps_drawn):
-    plots.regime_map(ax, d_long, mu_long, long_maps[f"regime_{t}"], f"regime at step {t:,}")
-    plots.theory_overlay(ax, d_long, n, settings=figure3)
+    plots.regime_map(ax, d_long, mu_long, long_maps[f"regime_{t}"], f"regime at step {t:,}", legend=False)
+    plots.theory_overlay(ax, d_long, n, settings=figure3, label_box=True)
 fitted_steps = long[["first_noisy_step", "noisy_fitted_step"]].to_numpy(dtype=float)
 low, high = max(1.0, np.nanmin(fitted_steps)) if np.isfinite(fitted_steps).any() else 1.0, float(num_steps_long)
 rest = axes[len(steps_drawn):]
@@ -216,23 +220,26 @@ for ax, key, title in zip(rest, ("first_noisy_step", "noisy_fitted_step"),
     plots.heatmap(ax, d_long, mu_long, np.clip(long_maps[key], low, None), f"{title} (blank: never)",
                   cmap="magma_r", vmin=low, vmax=high, label="step", log=True)
 plots.category_map(rest[2], d_long, mu_long, long_maps["course"], plots.COURSE_COLORS,
-                   f"test error against δ, {num_steps_long:,} steps")
+                   f"test error against δ, {num_steps_long:,} steps", legend="below")
 for ax in rest[3:]:
     ax.axis("off")
+plots.legend_above(fig, axes[0], ncols=5, extra=plots.category_key(plots.REGIME_COLORS),  # where it covers no cell
+                   **plots.OVERLAY_LEGEND)
 nb.save_figure(fig, "fig5_heatmap_over_time")
 
 # %%
 fates = pd.DataFrame([{"cell": f"{name.replace('_', ' ')} ({d0}, {mu0:g})",
                        **{f"regime at {t:,}": row[f"regime_{t}"].replace("_", " ") for t in steps_drawn},
-                       "first noisy label fitted": row.first_noisy_step, "last noisy label fitted":
-                       row.noisy_fitted_step, "test error": row.course.replace("_", " "),
-                       f"test attention ≥ {attention_level:g} at": row.select_step}
+                       "first noisy label fitted (step)": regionmap.step_text(row.first_noisy_step),
+                       "last noisy label fitted (step)": regionmap.step_text(row.noisy_fitted_step),
+                       "test error": row.course.replace("_", " "),
+                       f"test attention ≥ {attention_level:g} (logged step)": regionmap.step_text(row.select_step)}
                       for name, (d0, mu0) in figure3.items() for _, row in long.iterrows()
                       if (row.d, row.signal_norm) == (d0, mu0)])
 slopes = pd.DataFrame([{"step": t, **{f"{regionmap.PAIR_WORDS[key]}: log ‖μ*‖ on log d": regionmap.fit_words(fit)
                                       for key, fit in over_time.fits_at[t].items()},
-                        **{f"{regionmap.PAIR_WORDS[key]}: log d* on log ‖μ‖":
-                           regionmap.fit_words(fit, "slope_d", "column") for key, fit in over_time.fits_at[t].items()}}
+                        **{f"{regionmap.PAIR_WORDS[key]}: log d* on log ‖μ‖": regionmap.fit_words(fit, "slope_d")
+                           for key, fit in over_time.fits_at[t].items()}}
                        for t in steps_drawn])
 if len(fates):  # a profile whose long runs hold none of Figure 3's cells shows no empty table
     display(fates)
@@ -257,13 +264,13 @@ nb.save_metrics(metrics)
 # %% [markdown]
 # ## What the map becomes
 #
-# **Not overfitting is a stage.** In the long runs, {glue:md}`not_overfitting_over_time_words` are not
-# overfitting. {glue:md}`noisy_fitted_words`. {glue:md}`fitted_step_corr_words`; the memorisation speed
+# **Not overfitting is a stage.** {glue:md}`long_grid_words`. Of the long runs,
+# {glue:md}`not_overfitting_over_time_words` are not overfitting. {glue:md}`noisy_fitted_words`. {glue:md}`fitted_step_corr_words`; the memorisation speed
 # $\alpha d/n$ of {doc}`the clock's page <theory_clock>` predicts a negative correlation. The first noisy label goes
 # earlier (middle row, right). {glue:md}`not_overfitting_end_words`.
 #
-# **The boundaries over time** (table above), on the long runs' grid of {glue:text}`long_grid_rows` rows of $d$ and
-# {glue:text}`long_grid_columns` columns of $\|\mu\|$. {glue:md}`boundaries_over_time_words`
+# **The boundaries over time** (table above), on the long runs' grid of {glue:text}`long_grid_rows` columns of $d$
+# and {glue:text}`long_grid_columns` rows of $\|\mu\|$. {glue:md}`boundaries_over_time_words:myst`
 #
 # **The fixed head** (bottom right). With $p = 0$ the attention is uniform and the head
 # $\nu \propto \mu_+ - \mu_-$ already classifies: the test error is below $\delta$ at step 0 in
@@ -305,10 +312,10 @@ HTML(regimes.time_map_html(time_payload))
 # On this map {glue:md}`share_benign_pct` of the cells are benign, {glue:md}`share_harmful_pct` harmful and
 # {glue:md}`share_not_overfitting_pct` not overfitting (the ledger's rule for the three regions reads these shares). The
 # paper gives its heatmaps as pictures, not numbers; the rows below check the cells of Figure 3, which the paper does
-# report. The sweep took {glue:text}`sweep_wall_s:.1f` s here (0 when every chunk came from the cache). The *authors'
+# report. The sweep: {glue:md}`sweep_words`. The *authors'
 # code* column runs their final main.py (commit c563aae; transcribed, see {doc}`Figure 3 <fig3_dynamics>`) at those
-# cells with $d \le$ {glue:text}`authors_max_d` (`paper` profile: all three): one draw of their data stream and
-# initialisation, at this page's seed (the book: their final config's 42; the `paper` profile: 0, the seed of their
+# cells with $d \le$ {glue:text}`authors_max_d` (at the paper's profile: all three): one draw of their data stream and
+# initialisation, at this page's seed (the book: their final config's 42; the paper's profile: 0, the seed of their
 # configs until their final commit, at which their script reaches Figure 3's reported numbers at these cells — see that
 # page; their January main_synthetic.py, which logs one run per $(d, \|\mu\|, \rho)$ as a grid like this one needs, ran
 # with it).

@@ -23,11 +23,14 @@
 #
 # at which every clean and every noisy training sample is fitted and the test error is below $\delta$ —
 # "generalization after overfitting requires $\exp(n^{-1}\mathrm{SNR}^{-2})$" — and, when $n\,\mathrm{SNR}^2$ is large
-# (not overfitting), a time $\tau = \Theta(1/(\alpha\|\nu\|\|\mu\|^3 d\max\{\sigma_w^2,\sigma_n^2\}))$ at which the
-# clean samples are fitted, the noisy ones are not, and the test error is below $\delta$.
+# (not overfitting), a time $\tau = \Theta(1/(\alpha\|\nu\|\|\mu\|^3 d\max\{\sigma_w^2,\sigma_p^2\}))$ at which the
+# clean samples are fitted, the noisy ones are not, and the test error is below $\delta$. Here $\sigma_w$ and
+# $\sigma_p$ are the scales of the initial $W$ and $p$ (the poster writes $\sigma_n$ in this second time, $\sigma_p$
+# in the first; we read both as the initial query's scale).
 #
-# **What this page does.** It runs gradient descent for {glue:text}`num_steps` steps (the `paper` profile: $10^6$)
-# over a grid of $(d, \|\mu\|, n)$ that spans $n\,\mathrm{SNR}^2$ from about 0.05 to 20 on both sides of the
+# **What this page does.** It runs gradient descent for {glue:text}`num_steps` steps on the model the theorem
+# analyses and {glue:text}`num_steps_trained_W` steps on the model of the experiments (a run at the paper's scale,
+# `benign run theory_clock --profile paper`: $10^6$ and $2 \times 10^5$) over a grid of $(d, \|\mu\|, n)$ that spans $n\,\mathrm{SNR}^2$ from about 0.05 to 20 on both sides of the
 # harmful boundary $\mathrm{SNR} \asymp d^{-1/4}$, for the model the theorem analyses (only $p$ trained, $W = I$) and the model of the
 # paper's experiments ($W$ and $p$ trained), with several seeds and two step sizes, and records *when* each of the
 # theorem's conditions first holds and when fresh inputs first select their relevant token. It then puts the measured
@@ -101,7 +104,7 @@ print(f"{len(points)} runs")
 # our initialisation ($p = 0$, so $\sigma_p = 0$; $\sigma_w^2$ the mean squared entry of $W_0$, $1/d$ for $W = I$ and
 # $1/(3d)$ for PyTorch's kaiming draw), $\alpha n^{-1}\sigma_\varepsilon^2\|\nu\|\|\mu\|d^2\sigma_w^2$ is $\alpha d/n$
 # and $\alpha d/(3n)$ (`benign.theory.benign_prefactor`). We therefore choose $\alpha = c\cdot n/d$ with a factor $c$
-# (set by `-p learning_rate_factors`): $\tau \cdot \alpha d/n$ is the theorem's clock, and the theorem predicts
+# ({glue:md}`factors_words`): $\tau \cdot \alpha d/n$ is the theorem's clock, and the theorem predicts
 #
 # $$
 # \log\big(\tau \cdot \alpha n^{-1}\sigma_\varepsilon^2\|\nu\|\|\mu\|d^2\max\{\sigma_w^2,\sigma_p^2\}\big)
@@ -113,7 +116,8 @@ print(f"{len(points)} runs")
 # %%
 pd.DataFrame(points).assign(n_snr2=lambda t: theory.n_snr2(t.signal_norm, t.d, t.n),
                             regime_by_order=lambda t: theory.regime(t.signal_norm, t.d, t.n)) \
-    .groupby(["train_W", "d", "n", "regime_by_order"]).n_snr2.agg(["min", "max", "count"])
+    .groupby(["train_W", "d", "n", "regime_by_order"]).n_snr2 \
+    .agg(**{"lowest n·SNR²": "min", "highest n·SNR²": "max", "runs": "count"})
 
 # %% [markdown]
 # ## Long runs at constant memory
@@ -187,27 +191,40 @@ for model, key in model_keys.items():
         slope, spread, used = timing.fitted_slope(main[main.model == model], f"tau_{quantity}")
         metrics.update({f"{quantity}_slope_{key}": slope, f"{quantity}_slope_{key}_std": spread,
                         f"{quantity}_runs_{key}": used})
-pd.DataFrame({model: {q: f"{metrics[f'{q}_slope_{k}']:.3f} ± {metrics[f'{q}_slope_{k}_std']:.3f} "
-                         f"({metrics[f'{q}_runs_{k}']} runs)" for q in ("benign", "noisy", "select")}
-              for model, k in model_keys.items()}).rename_axis("time whose slope is fitted")
+TIMES = {"benign": "τ benign: every label fitted and test error < δ", "noisy": "τ noisy: every noisy label fitted",
+         "select": f"τ select: test attention on the relevant token ≥ {attention_level:g}"}
+pd.DataFrame({model: {TIMES[q]: words.estimate(metrics[f"{q}_slope_{k}"], metrics[f"{q}_slope_{k}_std"],
+                                               metrics[f"{q}_runs_{k}"], "run", ".3f") for q in TIMES}
+              for model, k in model_keys.items()}).rename_axis("time whose slope is fitted (mean ± spread over seeds)")
 
 # %%
 MARKERS = {"p only (W = I)": "o", "W and p": "s"}
 
 
-def scatter_times(ax, table, column, title, by=("model", "d", "n")):
-    """log(τ·prefactor) against 1/(n SNR²): one colour per (model, d, n) or step size, harmful runs hollow."""
+HARMFUL_KEY = "hollow: harmful region, SNR $< d^{-1/4}$"
+
+
+def scatter_times(ax, table, column, title, by=("model", "d", "n"), sizes=None):
+    """log(τ·prefactor) against 1/(n SNR²): one colour per (model, d, n) or step size, harmful runs hollow (and a
+    legend entry saying so). `sizes` (a group's key → marker size) draws groups at different sizes, the smaller on
+    top, so that coincident points of two groups stay visible as a dot inside a ring."""
+    hollow = False
     for i, (key, g) in enumerate(table.groupby(list(by))):
+        key = key if isinstance(key, tuple) else (key,)
         g = g[g[column] > 0]
-        color = f"C{i}"
+        color, size = f"C{i}", (sizes or {}).get(key, 22)
         harmful = g.regime_by_order == "harmful"
-        label = ", ".join(f"{k}={v}" if k != "model" else str(v) for k, v in zip(by, key if isinstance(key, tuple)
-                                                                                  else (key,)))
+        label = ", ".join(str(v) if k == "model" else f"{v:g}" if k == "factor" else f"{k} = {v}"
+                          for k, v in zip(by, key))
         marker = MARKERS.get(g.model.iloc[0], "o") if len(g) else "o"
-        ax.scatter(g.inverse[~harmful], np.log(g[column] * g.prefactor)[~harmful], color=color, marker=marker, s=22,
-                   label=label)
-        ax.scatter(g.inverse[harmful], np.log(g[column] * g.prefactor)[harmful], facecolors="none", edgecolors=color,
-                   marker=marker, s=22)
+        y = np.log(g[column] * g.prefactor)
+        ax.scatter(g.inverse[~harmful], y[~harmful], color=color, marker=marker, s=size, label=label,
+                   zorder=3 + 100 / size)
+        ax.scatter(g.inverse[harmful], y[harmful], facecolors="none", edgecolors=color, marker=marker, s=size,
+                   zorder=3 + 100 / size)
+        hollow |= bool(harmful.any())
+    if hollow:
+        ax.scatter([], [], facecolors="none", edgecolors="gray", marker="o", s=22, label=HARMFUL_KEY)
     ax.set(title=title, xlabel="1 / (n·SNR²)", ylabel="log(τ · prefactor)")
 
 
@@ -218,7 +235,9 @@ plots.legend_clear(ax)
 
 ax = axes[0, 1]
 alpha_grid = cells[cells.d.isin(d_values_small) & cells.n.isin(n_values_small) & ~cells.train_W]
-scatter_times(ax, alpha_grid, "tau_noisy", "every noisy label fitted, two step sizes", by=("factor",))
+factors = sorted(alpha_grid.factor.unique(), reverse=True)  # the larger step size large, the smaller on top of it
+scatter_times(ax, alpha_grid, "tau_noisy", "every noisy label fitted, two step sizes", by=("factor",),
+              sizes={(f,): 70 if i == 0 else 14 for i, f in enumerate(factors)})
 plots.legend_clear(ax, title="α · d / n")
 
 ax = axes[1, 0]
@@ -245,16 +264,18 @@ for model, g in main.groupby("model"):
     g = g[(g.regime_by_order != "harmful") & (g.kappa > 0)]
     ax.scatter(g.n_snr2, g.kappa, marker=MARKERS[model], s=20, label=model)
 ax.set(xscale="log", yscale="log", xlabel="n·SNR²", ylabel="κ = d lead / d log(step), last decade",
-       title="how fast fresh inputs learn to select the relevant token")
+       title="how fast fresh inputs learn to select")
+for axis in (ax.xaxis, ax.yaxis):
+    plots.plain_log_ticks(axis)
 plots.legend_clear(ax)
 
 ax = axes[2, 1]
-for model, g in main.groupby("model"):
+for model, g in main[main.regime_by_order != "harmful"].groupby("model"):
     at0 = [h["test_acc"][0] for h in g.history]
     ax.scatter(g.inverse, at0, marker=MARKERS[model], s=20, label=f"{model}: step 0")
     ax.scatter(g.inverse, g.test_acc, marker=MARKERS[model], s=20, facecolors="none", edgecolors="gray",
                label=f"{model}: last step")
-ax.set(xlabel="1 / (n·SNR²)", ylabel="test accuracy", title="test accuracy with the fixed head", ylim=(0.45, 1.02))
+ax.set(xlabel="1 / (n·SNR²)", ylabel="test accuracy", title="test accuracy, runs not harmful")
 plots.legend_clear(ax)
 nb.save_figure(fig)
 
@@ -281,6 +302,8 @@ for model, key in model_keys.items():
 fair = main[main.regime_by_order != "harmful"]
 at0 = np.array([h["test_acc"][0] for h in fair.history])
 benign_by_order = main[main.regime_by_order == "benign"]
+analysed_benign = benign_by_order[benign_by_order.model == "p only (W = I)"]
+experiments_benign = benign_by_order[benign_by_order.model == "W and p"]
 
 
 def count(mask):
@@ -300,12 +323,16 @@ metrics.update(test_acc_step0_min=float(at0.min()), test_acc_step0_median=float(
                not_overfitting_settled_words=count(fair.not_overfitting_settled.notna()),
                n_snr2_max=float(max(n_snr2_values)),
                runs=len(cells), benign_cells=int((cells.regime_by_order == "benign").sum()),
-               select_censored_benign=float(benign_by_order.tau_select.isna().mean()),
-               select_censored_words=count(benign_by_order.tau_select.isna()),
+               select_censored_benign=float(analysed_benign.tau_select.isna().mean()),  # the analysed model's
+               select_censored_words=f"{count(analysed_benign.tau_select.isna())} of the analysed model and "
+                                     f"{count(experiments_benign.tau_select.isna())} of the experiments' model",
                select_max_inverse=float(fair[fair.tau_select > 0].inverse.max()),
                alpha_factor_ratio=large / small, num_steps=num_steps, num_steps_trained_W=num_steps_trained_W,
                delta=delta, attention_level=attention_level, block=block,  # block: steps the clock settles at once
                growth_at_log_T=float(theory.growth(np.log(T), T)),
+               factors_words=f"{words.and_list([f'{c:g}' for c in learning_rate_factors])} on the main grid and "
+                             f"{words.and_list([f'{c:g}' for c in learning_rate_factors_small])} at the second step "
+                             "size",
                training_wall_s=round(float(wall), 1))
 # the other candidates for an exp(1/(n SNR²)) law: noisy fitting at the small step size, no test error at all
 # (δ below 1/n_test, read off the logged steps), and the turn of the test loss
@@ -319,14 +346,16 @@ metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
                test_zero_never_share=float(fair.tau_test_zero.isna().mean()),
                test_zero_never_words=count(fair.tau_test_zero.isna()),
                test_zero_latest=float(fair.tau_test_zero.max()),
-               test_loss_turned_share=float(turned.mean()), test_loss_turned_words=count(turned))
+               test_loss_turned_share=float(turned.mean()),
+               test_loss_turned_words=timing.lowest_at_end_words(int(turned.sum()), len(turned),
+                                                                 "outside the harmful region (both models)"))
 
 # %% [markdown]
 # **Top left — the first step at which the theorem's conditions hold.** The theorem's $\tau$ is a time *by which*
 # every label is fitted and the test error is below $\delta$ (an order, $\Theta(\cdot)$, for when the conditions
 # are reached at the latest); a run that reaches them earlier does not contradict it. And with the fixed head they
 # are reached early: the test error is already below $\delta$ at step 0 in {glue:md}`test_error_at_step0_words`
-# outside the harmful region (bottom right), so the first step with every label fitted and the test error
+# outside the harmful region (both models; bottom right), so the first step with every label fitted and the test error
 # below $\delta$ measures only the time to fit the noisy labels. Against $1/(n\,\mathrm{SNR}^2)$ it
 # {glue:md}`benign_trend_p_only` for the analysed model (least-squares slope {glue:text}`benign_slope_p_only:.2f` ±
 # {glue:text}`benign_slope_p_only_std:.2f`, {glue:text}`benign_runs_p_only` runs) and
@@ -359,14 +388,15 @@ metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
 # experiments' model (means ± spread over seeds): {glue:md}`select_vs_theorem_p_only` the theorem's formula, whose
 # slope on these axes is one, for the analysed model, and {glue:md}`select_vs_theorem_W_and_p` it for the
 # experiments' model. The level was reached only up to $1/(n\,\mathrm{SNR}^2)$ = {glue:text}`select_max_inverse:.2g`,
-# so the line is fitted there; in {glue:md}`select_censored_words` of the theory's benign region it was not
-# reached within the run (grey triangles: lower bounds). A reading consistent with these numbers: once a training
+# so the line is fitted there; in the theory's benign region it was not reached within the run in
+# {glue:md}`select_censored_words` (grey triangles: lower bounds). A reading consistent with these numbers: once a training
 # sample attends to one token, its gradient carries $s(1-s)$ and fades as the attention saturates, so the logits grow
 # only logarithmically; of that growth, a share that shrinks with $n\,\mathrm{SNR}^2$ is signal rather than
 # memorised noise, and only the signal carries over to fresh inputs.
 #
 # **Bottom right — the fixed head.** With $\nu \propto \mu_+ - \mu_-$ fixed and $p = 0$, uniform attention already
-# averages the relevant token into the output: outside the harmful region the test accuracy at step 0 is at least
+# averages the relevant token into the output: outside the harmful region (both models) the test accuracy at step 0
+# is at least
 # {glue:text}`test_acc_step0_min:.3f` (median {glue:text}`test_acc_step0_median:.3f`), and at the last step at least
 # {glue:text}`test_acc_last_min:.3f`. The delayed generalization of the theorem is therefore not a delay in test
 # accuracy here; it is the slow turn of fresh inputs' attention to the relevant token, timed in the next section.
@@ -376,10 +406,9 @@ metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
 # {glue:text}`noisy_slope_small_alpha_std:.2f` on the theorem's axes: against $1/(n\,\mathrm{SNR}^2)$ it
 # {glue:md}`noisy_trend_small_alpha`, while a smaller $\alpha$ stretches it as $1/\alpha$. The time until no test
 # sample at all is misclassified ($\delta$ below $1/n_{\text{test}}$, read off the logged steps) is step 0 in
-# {glue:md}`test_zero_at_step0_words` outside the harmful region, never comes in {glue:md}`test_zero_never_words`,
+# {glue:md}`test_zero_at_step0_words` outside the harmful region (both models), never comes in {glue:md}`test_zero_never_words`,
 # and otherwise comes by step {glue:text}`test_zero_latest:.0f`. And the test loss turns (its minimum lies before the
-# last step) in {glue:md}`test_loss_turned_words` outside the harmful region; elsewhere it keeps falling while the
-# attention sharpens.
+# last step) {glue:md}`test_loss_turned_words`.
 
 # %% [markdown]
 # ## Delayed generalization: the noise is fitted first, fresh inputs select later
@@ -442,13 +471,14 @@ for name, column in (("fit", "t_fit"), ("select", "t_select")):
     metrics.update({f"{name}_vs_theorem_slope": slope, f"{name}_vs_theorem_slope_se": se,
                     f"{name}_vs_theorem_words": words.slope_words(slope, se)})
 table = theorem.assign(x=theorem.n_snr2.round(6)).groupby(["x", "regime_by_order"]).agg(
-    theorem=("tau_theorem", "median"), fit=("t_fit", "median"), select=("t_select", "median"),
+    theorem=("tau_theorem", "median"), fit=("t_fit", timing.median_step), select=("t_select", timing.median_step),
     selected=("t_select", lambda t: count(t.notna())))
 table.index = table.index.set_names(["n·SNR²", "regime (orders)"])
-table.columns = ["theorem's τ (constants set to one)", "fitting time, median", "selection time, median",
-                 "runs selecting within the run"]
+table.columns = ["theorem's τ, constants one (steps)", "fitting, median run", "selection, median run",
+                 "selecting within the run"]
 table = table.astype(object)
-table.iloc[:, :3] = table.iloc[:, :3].map(pages.number)
+table.iloc[:, 0] = table.iloc[:, 0].map(timing.order_steps)
+table.iloc[:, 1:3] = table.iloc[:, 1:3].map(lambda t: "—" if t != t else f"{t:,.0f}")
 nb.save_metrics(metrics)
 table
 
@@ -461,23 +491,25 @@ for model, g in main.groupby("model"):
     ax.scatter(g.inverse, ratio, marker=MARKERS[model], s=22, label=model)
 ax.axhline(1, color="black", ls=":", lw=1, label="fresh inputs select as the last noisy label is fitted")
 ax.axvline(1, color="gray", ls="--", lw=1, label="n·SNR² = 1 (theory's benign region to the right)")
-ax.set(yscale="log", xlabel="1 / (n·SNR²)", ylabel="t_select / t_fit",
+ax.set(yscale="log", xlabel="1 / (n·SNR²)", ylabel=r"$t_{\mathrm{select}}\ /\ t_{\mathrm{fit}}$",
        title="benign runs: above 1, the noise is fitted first")
 plots.legend_clear(ax, fontsize="small")
 ax = axes[1]
 for i, (regime, g) in enumerate(theorem.groupby("regime_by_order")):
-    color, words = f"C{i}", regime.replace("_", " ")
-    ax.scatter(g.tau_theorem, g.t_select, color=color, s=22, label=f"t_select, theory's {words} region")
-    ax.scatter(g.tau_theorem, g.t_fit, facecolors="none", edgecolors=color, s=22, label=f"t_fit, {words}")
+    color, region = f"C{i}", regime.replace("_", " ")
+    ax.scatter(g.tau_theorem, g.t_select, color=color, s=22,
+               label=rf"$t_{{\mathrm{{select}}}}$, theory's {region} region")
+    ax.scatter(g.tau_theorem, g.t_fit, facecolors="none", edgecolors=color, s=22,
+               label=rf"$t_{{\mathrm{{fit}}}}$, {region}")
     never = g[g.t_select.isna()]
     if len(never):
         ax.scatter(never.tau_theorem, never.num_steps, marker="^", color=color, s=18, alpha=0.6,
-                   label="t_select beyond the run (lower bound)")
+                   label=rf"$t_{{\mathrm{{select}}}}$ beyond the run (lower bound), {region}")
 lims = [min(theorem.tau_theorem.min(), 1), theorem.num_steps.max() * 2]
 ax.plot(lims, lims, ls="--", color="black", lw=1, label="measured = theorem's τ")
 ax.set(xscale="log", yscale="log", xlabel="theorem's τ, constants set to one (steps)", ylabel="measured (steps)",
        title="measured times against the theorem's (p only)")
-plots.legend_clear(ax, fontsize="small")
+plots.legend_above(fig, ax, ncols=2)  # above the figure: inside, it would cover the reference line
 nb.save_figure(fig, "theory_clock_delay")
 
 # %% [markdown]
@@ -495,7 +527,7 @@ nb.save_figure(fig, "theory_clock_delay")
 #
 # **Against the theorem's time scales** (right, and the table): where the theorem gives a benign time,
 # $\exp(1/(n\,\mathrm{SNR}^2))$ over its prefactor, fresh inputs select later than it — or not within the run — in
-# {glue:md}`select_after_theorem_words` of the theory's benign region. Across that region, as the theorem's
+# {glue:md}`select_after_theorem_words` of the analysed model in the theory's benign region. Across that region, as the theorem's
 # $\tau$ rises, the measured fitting time {glue:md}`fit_vs_theorem_words` on log–log axes, and the selection time,
 # where it was reached, {glue:md}`select_vs_theorem_words`. The theorem fixes orders, not constants: the dashed line
 # (measured = its formula with constants set to one) is a reference, not a prediction of the level.
@@ -504,8 +536,8 @@ nb.save_figure(fig, "theory_clock_delay")
 # ## Not overfitting: the other half of the theorem
 #
 # The theorem's first case asks for a time at which the clean samples are fitted, no noisy one is, and the test error
-# is below $\delta$. With $p = 0$ this holds at step 0 in {glue:md}`not_overfitting_at_step0_words` outside the
-# harmful region (uniform attention and the fixed head classify the clean samples and the test set and leave every flipped
+# is below $\delta$. With $p = 0$ this holds at step 0 in {glue:md}`not_overfitting_at_step0_words` of both models
+# outside the harmful region (uniform attention and the fixed head classify the clean samples and the test set and leave every flipped
 # label unfitted), and it stops holding once a noisy label is memorised: it held from some step to the end in
 # {glue:md}`not_overfitting_settled_words`, and every noisy label was fitted in {glue:md}`noisy_fitted_words` of
 # the grid, whose $n\,\mathrm{SNR}^2$ reaches {glue:text}`n_snr2_max:g`.
@@ -527,12 +559,12 @@ nb.save_figure(fig, "theory_clock_delay")
 # $\log(\text{step})$, the inverse of that exponential phase.
 
 # %%
-fig, ax = plots.figure(row_height=3.6)
+fig, ax = plots.figure(row_height=3.0, width=plots.PHONE_WIDTH)  # one small panel: legible on a phone
 x = np.linspace(0, 2 * np.log(T) + 1, 300)
 ax.plot(x, theory.growth(x, T), label=f"g(x), T = {T}")
 ax.plot(x, 2 * x, ls="--", color="gray", label="2x")
 ax.axvline(np.log(T), color="black", lw=1, ls=":", label="x = log T")
-ax.set(title="growth function g(x) = 2x + 2 sinh(x − log T)", xlabel="x", ylim=(min(theory.growth(x, T)), None))
+ax.set(title="g(x) = 2x + 2 sinh(x − log T)", xlabel="x", ylim=(min(theory.growth(x, T)), None))
 plots.legend_clear(ax)
 nb.save_figure(fig, "theory_clock_growth")
 
@@ -541,7 +573,8 @@ nb.save_figure(fig, "theory_clock_growth")
 #
 # The theorem gives its $\tau$ as a time by which the conditions hold, $\Theta(\exp(n^{-1}\mathrm{SNR}^{-2}))$ in
 # the units of the top-left panel, and $\tau \propto 1/\alpha$. The runs reach the conditions earlier — the test
-# error is below $\delta$ from step 0 in {glue:md}`test_error_at_step0_words` outside the harmful region — and
+# error is below $\delta$ from step 0 in {glue:md}`test_error_at_step0_words` of both models outside the harmful
+# region — and
 # the first such step has slope {glue:text}`benign_slope_p_only:.2f` (analysed model) and
 # {glue:text}`benign_slope_W_and_p:.2f` (experiments' model) on those axes: consistent with a time by which the
 # conditions hold, and no measurement of its exponent. The $\tau\cdot\alpha$ ratios are
@@ -550,12 +583,12 @@ nb.save_figure(fig, "theory_clock_growth")
 # {glue:text}`select_slope_p_only:.1f` and {glue:text}`select_slope_W_and_p:.1f` at attention
 # {glue:text}`attention_level:.2g` on axes where the theorem's formula has slope one. The paper's headline, delayed
 # generalization (the noise fitted first, fresh inputs selecting later, the later the smaller
-# $n\,\mathrm{SNR}^2$), by the rule fixed above: {glue:md}`delay_verdict` for the analysed model
-# ({glue:md}`delay_benign_words` in the theory's benign region, delayed in {glue:md}`delayed_words`, the
-# gap {glue:md}`gap_words`), and {glue:md}`delay_verdict_all` over every benign run of the grid. These numbers
+# $n\,\mathrm{SNR}^2$), by the rule fixed above: {glue:md}`delay_verdict` for the analysed model —
+# {glue:md}`delay_benign_words` in the theory's benign region, delayed in {glue:md}`delayed_words`, the
+# gap {glue:md}`gap_words` — and {glue:md}`delay_verdict_all` over every benign run of the grid. These numbers
 # come from {glue:text}`runs` runs of {glue:text}`num_steps` steps (analysed model) and
-# {glue:text}`num_steps_trained_W` steps (experiments' model); the `paper` profile runs $10^6$ steps over three $d$,
-# three $n$ and five seeds.
+# {glue:text}`num_steps_trained_W` steps (experiments' model); a run at the paper's profile
+# (`benign run theory_clock --profile paper`) runs $10^6$ steps over three $d$, three $n$ and five seeds.
 
 # %%
 nb.compare(metrics)

@@ -129,3 +129,18 @@ def test_gain_words_name_only_the_cases_that_occur():
     words = draws.gain_words(table, "setting")
     assert words == {"a_draws_gain_words": "2 of the 3 draws end below it and 1 of the 3 draws ends level with it",
                      "b_draws_gain_words": "both draws end level with it"}
+
+
+def test_spread_words_say_one_number_where_every_draw_gives_it():
+    table = pd.DataFrame({"setting": ["a"] * 3 + ["b"] * 2, "test_acc": [0.47, 0.6, 0.72, 1.0, 1.0]})
+    words = draws.spread_words(table, "setting", "test_acc", ".2f")
+    assert words == {"a_draws_test_acc_span": "0.47 to 0.72", "a_draws_test_acc_median_words": "0.60 (0.47 to 0.72)",
+                     "b_draws_test_acc_span": "1.00 in every draw", "b_draws_test_acc_median_words": "1.00 in every draw"}
+
+
+def test_sides_words_count_the_draws_about_a_line():
+    assert draws.sides_words(4, 4) == "all 4 draws lie above it"
+    assert draws.sides_words(31, 50) == "31 of the 50 draws lie above it and the other 19 are at chance"
+    assert draws.sides_words(49, 50) == "49 of the 50 draws lie above it and the other 1 is at chance"
+    assert draws.sides_words(0, 50) == "no draw lies above it: all 50 are at chance"
+    assert draws.sides_words(1, 1) == "the only draw lies above it"

@@ -22,12 +22,19 @@ def no_nan(metrics: dict) -> bool:
 def test_fit_words_say_what_was_fitted_and_what_could_not_be():
     fit = {"slope": 0.523, "slope_se": 0.104, "rows": 7, "slope_d": float("nan"), "slope_d_se": float("nan"),
            "columns": 1}
-    assert regionmap.fit_words(fit, total=39) == "0.52 ± 0.10 (over 7 of the 39 rows)"
-    assert regionmap.fit_words(fit, "slope_d", "column", 9, " at step 1,000") == \
-        "not measurable at step 1,000 (only one column of the 9 holds both regimes)"
-    assert regionmap.fit_words(fit | {"rows": 0}) == "not measurable (no row holds both regimes)"
-    assert regionmap.fit_words(fit | {"slope": -0.5, "slope_se": float("nan"), "rows": 2}) == \
-        "−0.50 (from the only two rows that hold both regimes, no spread)"
+    # the map draws d along x: a boundary ‖μ*‖ is found in each column (one d), a boundary d* in each row (one ‖μ‖)
+    assert regionmap.fit_words(fit, total=39) == "0.52 ± 0.10 (over 7 of the 39 columns)"
+    assert regionmap.fit_words(fit | {"slope": -0.001}) == "0.00 ± 0.10 (over 7 columns)"  # no sign on a zero
+    assert regionmap.fit_words(fit, "slope_d", 9, " at step 1,000") == \
+        "not measurable at step 1,000 (only one row of the 9 holds both regimes)"
+    assert regionmap.fit_words(fit | {"rows": 0}) == "not measurable (no column holds both regimes)"
+    assert regionmap.fit_words(fit | {"slope": 3.0, "slope_se": float("nan"), "rows": 2}, total=7) == \
+        "not measurable (only 2 columns of the 7 hold both regimes: no error to judge a line through two points by)"
+
+
+def test_steps_are_whole_in_tables():
+    assert [regionmap.step_text(t) for t in (154.6, 12.06, 41999.0, None, float("nan"))] == \
+        ["155", "12", "41,999", "never", "never"]
 
 
 def test_loss_trends_read_the_signs_of_a_known_plane():
@@ -92,7 +99,7 @@ def test_a_map_without_harm_or_boundaries_says_so_in_words():
     assert result.harmful_max_snr_times_d_quarter is None and result.harmful_head_below_share is None
     assert metrics["overfit_slope_map"] is None and no_nan(metrics)
     assert metrics["harmful_reach_words"] == "no cell is harmful"
-    assert metrics["overfit_fit_d_words"] == "not measurable (no column holds both regimes)"
+    assert metrics["overfit_fit_d_words"] == "not measurable (no row holds both regimes)"
     assert not any("nan" in v.lower() for v in result.words().values())
 
 
@@ -117,6 +124,12 @@ def test_time_result_reads_the_long_runs_as_regime_at_does():
     assert no_nan(metrics) and metrics["long_grid_rows"] == 3
     assert "balanced (2000, 20): not among this profile's long runs." in metrics["paper_cells_over_time_words"]
     assert metrics["not_overfitting_over_time_words"].endswith("at step 150")
+    assert "at step 25 (on the whole map at that step: " in metrics["not_overfitting_over_time_words"]
+    assert metrics["long_grid_words"] == "The long runs are every cell of the map"
+    part = dataclasses.replace(result, runs=4, compared=4, grid=(2, 2), medians=(55.0, 1.75))
+    assert part.words()["long_grid_words"] == ("The long runs are 4 cells of the map's 9, 2 values of d by 2 of ‖μ‖, "
+                                               "whose median d is 55 and median ‖μ‖ 1.75, against 70 and 2.5 over the "
+                                               "map: their shares are this subgrid's, not the map's")
     cell = regionmap.CellOverTime(regimes={25: "not_overfitting", 150: "benign"}, first_noisy_step=12.0,
                                   noisy_fitted_step=None, select_step=None, test_acc_long=0.9875)
     words = dataclasses.replace(result, paper_cells={"balanced": cell}).cell_words()

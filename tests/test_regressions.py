@@ -139,7 +139,7 @@ def test_collapse_sentence():
     sentence = etasweep.collapse_sentence({"this page's trainer": {20: miss, 500: hit, 1000: miss},
                                            "the authors' script": {20: miss}, "nobody": {}})
     assert sentence == ("this page's trainer reproduces it at n = 500 (of n = 20, 500 and 1,000); "
-                        "the authors' script reproduces it at none of n = 20.")
+                        "the authors' script does not reproduce it at n = 20, the only n it ran.")
     bracket = {20: miss, 200: dict(miss, up_to=0.65), 500: dict(miss, up_to=0.55)}
     assert etasweep.collapse_sentence({"ours": bracket}) == (
         "ours reproduces it at none of n = 20, 200 and 500: its ratio stays above one up to η = 0.65 at n = 200 and "
@@ -148,6 +148,13 @@ def test_collapse_sentence():
     assert etasweep.collapse_sentence({"ours": ratio_only}) == (
         "ours reproduces the ratio's collapse at n = 300 but not the fall of the test accuracy (of n = 20, 200, 300 "
         "and 500).")
+
+
+def test_the_eta_table_says_where_no_label_is_flipped_and_a_floor_of_one_is_one():
+    assert etasweep.ratio_cells([float("inf"), 2.4871]) == [etasweep.NO_FLIP, 2.4871]
+    assert etasweep.at_least_words([1.0, 1.0]) == "1.000"
+    assert etasweep.at_least_words([0.986, 1.0]) == "at least 0.986"
+    assert etasweep.at_least_words([0.9996]) == "1.000"  # reads as one: said as one
 
 
 # --- records: no attention share outside [0, 1] -------------------------------------------------------------------

@@ -63,3 +63,22 @@ def test_fitted_slope_is_the_per_seed_mean_over_non_harmful_measured_runs():
     mean, spread, used = timing.fitted_slope(pd.concat([table, harmful, unmeasured]), "tau")
     assert (mean, spread, used) == (pytest.approx(1.2), pytest.approx(0.2), 6)
     assert np.isnan(timing.fitted_slope(table.iloc[:1], "tau")[0])  # one value of 1/(n·SNR²): no slope
+
+
+def test_order_steps_rounds_an_order_to_whole_steps():
+    assert [timing.order_steps(x) for x in (4405.3, 29.68, 1.478, 0.5437, 0.01, float("nan"))] == \
+        ["4,400", "30", "1", "under 1", "under 1", "—"]
+
+
+def test_median_step_is_a_step_a_run_reached():
+    assert timing.median_step([24, 25, 30, 31]) == 25.0  # not 27.5
+    assert timing.median_step([3, float("nan"), 1, 2]) == 2.0 and np.isnan(timing.median_step([float("nan")]))
+
+
+def test_lowest_at_end_words():
+    where = "outside the harmful region"
+    assert timing.lowest_at_end_words(0, 84, where) == ("in none of the 84 runs outside the harmful region: in every "
+                                                        "one its lowest value is at the last step")
+    assert timing.lowest_at_end_words(3, 84, where) == ("in 3 of the 84 runs outside the harmful region; in every "
+                                                        "other run its lowest value is at the last step")
+    assert timing.lowest_at_end_words(84, 84, where) == "in all 84 runs outside the harmful region"
