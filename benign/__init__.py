@@ -44,7 +44,8 @@ The book's verdicts and words:
     verdicts    what a ledger rule returns and reads
     ledger      the claims ledger: every tested claim with its verdict
     pages       tables as a reader reads them
-    plots       one visual style for every figure
+    plots       one visual style for every figure, its layout checks and its phone version
+    heatmaps    the maps of the figures: a measure or a regime per grid cell, and the theory's lines on them
     words       words built from numbers
     textcheck   the rendered-text check: the words a reader sees on the built pages
 """
@@ -54,9 +55,9 @@ import importlib
 __version__ = "0.1.0"
 
 __all__ = ["authors", "book", "checks", "cli", "clock", "data", "device", "draws", "encoder", "etasweep", "expected",
-           "grams", "ledger", "models", "notebooks", "onelayer", "pages", "paper2", "paper2_edge", "paper2_rules",
-           "paths", "plots", "progress", "realdata", "records", "regimes", "regionmap", "rules", "speed", "sweep",
-           "synthetic", "tables", "textcheck", "theory", "thresholds", "timing", "verdicts", "words"]
+           "grams", "heatmaps", "ledger", "models", "notebooks", "onelayer", "pages", "paper2", "paper2_edge",
+           "paper2_rules", "paths", "plots", "progress", "realdata", "records", "regimes", "regionmap", "rules", "speed",
+           "sweep", "synthetic", "tables", "textcheck", "theory", "thresholds", "timing", "verdicts", "words"]
 
 
 def __getattr__(name: str):

@@ -187,7 +187,7 @@ def miss_cause(e: Expected, authors: float | None, here: float) -> str:
 
 
 def untestable(dataset: str, metrics: dict) -> str:
-    """Why a Table-2 row's runs cannot test the paper's claim, measured (`realdata.report.row_checks`), or "": its
+    """Why a Table-2 row's runs cannot test the paper's claim, measured (`realdata.findings.row_checks`), or "": its
     clean labels are not fitted, or most of its flipped labels are out of reach of any attention over the backbone's
     last-layer tokens (free scores per sample and head, the rest frozen as in phase 2)."""
     if metrics.get(f"{dataset}_tests_claim", 1) != 0:

@@ -77,10 +77,10 @@ CLAIMS = [
           "grows as twice log ‖μ‖.", "fig5_heatmap", GRID + "; long runs of {p[num_steps_long]} steps on "
           "d = {p[d_values_long]}, ‖μ‖ = {p[signal_norm_values_long]}",
           boundary_rule("overfit_slope_d", 2.0, 4.0, "log d* against log ‖μ‖ along the boundary",
-                        "SNR ≍ d^(−1/4)")),
+                        "SNR ≍ 1/∜d")),
     Claim(S, "the authors' repository, its figure of the three regions", "The harmful / benign boundary follows "
-          "SNR ≍ d^(−1/4): along it, log ‖μ‖ grows as a quarter of log d.", "fig5_heatmap", GRID + "; harmful read as training costing test accuracy "
-          "against the cell's own step 0",
+          "SNR ≍ 1/∜d: along it, log ‖μ‖ grows as a quarter of log d.", "fig5_heatmap",
+          GRID + "; harmful read as training costing test accuracy against the cell's own step 0",
           boundary_rule("harmful_trained_slope", 0.25, 0.0, "log ‖μ*‖ against log d along the boundary",
                         "a boundary at one ‖μ‖, as the head's own accuracy draws one")),
     Claim(S, "Theorem 4.2 (not-overfitting case)", "Where n·SNR² is large there is a time at which the clean labels are "
@@ -127,8 +127,8 @@ CLAIMS = [
           "n = {p[n]}, d = {p[d]}, β = {p[step_sizes_benign]}", paper2_benign_rule),
     Claim(BOOK, "after the two-step theorem", "A first step that is too large fits every label by its noise and generalizes "
           "at chance (harmful).", "paper2_two_steps", "β = {p[step_sizes_harmful]}", paper2_harmful_rule),
-    Claim(M, "Theorems (SNR threshold)", "Benign overfitting needs SNR of order 1/√n: the boundary scales as "
-          "n^(−1/2).", "paper2_snr_heatmap", "n = {p[n_values]}, the slope fitted from n = {p[n_tail_min]} on; signal "
+    Claim(M, "Theorems (SNR threshold)", "Benign overfitting needs SNR of order 1/√n: the boundary's SNR falls as "
+          "1/√n.", "paper2_snr_heatmap", "n = {p[n_values]}, the slope fitted from n = {p[n_tail_min]} on; signal "
           "norms {p[signal_norm_steps_per_doubling]} per doubling; seeds per cell: {p[num_seeds]}",
           paper2_boundary_rule),
     Claim(BOOK, "after the SNR threshold (the paper's harmful result is for max-margin interpolators)",

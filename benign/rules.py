@@ -392,7 +392,7 @@ def delayed_rule(m: Record) -> Finding:
 
 
 def realdata_rule(kind: str) -> Callable[[Record], Finding]:
-    """Over the rows of a kind that can test the claim (`realdata.report.row_checks`: clean labels fitted, most
+    """Over the rows of a kind that can test the claim (`realdata.findings.row_checks`: clean labels fitted, most
     flipped labels within reach of free attention), against the right control: the same backbone, data and n on
     clean labels. Holds when the flipped labels are fitted (`REAL_FITTED`) and no cell loses `REAL_COST` points to
     its clean cell; contradicted when they are fitted and the cells lose that much on average (harmful); with no

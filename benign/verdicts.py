@@ -52,8 +52,8 @@ def spread(m: Record, key: str, fmt: str = ".3f") -> str:
     """`key` of the plotted run, with the range over the seeds where the record holds it (`key_min`, `key_max`)."""
     value = signed(m[key], fmt)
     if f"{key}_min" in m and f"{key}_max" in m:
-        low, high = m[f"{key}_min"], m[f"{key}_max"]
-        return f"{value} (seeds: {signed(low, fmt)} to {signed(high, fmt)})" if low != high else f"{value} (every seed)"
+        low, high = signed(m[f"{key}_min"], fmt), signed(m[f"{key}_max"], fmt)  # as read: ends that read alike agree
+        return f"{value} (seeds: {low} to {high})" if low != high else f"{value} (every seed)"
     return value
 
 

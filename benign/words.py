@@ -11,9 +11,10 @@ import re
 from . import thresholds
 
 
-def and_list(parts: list[str]) -> str:
-    """'a', 'a and b', 'a, b and c'."""
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+def and_list(parts: list[str], sep: str = ", ") -> str:
+    """'a', 'a and b', 'a, b and c' (`sep` between the first ones: '; ' for names that hold a comma)."""
+    parts = list(parts)
+    return parts[0] if len(parts) == 1 else sep.join(parts[:-1]) + " and " + parts[-1]
 
 
 def signed(x: float, fmt: str) -> str:
@@ -117,6 +118,13 @@ def span(low: str, high: str, to: str = " to ") -> str:
     """A range of two numbers already formatted as the page shows them: '0.80 to 0.95', or the one number when both
     ends read the same ('1.000', never '1.000 to 1.000')."""
     return low if low == high else f"{low}{to}{high}"
+
+
+def span_of(values, said, to: str = "–") -> str:
+    """The range of a series of numbers (NaN left out) as `said` writes each number: 'n/a' for none, one number where
+    both ends read the same (`span`)."""
+    values = values.dropna()
+    return "n/a" if values.empty else span(said(values.min()), said(values.max()), to)
 
 
 def sweep_said(table) -> str:

@@ -49,7 +49,7 @@ import time
 import pandas as pd
 
 from benign import notebooks, plots
-from benign.realdata import image_backbone, report, study
+from benign.realdata import image_backbone, reading, report, study
 
 nb = notebooks.start("backbone_reach", globals())
 
@@ -77,7 +77,7 @@ found = study.regimes(points)
 costs = study.noise_costs(every)
 made = {shape: image_backbone.record(image_backbone.make(study.recipe_of(parameters, *shape)))
         for shape in study.shapes(parameters)}
-display(study.regime_table(found))  # means over n and seeds of the cells with noise
+display(reading.regime_table(found))  # means over n and seeds of the cells with noise
 pd.DataFrame({"backbone": [study.backbone_label(*shape) for shape in made],
               "how it was made": [report.made_summary(record) for record in made.values()]})
 
@@ -98,7 +98,7 @@ pd.DataFrame({"backbone": [study.backbone_label(*shape) for shape in made],
 
 # %%
 fig, axes = plots.figure(1, 2, row_height=4.0, sharey=True, squeeze=False)
-low, high = study.axis_limits(points)
+low, high = reading.axis_limits(points)
 for ax, x, label in ((axes[0, 0], "reach", "flipped labels within reach of free attention"),
                      (axes[0, 1], "fitted", "flipped labels fitted by phase 2")):
     plots.study_points(ax, points, x, label, low, high, study.COST)
@@ -120,7 +120,7 @@ nb.save_figure(fig)
 # control).
 
 # %%
-split, control = study.cost_tables(costs)
+split, control = reading.cost_tables(costs)
 display(split)
 control  # test − base in points at the smallest n (epochs trained, mean over seeds)
 
@@ -130,15 +130,15 @@ default_layers = notebooks.defaults("table2_finetune")["vit_layers"]
 metrics = study.study_metrics(found, chosen)
 metrics["default_layers"] = float(default_layers)
 metrics["study_wall_s"] = round(wall_s, 1)
-words = {**study.regime_words(found), **study.cost_words(costs, found),
-         "text_beside": study.text_beside_words(text_runs, sample_sizes)}
+words = {**reading.regime_words(found), **reading.cost_words(costs, found),
+         "text_beside": reading.text_beside_words(text_runs, sample_sizes)}
 words["choice_words"] = (f"this evidence picks the {chosen.backbone_label}" +
                          (", which is Table 2's default"
                           if (chosen.layers, chosen.width) == (default_layers, study.WIDTH) else
                           f", not Table 2's default of {default_layers} layers at width {study.WIDTH}"))
 nb.save_metrics({**metrics, **words}, extra={"backbone_runs": found.to_dict(orient="records"),
                                          "noise_costs": costs.to_dict(orient="records")})
-study.points_table(points)
+reading.points_table(points)
 
 # %% [markdown]
 # ## Reading it

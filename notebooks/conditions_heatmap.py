@@ -15,7 +15,8 @@
 #
 # **Claim.** The paper's convergence theorem needs two conditions on the training dynamics, stated through
 # $\mathfrak S^{(i)}(\tau) = \big(\sum_{t\in\mathcal R} s^{(i)}_t(\tau)\big)\big(1 - \sum_{t\in\mathcal R} s^{(i)}_t(\tau)\big)$,
-# the softmax "slack" of sample $i$ on its relevant tokens $\mathcal R$ at step $\tau$, cumulated over training:
+# the softmax "slack" of sample $i$ on its relevant tokens $\mathcal R$ at step $\tau$ (the figures' titles say
+# *slack* for it: its Fraktur letter is not legible at their size), cumulated over training:
 #
 # - **Eq. 9** — clean samples dominate: $\sum_\tau \sum_{i\in\mathcal C} \mathfrak S^{(i)}(\tau)$ exceeds the same sum
 #   over the noisy samples $\mathcal N$;
@@ -58,7 +59,7 @@ out_dir = ""  # empty: results/conditions_heatmap/book
 # %%
 import numpy as np
 
-from benign import authors, notebooks, paths, plots, sweep, synthetic, words
+from benign import authors, heatmaps, notebooks, paths, plots, sweep, synthetic, words
 
 nb = notebooks.start("conditions_heatmap", globals())
 points = sweep.grid_points(synthetic.GRID_DEFAULTS, nb.parameters, d=sweep.arange("d_grid", d_grid),
@@ -72,15 +73,15 @@ print(words.sweep_said(cells))
 # %%
 d_values, mu_values, maps = sweep.maps(cells, ("eq9_ratio", "eq10_ratio", "test_acc", "train_acc"))
 fig, axes = plots.figure(2, 2, row_height=3.4)
-plots.heatmap(axes[0, 0], d_values, mu_values, np.log10(maps["eq9_ratio"]),
-              "Eq. 9: $\\log_{10}$ (clean $\\mathfrak{S}$\n/ noisy $\\mathfrak{S}$)", cmap="RdBu", vmin=-2, vmax=2,
+heatmaps.heatmap(axes[0, 0], d_values, mu_values, np.log10(maps["eq9_ratio"]),
+              "Eq. 9: $\\log_{10}$ (clean slack\n/ noisy slack)", cmap="RdBu", vmin=-2, vmax=2,
               label="> 0: clean samples dominate")
-plots.heatmap(axes[0, 1], d_values, mu_values, np.log10(maps["eq10_ratio"]),
-              "Eq. 10: $\\log_{10}$ (class +1 $\\mathfrak{S}$\n/ class −1 $\\mathfrak{S}$)", cmap="PuOr", vmin=-1,
+heatmaps.heatmap(axes[0, 1], d_values, mu_values, np.log10(maps["eq10_ratio"]),
+              "Eq. 10: $\\log_{10}$ (class +1 slack\n/ class −1 slack)", cmap="PuOr", vmin=-1,
               vmax=1, label="0: balanced classes")
-plots.heatmap(axes[1, 0], d_values, mu_values, maps["test_acc"], "test accuracy", vmin=0.5, vmax=1.0)
+heatmaps.heatmap(axes[1, 0], d_values, mu_values, maps["test_acc"], "test accuracy", vmin=0.5, vmax=1.0)
 for ax in axes.flat[:3]:
-    plots.theory_overlay(ax, d_values, n)
+    heatmaps.theory_overlay(ax, d_values, n)
 axes[1, 1].legend(*axes[0, 0].get_legend_handles_labels(), loc="center", title="the theory's boundaries",
                   **plots.OVERLAY_LEGEND)
 axes[1, 1].set_axis_off()
@@ -116,9 +117,9 @@ if authors_code and not train_W and W_init == "identity" and n_weak == n_relevan
     on_our_grid = {key: wide[key].unstack().reindex(index=d_values, columns=mu_values).to_numpy()
                    for key in ("eq9_ratio", "eq10_ratio")}
     fig, axes = plots.figure(1, 2, row_height=3.4)
-    plots.heatmap(axes[0], d_values, mu_values, np.log10(on_our_grid["eq9_ratio"]),
+    heatmaps.heatmap(axes[0], d_values, mu_values, np.log10(on_our_grid["eq9_ratio"]),
                   "authors' code, Eq. 9:\n$\\log_{10}$ (clean / noisy)", cmap="RdBu", vmin=-2, vmax=2)
-    plots.heatmap(axes[1], d_values, mu_values, np.log10(on_our_grid["eq10_ratio"]),
+    heatmaps.heatmap(axes[1], d_values, mu_values, np.log10(on_our_grid["eq10_ratio"]),
                   "authors' code, Eq. 10:\n$\\log_{10}$ (class +1 / class −1)", cmap="PuOr", vmin=-1, vmax=1)
     nb.save_figure(fig, "conditions_heatmap_authors")
 

@@ -14,7 +14,8 @@
 # # How much label noise can token selection absorb?
 #
 # **Claim.** Benign overfitting needs the clean samples to drive training: the cumulative softmax slack
-# $\sum_\tau\sum_{i\in\mathcal C}\mathfrak S^{(i)}(\tau)$ of the clean samples must exceed that of the noisy ones
+# $\sum_\tau\sum_{i\in\mathcal C}\mathfrak S^{(i)}(\tau)$ (the figures' titles say *slack*) of the clean samples
+# must exceed that of the noisy ones
 # (Eq. 9 of the paper). The paper's appendix sweeps the label-noise rate $\eta$ at $d = 12000$, $\|\mu\| = 120$ with
 # two relevant tokens, training $p$ only: the ratio stays above one up to $\eta = 0.6$ with test accuracy at least
 # 0.986, then collapses — 0.78 at $\eta = 0.65$ (test accuracy 0.579) and 0.50 at $\eta = 0.7$ (0.505).
@@ -83,7 +84,7 @@ fig, (left, right) = plots.figure(1, 2, row_height=3.4)
 left.semilogy(runs.noise_ratio, runs.frak_ratio, "o-", color="#1f77b4", label=f"here, n = {n}")
 left.plot(paper_eta, paper_ratios, "k*", ms=9, label="paper")
 left.axhline(1.0, color="black", ls="--", lw=1)
-left.set(title=r"Eq. 9 ratio: clean $\mathfrak{S}$ / noisy $\mathfrak{S}$", xlabel="η (label-noise rate asked for)",
+left.set(title="Eq. 9 ratio: clean slack / noisy slack", xlabel="η (label-noise rate asked for)",
          ylabel="ratio")
 plots.plain_log_ticks(left.yaxis)
 plots.legend_clear(left)
@@ -153,7 +154,7 @@ for label, (who, table, n_list, _) in trainers.items():
 left.plot(paper_eta, paper_ratios, "k*", ms=9, label="paper")
 right.plot(*paper_test, "k*", ms=9)
 left.axhline(1.0, color="black", ls=":", lw=1)
-left.set(title=r"Eq. 9 ratio: clean $\mathfrak{S}$ / noisy $\mathfrak{S}$", xlabel="η", ylabel="ratio")
+left.set(title="Eq. 9 ratio: clean slack / noisy slack", xlabel="η", ylabel="ratio")
 plots.plain_log_ticks(left.yaxis)
 right.set(title="test accuracy", xlabel="η", ylim=(0, 1.02))
 left.legend()

@@ -70,8 +70,8 @@ import numpy as np
 import pandas as pd
 from IPython.display import HTML
 
-from benign import (authors, clock, notebooks, paths, plots, regimes, regionmap, sweep, synthetic, theory, thresholds,
-                    words)
+from benign import (authors, clock, heatmaps, notebooks, paths, plots, regimes, regionmap, sweep, synthetic, theory,
+                    thresholds, words)
 
 nb = notebooks.start("fig5_heatmap", globals())
 points = sweep.grid_points(synthetic.GRID_DEFAULTS, nb.parameters, d=sweep.arange("d_grid", d_grid),
@@ -109,19 +109,19 @@ fig, axes = plots.figure(4, 2, row_height=3.2)
 panels = [("train_loss", "final train loss", "magma", None), ("test_loss", "final test loss", "magma", None),
           ("train_acc", "train accuracy", "viridis", (0.5, 1.0)), ("test_acc", "test accuracy", "viridis", (0.5, 1.0))]
 for ax, (key, title, cmap, lims) in zip(axes.flat[:4], panels):
-    plots.heatmap(ax, d_values, mu_values, maps[key], title, cmap=cmap, vmin=lims and lims[0], vmax=lims and lims[1])
-plots.regime_map(axes[2, 0], d_values, mu_values, maps["regime"], f"observed (test ≥ {test_threshold:g}: benign)",
+    heatmaps.heatmap(ax, d_values, mu_values, maps[key], title, cmap=cmap, vmin=lims and lims[0], vmax=lims and lims[1])
+heatmaps.regime_map(axes[2, 0], d_values, mu_values, maps["regime"], f"observed (test ≥ {test_threshold:g}: benign)",
                  legend=False)  # the regimes' key is above the figure, where it covers no cell
-plots.regime_map(axes[2, 1], d_values, mu_values, maps["regime_by_order"], "by order (constants = 1)", legend=False)
+heatmaps.regime_map(axes[2, 1], d_values, mu_values, maps["regime_by_order"], "by order (constants = 1)", legend=False)
 gain_limit = max(0.02, float(np.nanmax(np.abs(maps["test_gain"]))))
-plots.heatmap(axes[3, 0], d_values, mu_values, maps["test_gain"], "test accuracy gained by training",
+heatmaps.heatmap(axes[3, 0], d_values, mu_values, maps["test_gain"], "test accuracy gained by training",
               cmap="RdBu", vmin=-gain_limit, vmax=gain_limit)
-plots.regime_map(axes[3, 1], d_values, mu_values, maps["regime_trained"],
+heatmaps.regime_map(axes[3, 1], d_values, mu_values, maps["regime_trained"],
                  f"by what training adds (harmful: loses > {thresholds.HARM.value:g})", legend=False)
 for ax in axes.flat:
-    plots.theory_overlay(ax, d_values, n, settings=figure3, color="black" if ax is axes[3, 0] else "white",
+    heatmaps.theory_overlay(ax, d_values, n, settings=figure3, color="black" if ax is axes[3, 0] else "white",
                          label_box=True)
-plots.legend_above(fig, axes[0, 0], ncols=5, extra=plots.category_key(plots.REGIME_COLORS), **plots.OVERLAY_LEGEND)
+plots.legend_above(fig, axes[0, 0], ncols=5, extra=heatmaps.category_key(heatmaps.REGIME_COLORS), **plots.OVERLAY_LEGEND)
 nb.save_figure(fig)
 
 # %% [markdown]
@@ -210,20 +210,20 @@ panels = len(steps_drawn) + 3  # the snapshots, then when the noisy labels are f
 fig, grid = plots.figure(-(-panels // 2), 2, row_height=3.2)
 axes = list(grid.flat)
 for ax, t in zip(axes, steps_drawn):
-    plots.regime_map(ax, d_long, mu_long, long_maps[f"regime_{t}"], f"regime at step {t:,}", legend=False)
-    plots.theory_overlay(ax, d_long, n, settings=figure3, label_box=True)
+    heatmaps.regime_map(ax, d_long, mu_long, long_maps[f"regime_{t}"], f"regime at step {t:,}", legend=False)
+    heatmaps.theory_overlay(ax, d_long, n, settings=figure3, label_box=True)
 fitted_steps = long[["first_noisy_step", "noisy_fitted_step"]].to_numpy(dtype=float)
 low, high = max(1.0, np.nanmin(fitted_steps)) if np.isfinite(fitted_steps).any() else 1.0, float(num_steps_long)
 rest = axes[len(steps_drawn):]
 for ax, key, title in zip(rest, ("first_noisy_step", "noisy_fitted_step"),
                           ("first noisy label fitted", "last noisy label fitted")):
-    plots.heatmap(ax, d_long, mu_long, np.clip(long_maps[key], low, None), f"{title} (blank: never)",
+    heatmaps.heatmap(ax, d_long, mu_long, np.clip(long_maps[key], low, None), f"{title} (blank: never)",
                   cmap="magma_r", vmin=low, vmax=high, label="step", log=True)
-plots.category_map(rest[2], d_long, mu_long, long_maps["course"], plots.COURSE_COLORS,
+heatmaps.category_map(rest[2], d_long, mu_long, long_maps["course"], heatmaps.COURSE_COLORS,
                    f"test error against δ, {num_steps_long:,} steps", legend="below")
 for ax in rest[3:]:
     ax.axis("off")
-plots.legend_above(fig, axes[0], ncols=5, extra=plots.category_key(plots.REGIME_COLORS),  # where it covers no cell
+plots.legend_above(fig, axes[0], ncols=5, extra=heatmaps.category_key(heatmaps.REGIME_COLORS),  # where it covers no cell
                    **plots.OVERLAY_LEGEND)
 nb.save_figure(fig, "fig5_heatmap_over_time")
 
@@ -248,7 +248,7 @@ slopes
 # %%
 # the long runs for the page's interactive map (benign.regimes.time_map), also a download beside the other results
 start_step = min(num_steps, num_steps_long)  # the map opens at the snapshot of the map above
-time_payload = regimes.time_map(long, d_long, mu_long, num_steps_long, plots.REGIME_COLORS, test_threshold,
+time_payload = regimes.time_map(long, d_long, mu_long, num_steps_long, heatmaps.REGIME_COLORS, test_threshold,
                                 start_step=start_step)
 (nb.out / f"{nb.name}_regime_time.json").write_text(json.dumps(time_payload, separators=(",", ":")) + "\n")
 changed = int((regimes.regime_at(long, start_step) != regimes.regime_at(long, num_steps_long)).sum())

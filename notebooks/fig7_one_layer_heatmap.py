@@ -62,7 +62,8 @@ out_dir = ""  # empty: results/fig7_one_layer_heatmap/book
 # %%
 import numpy as np
 
-from benign import authors, encoder, notebooks, onelayer, paths, plots, sweep, theory, thresholds, timing, words
+from benign import (authors, encoder, heatmaps, notebooks, onelayer, paths, plots, sweep, theory, thresholds, timing,
+                    words)
 
 nb = notebooks.start("fig7_one_layer_heatmap", globals())
 d_paper, mu_paper = sweep.arange("d_grid", d_grid), sweep.arange("signal_norm_grid", signal_norm_grid)
@@ -102,12 +103,13 @@ panels = [(axes[0, 0], "train_loss", "final train loss", "magma", (None, None)),
           (axes[2, 1], "attention_noisy_relevant", "noisy samples: attention on\nthe relevant token", "viridis",
            (0.0, None))]
 for ax, key, title, cmap, (vmin, vmax) in panels:
-    plots.heatmap(ax, d_values, mu_values, maps[key], title, cmap=cmap, vmin=vmin, vmax=vmax,
+    heatmaps.heatmap(ax, d_values, mu_values, maps[key], title, cmap=cmap, vmin=vmin, vmax=vmax,
                   marks=paper_limits.get(key, ()))
-plots.regime_map(axes[2, 0], d_values, mu_values, maps["regime"], f"observed (test ≥ {test_threshold:g}: benign)")
+heatmaps.regime_map(axes[2, 0], d_values, mu_values, maps["regime"], f"observed (test ≥ {test_threshold:g}: benign)",
+                 legend=False)  # its key above the figure, with the theory's lines: on the map it covers cells
 for ax in axes.flat:
-    plots.theory_overlay(ax, d_values, n, settings=marked)
-plots.legend_above(fig, axes[0, 0], ncols=2, **plots.OVERLAY_LEGEND)
+    heatmaps.theory_overlay(ax, d_values, n, settings=marked, label_box=True)
+plots.legend_above(fig, axes[0, 0], ncols=5, extra=heatmaps.category_key(heatmaps.REGIME_COLORS), **plots.OVERLAY_LEGEND)
 nb.save_figure(fig)
 
 # %%

@@ -49,7 +49,7 @@ import time
 
 import numpy as np
 
-from benign import notebooks, paper2, paper2_edge, plots, theory
+from benign import heatmaps, notebooks, paper2, paper2_edge, plots, theory
 
 nb = notebooks.start("paper2_snr_heatmap", globals())
 
@@ -88,7 +88,7 @@ tail, small = edge[edge.in_tail], edge[~edge.in_tail]
 markers = {"tail": (tail, "o"), "small n": (small, "^")}
 fig, axes = plots.figure(2, 1, row_height=3.4, sharex=True)
 for ax, value, title in zip(axes, ("test_acc", "train_acc"), ("test accuracy", "train accuracy")):
-    mesh = plots.snr_heatmap(ax, grid, value, f"{title}, d = {d}, η = {noise_ratio:g}", curves)
+    mesh = heatmaps.snr_heatmap(ax, grid, value, f"{title}, d = {d}, η = {noise_ratio:g}", curves)
     for label, (rows, marker) in markers.items():
         ax.plot(rows.n, rows.signal_norm, marker, markerfacecolor="white", markeredgecolor="black", ms=6,
                 linestyle="none", label=f"first benign cell, {label}")

@@ -87,7 +87,7 @@ out_dir = ""  # empty means results/table2_finetune/book
 import time
 
 from benign import expected, notebooks, plots, words
-from benign.realdata import report, runs
+from benign.realdata import findings, report, runs
 
 nb = notebooks.start("table2_finetune", globals())
 
@@ -154,7 +154,7 @@ report.epochs_table(summary)
 # ones where $\eta > 0$ (right).
 
 # %%
-fig, axes = plots.figure_rows([report.row_title(task) for task in tasks], 2)
+fig, axes = plots.figure_rows([findings.row_title(task) for task in tasks], 2)
 for row, task in enumerate(tasks):
     plots.finetune_cells(axes[row, 0], axes[row, 1], summary[summary.dataset == task.dataset])
 plots.legend_above(fig, axes[0, 0], ncols=3)
@@ -178,9 +178,9 @@ nb.save_figure(fig)
 # against the claim, and the comparison below does not count them.
 
 # %%
-checks = report.row_checks(summary)
-found = report.findings(summary, tasks, checks)
-report.findings_table(found)
+checks = findings.row_checks(summary)
+found = findings.findings(summary, tasks, checks)
+findings.findings_table(found)
 
 # %% [markdown]
 # **Reading it** (the `book` profile's runs; the numbers are this run's). *Text rows.* The re-initialised query and
@@ -213,16 +213,19 @@ report.findings_table(found)
 # %%
 metrics = report.table_metrics(summary, num_epochs)
 metrics["finetune_wall_s"] = round(wall_s, 1)
-metrics.update(report.finding_metrics(found))
-metrics.update(report.finding_words(found, num_epochs))  # glued as words
+metrics.update(findings.finding_metrics(found))
+metrics.update(findings.finding_words(found, num_epochs))  # glued as words
 metrics["num_epochs"] = num_epochs
-metrics.update(report.check_metrics(checks))
-metrics.update(report.check_words(checks, {t.dataset: t.data.kind for t in tasks}))  # glued as words
+metrics.update(findings.check_metrics(checks))
+metrics.update(findings.check_words(checks, {t.dataset: t.data.kind for t in tasks}))  # glued as words
 metrics["vit_depth"] = words.count(vit_layers, "layer")  # the small ViT's depth, glued as words
-metrics["cap_words"] = report.cap_words(max_epochs, max_epochs_from_n)
-metrics["image_unfitted"] = report.unfitted_words(found[found.kind == "image"], num_epochs, max_epochs,
+metrics["cap_words"] = findings.cap_words(max_epochs, max_epochs_from_n)
+metrics["image_unfitted"] = findings.unfitted_words(found[found.kind == "image"], num_epochs, max_epochs,
                                                   max_epochs_from_n)
-metrics["text_study_reading"] = report.study_words(found[found.kind == "text"], report.study_sizes(nb.parameters))
+studies = [(study, notebooks.resolve("table2_finetune", study["table2_profile"]))  # the backbone study's profiles
+           for study in (notebooks.resolve("backbone_reach", name) for name in notebooks.PROFILE_NAMES)]
+metrics["text_study_reading"] = findings.study_words(found[found.kind == "text"],
+                                                     findings.study_sizes(nb.parameters, studies))
 nb.save_metrics(metrics, extra={"assets": assets.to_dict(orient="records"),  # the reproducibility page reads the split
                                "time_split": report.time_split(grid, tasks).to_dict(orient="records")})
 

@@ -18,7 +18,8 @@ import torch
 
 from benign import expected, notebooks, pages, plots
 from benign.checks import ParameterError
-from benign.realdata import backbones, firsttoken, image_backbone, reach, reference, report, runs, study, training
+from benign.realdata import (backbones, findings, firsttoken, image_backbone, reach, reading, reference, report, runs,
+                             study, training)
 from benign.realdata import datasets as rdata  # (`datasets` is the Hugging Face library)
 from benign.words import marked
 
@@ -516,10 +517,10 @@ def test_run_grid_on_a_hub_schema_folder_is_cached(tiny_bert, sst2_folder, cache
     # phase 2 never fits a flipped label that free attention cannot: reach is an upper bound (per run)
     noisy = grid[grid.noise_ratio > 0]
     assert (noisy.reach_free >= noisy.fitted_noisy - 1e-9).all() and (noisy.reach_free >= noisy.reach_token).all()
-    checks = report.row_checks(summary)
+    checks = findings.row_checks(summary)
     assert list(checks.columns[:3]) == ["dataset", "clean_train_acc", "reach_free"]
-    found = report.findings(summary, [task], checks)
-    assert list(found.n) == [20, 40] and report.finding_metrics(found)["text_rows"] == 1
+    found = findings.findings(summary, [task], checks)
+    assert list(found.n) == [20, 40] and findings.finding_metrics(found)["text_rows"] == 1
     curves = report.curves(grid)
     assert len(curves) == 8 * 3 and len(report.attention_ends(grid)) == 4
 
@@ -696,7 +697,7 @@ def checks_table(clean_train_acc: float, reach_free: float, tests_claim: bool) -
 
 def test_check_words_say_the_clean_fit_against_its_threshold():
     kinds = {"fashion_mnist": "image"}
-    words = report.check_words(checks_table(0.92, 0.71, False), kinds)
+    words = findings.check_words(checks_table(0.92, 0.71, False), kinds)
     assert words["fashion_reading"] == (  # why not is the row's reading's, said once
         "as its reading above says, the row does not test the claim: it stays in the table for what it shows, outside "
         "the paper-vs-here count")
@@ -704,10 +705,10 @@ def test_check_words_say_the_clean_fit_against_its_threshold():
         "Fashion-MNIST: 71% of the flipped labels within reach, 24% given by a single token, 41% fitted by phase 2, "
         "test minus base −12.3 points (not testable with this backbone: on clean labels phase 2 fits 92% of the "
         "training labels, fewer than the 95% that count as fitted)")
-    assert report.check_words(checks_table(1.0, 0.71, True), kinds)["fashion_reading"] == (
+    assert findings.check_words(checks_table(1.0, 0.71, True), kinds)["fashion_reading"] == (
         "on clean labels phase 2 fits all of the training labels, at least the 95% that count as fitted, and the row "
         "tests the claim and is counted")
-    out_of_reach = report.check_words(checks_table(0.97, 0.3, False), kinds)
+    out_of_reach = findings.check_words(checks_table(0.97, 0.3, False), kinds)
     assert out_of_reach["image_rows_reading"].endswith(
         "(not testable with this backbone: free attention over its last layer's tokens reaches 30% of its flipped "
         "labels, below the 50% a test of the claim needs)")
@@ -721,7 +722,7 @@ def test_finding_words_count_cells_and_read_the_cost_trend_from_its_slope():
                           "test − base (points)": [3.0, 0.7, -2.8, 1.7, -2.4, -7.6],
                           "epochs": [98, 56, 58, 106, 77, 78],
                           "test − clean cell (points)": [-1.6, -4.0, -8.6, -2.9, -7.0, -12.8]})
-    words = report.finding_words(found, 2000)
+    words = findings.finding_words(found, 2000)
     assert words["text_cells_fitted"] == "all 6 cells with noise"
     assert words["text_epochs_left"] == "at least 1894 more epochs"  # the longest cell's 106 of 2000: the others more
     assert words["text_cost_by_row"] == ("Rotten Tomatoes −1.6, −4.0 and −8.6 points at n = 20, 200 and 1000; Rotten "
@@ -730,19 +731,19 @@ def test_finding_words_count_cells_and_read_the_cost_trend_from_its_slope():
                                                "n = 1000")
     assert words["text_flipped_fitted_words"] == "all" and words["text_test_vs_base_words"] == "−1.2"
     assert words["text_reach_token_words"] == "none"
-    slope, se = report.cost_trend(found, "text").values()  # of test − clean: it falls, so the cost grows
+    slope, se = findings.cost_trend(found, "text").values()  # of test − clean: it falls, so the cost grows
     assert words["text_cost_trend"] == f"{marked('grows with n', -slope, se)} (slope 2.11 ± 0.54)"
-    half = report.finding_words(found.assign(**{"flipped labels fitted (%)": [100.0, 50.0] * 3}), 106)
+    half = findings.finding_words(found.assign(**{"flipped labels fitted (%)": [100.0, 50.0] * 3}), 106)
     assert half["text_cells_fitted"] == "3 of the 6 cells with noise" and half["text_epochs_left"] == "no more epochs"
     assert half["text_flipped_fitted_words"] == "75%"
-    assert report.finding_words(found[found.n == 20], 2000)["text_cost_trend"] == "is measured at one n only"
+    assert findings.finding_words(found[found.n == 20], 2000)["text_cost_trend"] == "is measured at one n only"
 
 
 def test_tables_and_figure_titles_name_data_sets_for_a_reader():
     shown = pages.frame(checks_table(0.92, 0.71, False).set_index(pd.Index(["mnist_5k"], name="data set")))
     assert "<td>MNIST digits</td><td>Fashion-MNIST</td>" in shown and "<td>no</td>" in shown  # as a page shows it
     task = runs.Task("rotten_tomatoes_3class", "all-minilm-l6-v2", None, None)
-    assert report.row_title(task) == "Rotten Tomatoes (3 classes) · all-MiniLM-L6-v2"
+    assert findings.row_title(task) == "Rotten Tomatoes (3 classes) · all-MiniLM-L6-v2"
 
 
 BOOK_ROWS = {  # Table 2 of the book build at 96dc1fc (η = 0 then 0.2, n = 20, 200, 1000), where `ax.legend()` ('best')
@@ -948,16 +949,16 @@ def test_the_study_splits_the_drop_into_phase_two_s_cost_and_the_noise_s():
                                [-10, -10, 1.0, 0.25, -10, 100, -11, 2000, -20], atol=1e-9)
     found = study.regimes(study.placed(cells))
     assert dict(zip(found.backbone_label, found.regime)) == {"A": study.NOT_OVERFITTING, "B": study.HARMFUL}
-    words = study.cost_words(costs.reset_index(), found)
+    words = reading.cost_words(costs.reset_index(), found)
     assert words["unfitted_cost"] == ("the backbones that do not overfit (A) fit 25 % of the flipped labels and 100 % "
                                       "of the clean ones beside them, and the noise moves their test accuracy by "
                                       "−10.0 points against clean runs; the only backbone loses 5 points or more, "
                                       "what the rule calls harmful where the noise is fitted: unlike the paper's "
                                       "not-overfitting region, it does not keep its test accuracy")
-    kept = study.unfitted_cost(costs.reset_index().assign(noise=[-2.0, -9.0]))  # as if B did not overfit either
+    kept = reading.unfitted_cost(costs.reset_index().assign(noise=[-2.0, -9.0]))  # as if B did not overfit either
     assert kept.endswith("; 1 of the 2 backbones loses 5 points or more, what the rule calls harmful where the noise "
                          "is fitted: unlike the paper's not-overfitting region, those do not keep their test accuracy")
-    assert study.unfitted_cost(costs.reset_index().assign(noise=-2.0)).endswith(
+    assert reading.unfitted_cost(costs.reset_index().assign(noise=-2.0)).endswith(
         "; none of them loses 5 points: like the paper's not-overfitting region, they keep their test accuracy")
     # the control, on the backbones that do not overfit: A's clean run trained as long loses 1 of the noise's 10 points
     assert words["control_reading"] == ("on A, where the control trained longer and the noise cost accuracy at n = 20, "
@@ -965,26 +966,26 @@ def test_the_study_splits_the_drop_into_phase_two_s_cost_and_the_noise_s():
                                         "those stopped once fitted (1.0 of 10.0 points): most of the loss is the "
                                         "noise's, not the longer training's")
     # over several backbones, backbone by backbone: 1 of 10 points and 20 of 25; the largest part decides
-    assert study.control_reading(costs.reset_index()).endswith(
+    assert reading.control_reading(costs.reset_index()).endswith(
         "lose up to 80 % of what the noise costs, against those stopped once fitted (B: 20.0 of 25.0 points): most "
         "of the loss is the longer training's, not the noise's")
     gained = costs.reset_index().assign(whole=[-9.0, -6.0])  # A's clean run gains by training longer, B's loses 1
-    assert study.control_reading(gained).endswith("lose up to 4 % of what the noise costs, against those stopped "
+    assert reading.control_reading(gained).endswith("lose up to 4 % of what the noise costs, against those stopped "
                                                   "once fitted (B: 1.0 of 25.0 points; the others lose nothing): "
                                                   "most of the loss is the noise's, not the longer training's")
     assert words["harmful_split"] == ("where the noise is overfitted harmfully (B), phase 2 on clean labels moves the "
                                       "test accuracy by −5.0 points against the base accuracy and the flipped labels "
                                       "by −25.0 points more")
     assert words["benign_split"] == "no backbone overfits benignly"
-    split, control = study.cost_tables(costs.reset_index())
+    split, control = reading.cost_tables(costs.reset_index())
     assert list(split.iloc[0]) == ["A", "−10.0", "−10.0", "100 %", "25 %"]
     assert list(control.iloc[0]) == ["A", "−10.0 (epoch 100)", "−11.0 (epoch 2000)", "−20.0 (epoch 2000)"]
-    assert list(study.regime_table(found).iloc[0][["fitted by phase 2", "test − base (points)",
+    assert list(reading.regime_table(found).iloc[0][["fitted by phase 2", "test − base (points)",
                                                    "test − clean cell (points)", "base accuracy"]]) == [
         "25 %", "−20.0", "−10.0", "90.0 %"]
     # a protocol that never stops a run: the control trains no longer than the clean runs, and says so
     unstopped = study.noise_costs(pd.DataFrame(_study_cells("A", 0.9, 0.8, 0.7, 0.8, 0.25, epochs=2000)))
-    assert study.control_reading(unstopped).startswith("the clean runs trained every epoch already")
+    assert reading.control_reading(unstopped).startswith("the clean runs trained every epoch already")
     # two noise ratios: each noisy run against the clean run of its seed and n
     both = pd.DataFrame(_study_cells("A", 0.9, 0.8, 0.7, 0.79, 0.25, 100)).assign()
     extra = both[both.noise_ratio > 0].assign(noise_ratio=0.1, test_acc=0.75)
@@ -1018,7 +1019,7 @@ def test_the_study_s_regime_is_read_against_the_clean_cell_with_the_book_s_thres
     metrics = study.study_metrics(found.iloc[:1], found.iloc[0])
     assert metrics["vit1_test_minus_clean"] == pytest.approx(-7) and metrics["vit1_test_minus_base"] == pytest.approx(-2)
     assert (metrics["backbones_harmful"], metrics["backbones_benign"]) == (1, 0)
-    words = study.regime_words(found)
+    words = reading.regime_words(found)
     assert words["rule_words"] == ("a backbone overfits when phase 2 fits at least 95 % of its flipped labels (means "
                                    "over its cells with noise and seeds), and overfits harmfully when its test "
                                    "accuracy is on average 5 points or more below that of its clean-label cells (the "
@@ -1027,7 +1028,7 @@ def test_the_study_s_regime_is_read_against_the_clean_cell_with_the_book_s_thres
                                               "−2.0 points and minus its clean cell −7.0 points (harmful); D:")
     # the figure marks each point's clean cell and the harmful level REAL_COST points below it
     fig, ax = plots.figure(1, 1)
-    low, high = study.axis_limits(points)
+    low, high = reading.axis_limits(points)
     plots.study_points(ax, points, "fitted", "fitted", low, high, cost)
     dashes = [line for line in ax.lines if line.get_marker() == "_" and len(line.get_ydata())]
     np.testing.assert_allclose(dashes[0].get_ydata(), [5.0], atol=1e-9)  # C's clean cell: 95 % against a base of 90 %
@@ -1038,8 +1039,8 @@ def test_the_study_s_regime_is_read_against_the_clean_cell_with_the_book_s_thres
 
 
 def test_a_share_just_short_of_the_fitted_threshold_never_reads_as_the_threshold():
-    assert (study._fitted(0.9497), study._share(0.9497)) == ("94.97 %", "94.97%")  # not "95 %": not overfitting
-    assert (study._fitted(0.63), study._share(0.63), study._share(1.0)) == ("63 %", "63%", "all")
+    assert (reading._fitted(0.9497), reading._share(0.9497)) == ("94.97 %", "94.97%")  # not "95 %": not overfitting
+    assert (reading._fitted(0.63), reading._share(0.63), reading._share(1.0)) == ("63 %", "63%", "all")
 
 
 def test_a_backbone_of_another_width_is_read_against_its_depth_at_the_family_s_width():
@@ -1048,10 +1049,10 @@ def test_a_backbone_of_another_width_is_read_against_its_depth_at_the_family_s_w
              test_minus_base=-12.0, test_minus_clean=-4.0, regime=study.NOT_OVERFITTING),
         dict(backbone_label="ViT, 4 layers, width 64", kind="image", layers=4, width=64, reach=0.9, fitted=0.97,
              test_minus_base=-20.0, test_minus_clean=-9.0, regime=study.HARMFUL)])
-    assert study.width_words(found) == (
+    assert reading.width_words(found) == (
         "width is another: at 4 layers and width 64, 90% of the flipped labels are within reach and phase 2 fits 97% of "
         "them (harmful, test − clean cell −9.0 points), against 30% and 25% at width 128 (not overfitting, −4.0 points)")
-    assert study.width_words(found.iloc[:1]) == ("this build made every backbone at width 128, so it does not measure "
+    assert reading.width_words(found.iloc[:1]) == ("this build made every backbone at width 128, so it does not measure "
                                                  "width (the paper profile adds the deepest at another width)")
 
 
@@ -1094,12 +1095,12 @@ def test_sharpening_words_name_the_curves_below_the_threshold_and_the_control():
 
 
 def test_a_number_beside_a_threshold_never_reads_as_the_threshold():
-    assert [report.decimals(v, 95, 0) for v in (94.97, 95.27, 63.0, 95.0)] == [2, 1, 0, 0]
-    assert [report.decimals(v, -5, 1) for v in (-4.97, -5.03, -5.1, -2.8)] == [2, 2, 1, 1]
-    assert (report.fitted_percent(0.9497), report.fitted_percent(0.9527), report.fitted_percent(0.63)) == (
+    assert [findings.decimals(v, 95, 0) for v in (94.97, 95.27, 63.0, 95.0)] == [2, 1, 0, 0]
+    assert [findings.decimals(v, -5, 1) for v in (-4.97, -5.03, -5.1, -2.8)] == [2, 2, 1, 1]
+    assert (findings.fitted_percent(0.9497), findings.fitted_percent(0.9527), findings.fitted_percent(0.63)) == (
         "94.97", "95.3", "63")
-    assert [report.cost_points(v) for v in (-4.97, -2.8, 0.04, 1.26, np.nan)] == ["−4.97", "−2.8", "0.0", "+1.3", "—"]
-    assert (study._share(0.9527), study._fitted(0.9527)) == ("95.3%", "95.3 %")
+    assert [findings.cost_points(v) for v in (-4.97, -2.8, 0.04, 1.26, np.nan)] == ["−4.97", "−2.8", "0.0", "+1.3", "—"]
+    assert (reading._share(0.9527), reading._fitted(0.9527)) == ("95.3%", "95.3 %")
 
 
 def image_findings():
@@ -1118,14 +1119,14 @@ def image_findings():
 
 
 def test_the_findings_table_writes_shares_whole_and_points_with_a_true_minus():
-    shown = report.findings_table(image_findings())
+    shown = findings.findings_table(image_findings())
     assert list(shown.iloc[1]) == ["mnist_5k", "image", 0.2, 200, True, "98", "47", "90", "98", 2000, "−28.9",
                                    "−22.3"]
     assert "−4.8" in pages.frame(shown) and "-4.8" not in pages.frame(shown)
 
 
 def test_unfitted_cells_are_read_by_what_stopped_them_not_by_reach_alone():
-    said = report.unfitted_words(image_findings(), 2000, 300, 1000)
+    said = findings.unfitted_words(image_findings(), 2000, 300, 1000)
     assert said == ("MNIST digits at n = 1000 (93% within reach, 25% fitted) and Fashion-MNIST at n = 1000 (69% within "
                     "reach, 13% fitted) stopped at the 300-epoch cap with most of them within reach: how many the "
                     "whole schedule of 2000 epochs would fit is not measured; MNIST digits at n = 200 (98% within "
@@ -1133,29 +1134,31 @@ def test_unfitted_cells_are_read_by_what_stopped_them_not_by_reach_alone():
                     "schedule of 2000 epochs with most of them within reach, and phase 2 still left some unfitted: in "
                     "none of them are most flipped labels out of reach")
     barred = image_findings().assign(**{"within reach of free attention (%)": 18.0})
-    assert report.unfitted_words(barred, 2000, 0, 0).startswith(
+    assert findings.unfitted_words(barred, 2000, 0, 0).startswith(
         "in MNIST digits at n = 200 (18% within reach, 90% fitted)")
-    assert report.unfitted_words(image_findings().iloc[:1], 2000, 300, 1000) == "every cell fits its flipped labels"
-    assert report.unfitted_words(image_findings().iloc[:0], 2000, 300, 1000) == "no such cell runs at this profile"
-    assert report.cap_words(300, 1000) == ("a run at n ≥ 1000 also stops after 300 epochs at the latest, what a CPU "
+    assert findings.unfitted_words(image_findings().iloc[:1], 2000, 300, 1000) == "every cell fits its flipped labels"
+    assert findings.unfitted_words(image_findings().iloc[:0], 2000, 300, 1000) == "no such cell runs at this profile"
+    assert findings.cap_words(300, 1000) == ("a run at n ≥ 1000 also stops after 300 epochs at the latest, what a CPU "
                                            "can afford for every row")
-    assert report.cap_words(0, 1000) == "no epoch cap cuts a run short"
+    assert findings.cap_words(0, 1000) == "no epoch cap cuts a run short"
 
 
 def test_table2_says_how_the_backbone_study_reads_its_text_rows():
     text = pd.DataFrame({"dataset": ["rotten_tomatoes"] * 3 + ["rotten_tomatoes_3class"] * 3, "kind": "text",
                          "n": [20, 200, 1000] * 2,
                          "test − clean cell (points)": [-1.6, -4.0, -8.6, -2.9, -7.04, -12.8]})
-    assert report.study_words(text, [20, 200]) == (
+    assert findings.study_words(text, [20, 200]) == (
         "at n = 20 and 200 only, the n of its image backbones: there test accuracy minus the clean cell's averages "
         "−2.8 points in Rotten Tomatoes and −4.97 points in Rotten Tomatoes (3 classes), both rows above −5, the line "
         "at or below which its rule calls fitting the flipped labels harmful; the cells it leaves out, at n = 1000, "
         "give −8.6 and −12.8 points, and over every n of this page the rows average −6.2 points")
-    assert report.study_words(text, [20, 200, 1000]).endswith("1 of the 2 rows above −5, the line at or below which "
+    assert findings.study_words(text, [20, 200, 1000]).endswith("1 of the 2 rows above −5, the line at or below which "
                                                               "its rule calls fitting the flipped labels harmful")
-    assert [report.study_sizes(notebooks.resolve("table2_finetune", p)) for p in ("smoke", "book", "paper")] == [
-        [20], [20, 200], [20, 200, 1000]]
-    assert report.study_sizes({**notebooks.resolve("table2_finetune", "book"), "seeds": [1]}) == []
+    studies = [(study, notebooks.resolve("table2_finetune", study["table2_profile"]))
+               for study in (notebooks.resolve("backbone_reach", name) for name in notebooks.PROFILE_NAMES)]
+    assert [findings.study_sizes(notebooks.resolve("table2_finetune", p), studies) for p in ("smoke", "book", "paper")
+            ] == [[20], [20, 200], [20, 200, 1000]]
+    assert findings.study_sizes({**notebooks.resolve("table2_finetune", "book"), "seeds": [1]}, studies) == []
 
 
 def test_a_mixed_cell_gives_the_epochs_of_its_seeds_and_paper_rows_have_short_names():
@@ -1193,13 +1196,13 @@ def test_reach_decides_only_where_free_attention_cannot_overfit():
              regime=study.HARMFUL),
         dict(backbone_label="ViT, 1 layer", kind="image", reach=1.0, fitted=0.64, epochs=2000,
              regime=study.NOT_OVERFITTING)])
-    assert study.reach_words(found) == (
+    assert reading.reach_words(found) == (
         "on ViT, 4 layers, free attention itself reaches only 18% of the flipped labels, short of the 95% that "
         "overfitting needs: no query and key could overfit them, so the backbone, not the optimizer or the schedule, "
         "keeps these from overfitting; on ViT, 1 layer, free attention reaches all of them, enough to overfit, yet "
         "phase 2 fits 64% in runs of up to 2000 epochs: there reach does not decide, what phase 2's query and key "
         "learn in the schedule does")
-    assert study.reach_words(found.iloc[1:2]).startswith("every backbone fits its flipped labels")
+    assert reading.reach_words(found.iloc[1:2]).startswith("every backbone fits its flipped labels")
 
 
 def test_the_text_rows_beside_the_backbones_are_read_against_table_2_s_n():
@@ -1212,15 +1215,15 @@ def test_the_text_rows_beside_the_backbones_are_read_against_table_2_s_n():
             rows += [dict(common, noise_ratio=0.0, test_acc=0.7, fitted_noisy=np.nan),
                      dict(common, noise_ratio=0.2, test_acc=0.7 + cost / 100, fitted_noisy=1.0)]
     text = pd.DataFrame(rows)
-    assert study.text_beside_words(text, [20, 200]) == (
+    assert reading.text_beside_words(text, [20, 200]) == (
         "at n = 20 and 200, the n of the image backbones; Table 2 also runs them at n = 1000, where test accuracy "
         "minus the clean cell's is −8.6 points in Rotten Tomatoes and −12.8 points in Rotten Tomatoes (3 classes). "
         "Over every n of Table 2 it averages −4.7 points in Rotten Tomatoes and −7.6 points in Rotten Tomatoes (3 "
         "classes): by this rule benign and harmful, in that order; over the rows together, as Table 2's ledger row "
         "reads them, −6.2 points")
-    assert study.text_beside_words(text, [20, 200, 1000]) == ("at every n of Table 2's runs, the n of the image "
+    assert reading.text_beside_words(text, [20, 200, 1000]) == ("at every n of Table 2's runs, the n of the image "
                                                               "backbones")
-    assert study.text_beside_words(text.iloc[:0], [20]) == "this build holds none of them"
+    assert reading.text_beside_words(text.iloc[:0], [20]) == "this build holds none of them"
     assert study.text_label("rotten_tomatoes_3class") == "Rotten Tomatoes (3 classes) · text"
 
 

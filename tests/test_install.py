@@ -23,7 +23,7 @@ from packaging.utils import canonicalize_name
 from benign import paths
 
 PYPROJECT = tomllib.loads((paths.ROOT / "pyproject.toml").read_text())["project"]
-EXTRA_OF_MODULE = {"benign.book": "book", "benign.notebooks": "book", "benign.plots": "book",
+EXTRA_OF_MODULE = {"benign.book": "book", "benign.notebooks": "book", "benign.plots": "book", "benign.heatmaps": "book",
                    "benign.textcheck": "book", "benign.realdata": "realdata"}  # a package's name covers its modules
 EXTRA_OF_IMPORT = {("benign.records", "PIL"): "book",  # figure_description reads the book's PNGs
                    ("benign.device", "distributed"): "cluster"}  # reached only inside a running dask worker

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from benign import plots  # noqa: E402
+from benign import heatmaps, plots  # noqa: E402
 
 D, MU = [250, 500, 1000], [5.0, 10.0, 20.0]
 REGIMES = np.array([["benign", "benign", "not_overfitting"], ["harmful", "benign", "benign"],
@@ -27,15 +27,15 @@ def test_legend_above_gathers_several_axes_and_extra_entries_once():
     a.plot([0, 1], [0, 1], label="relevant")
     b.plot([0, 1], [1, 0], label="test")
     b.plot([0, 1], [0, 0], label="relevant")  # the same label again: one entry
-    plots.legend_above(fig, a, b, ncols=3, extra=plots.category_key({"stays_below": "green"}, "test error: "))
+    plots.legend_above(fig, a, b, ncols=3, extra=heatmaps.category_key({"stays_below": "green"}, "test error: "))
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["relevant", "test", "test error: stays below"]
 
 
 def test_a_regime_map_keeps_its_key_off_its_cells_when_asked():
     fig, axes = plots.figure(1, 3)
-    plots.regime_map(axes[0], D, MU, REGIMES, "inside")
-    plots.regime_map(axes[1], D, MU, REGIMES, "no key", legend=False)
-    plots.category_map(axes[2], D, MU, REGIMES, plots.REGIME_COLORS, "under", legend="below")
+    heatmaps.regime_map(axes[0], D, MU, REGIMES, "inside")
+    heatmaps.regime_map(axes[1], D, MU, REGIMES, "no key", legend=False)
+    heatmaps.category_map(axes[2], D, MU, REGIMES, heatmaps.REGIME_COLORS, "under", legend="below")
     assert axes[0].get_legend() is not None and axes[1].get_legend() is None
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
@@ -48,7 +48,7 @@ def test_setting_labels_get_a_box_only_when_asked_and_the_harmful_boundary_is_ma
     fig, (plain, boxed) = plots.figure(1, 2)
     for ax, box in ((plain, False), (boxed, True)):
         ax.set(xlim=(250, 5000), ylim=(5, 100))
-        plots.theory_overlay(ax, [250, 5000], 20, settings={"balanced": (2000, 20.0)}, label_box=box)
+        heatmaps.theory_overlay(ax, [250, 5000], 20, settings={"balanced": (2000, 20.0)}, label_box=box)
     assert plain.texts[0].get_bbox_patch() is None and boxed.texts[0].get_bbox_patch() is not None
     assert "SNR = $d^{-1/4}$" in plain.get_legend_handles_labels()[1]
 

@@ -17,7 +17,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from benign import clock, paths, plots, regimes
+from benign import clock, heatmaps, paths, plots, regimes
 from conftest import NODE, offline_chromium, required
 
 SCRIPT = paths.ROOT / "book" / "_static" / "explore" / "regime_time.js"
@@ -34,7 +34,7 @@ def grid():
                             seed=42, n=20, n_test=100, T=8, rho=0.1, noise_ratio=0.2, learning_rate=0.005,
                             dtype="float32", history_points=20, block=64)
     cells = clock.run(points, cache=None)
-    payload = regimes.time_map(cells, D_VALUES, MU_VALUES, NUM_STEPS, plots.REGIME_COLORS, TEST_THRESHOLD,
+    payload = regimes.time_map(cells, D_VALUES, MU_VALUES, NUM_STEPS, heatmaps.REGIME_COLORS, TEST_THRESHOLD,
                                start_step=START)
     return cells, payload
 
@@ -76,7 +76,7 @@ def test_the_payload_gives_regime_at_at_every_switch(grid):
         seen.add(tuple(expected))
     # the check has something to check: the regimes change over the run, and all three occur
     assert len(seen) >= 3
-    assert {r for regimes_then in seen for r in regimes_then} == set(plots.REGIME_COLORS)
+    assert {r for regimes_then in seen for r in regimes_then} == set(heatmaps.REGIME_COLORS)
 
 
 def test_the_payload_holds_the_grid_the_courses_and_the_legend(grid):
@@ -86,7 +86,7 @@ def test_the_payload_holds_the_grid_the_courses_and_the_legend(grid):
     assert (payload["num_steps"], payload["start_step"], payload["test_threshold"]) == (NUM_STEPS, START,
                                                                                         TEST_THRESHOLD)
     assert [(c["d"], c["signal_norm"]) for c in payload["cells"]] == [(d, mu) for d in D_VALUES for mu in MU_VALUES]
-    assert [(r["key"], r["color"]) for r in payload["regimes"]] == list(plots.REGIME_COLORS.items())
+    assert [(r["key"], r["color"]) for r in payload["regimes"]] == list(heatmaps.REGIME_COLORS.items())
     by_cell = {(row.d, row.signal_norm): row.history for row in cells.itertuples()}
     for cell in payload["cells"]:
         history = by_cell[(cell["d"], cell["signal_norm"])]
@@ -98,7 +98,7 @@ def test_the_payload_holds_the_grid_the_courses_and_the_legend(grid):
 def test_the_payload_refuses_a_cell_it_does_not_hold(grid):
     cells, _ = grid
     with pytest.raises(ValueError, match="d = 300"):
-        regimes.time_map(cells, [200, 300], MU_VALUES, NUM_STEPS, plots.REGIME_COLORS, TEST_THRESHOLD)
+        regimes.time_map(cells, [200, 300], MU_VALUES, NUM_STEPS, heatmaps.REGIME_COLORS, TEST_THRESHOLD)
 
 
 def test_the_block_holds_the_payload_inline_and_names_the_script(grid):
@@ -143,7 +143,7 @@ def test_the_script_computes_regime_at_in_node(grid):
     for step, got, counted in zip(steps, out["regimes"], out["counts"]):
         expected = in_payload_order(cells, regimes.regime_at(cells, step))
         assert got == expected, f"step {step}"
-        assert counted == {key: expected.count(key) for key in plots.REGIME_COLORS}
+        assert counted == {key: expected.count(key) for key in heatmaps.REGIME_COLORS}
     for slider in out["slider"]:
         N, steps_of = slider["N"], slider["steps"]
         assert steps_of[0] == 0 and steps_of[-1] == N and slider["K"] == min(240, N)
@@ -188,7 +188,7 @@ def test_the_page_draws_the_map_and_its_slider_moves_it(grid, browser, tmp_path)
 
     def counted(step):
         found = Counter(in_payload_order(cells, regimes.regime_at(cells, step)))
-        return {key: found[key] for key in plots.REGIME_COLORS}
+        return {key: found[key] for key in heatmaps.REGIME_COLORS}
 
     browser.set_window_size(1400, 1200)
     browser.get(page.as_uri())

@@ -1,0 +1,119 @@
+"""The maps of the papers' figures: a measure over the (d, ‖μ‖) grid (or paper 2's (n, ρ) grid) as colours, a regime
+or a course of each cell as a category with its key, and the theory's boundaries and the named settings drawn on
+them. Their style and layout are `benign.plots`'."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .plots import FONT_SIZES
+
+
+REGIME_COLORS = {"harmful": "#d62728", "benign": "#2ca02c", "not_overfitting": "#1f77b4"}
+
+
+def _edges(values, half: float = 0.5) -> np.ndarray:
+    """Cell edges halfway between sorted grid values (a single value: `half` either side)."""
+    values = np.asarray(values, dtype=float)
+    if len(values) == 1:
+        return np.array([values[0] - half, values[0] + half])
+    mids = (values[1:] + values[:-1]) / 2
+    return np.concatenate([[2 * values[0] - mids[0]], mids, [2 * values[-1] - mids[-1]]])
+
+
+def heatmap(ax, d_values, mu_values, Z, title: str, cmap="viridis", vmin=None, vmax=None, label=None, log=False,
+            marks=()):
+    """A (d, ‖μ‖) map: Z has one row per d value and one column per ‖μ‖ value (`log`: a logarithmic colour scale;
+    NaN cells stay blank). `marks`: another source's colour limits (the paper's, say), drawn as cyan lines on the
+    colour bar where they fall inside the data's range and named above or below the bar where they fall outside it;
+    the scale stays the data's, so nothing is clipped."""
+    from matplotlib.colors import LogNorm
+
+    norm = LogNorm(vmin=vmin, vmax=vmax) if log else None
+    mesh = ax.pcolormesh(_edges(d_values), _edges(mu_values), np.asarray(Z, dtype=float).T, cmap=cmap, norm=norm,
+                         vmin=None if log else vmin, vmax=None if log else vmax, shading="flat")
+    bar = ax.figure.colorbar(mesh, ax=ax, label=label)
+    low, high = mesh.get_clim()
+    for value in [m for m in marks if low <= m <= high]:
+        bar.ax.axhline(value, color="cyan", lw=2)
+    for side, outside, y in (("above", [m for m in marks if m > high], 1.02), ("below", [m for m in marks if m < low],
+                                                                               -0.02)):
+        if outside:
+            bar.ax.text(0.5, y, "paper:\n" + "–".join(f"{m:g}" for m in outside) + f"\n{side}", ha="center",
+                        va="bottom" if side == "above" else "top", transform=bar.ax.transAxes, color="#0097a7",
+                        fontsize=FONT_SIZES["xtick.labelsize"])
+    ax.set(title=title, xlabel="d", ylabel="‖μ‖")
+    return mesh
+
+
+def category_key(colors: dict, prefix: str = "") -> list:
+    """The legend entries of a categorical map: a patch of each key's colour, labelled `prefix` and the key with its
+    underscores as spaces."""
+    from matplotlib.patches import Patch
+
+    return [Patch(color=color, label=prefix + key.replace("_", " ")) for key, color in colors.items()]
+
+
+def category_map(ax, d_values, mu_values, labels, colors: dict, title: str, legend: bool | str = True) -> None:
+    """Categorical (d, ‖μ‖) map: `labels` (rows d, columns ‖μ‖) are keys of `colors` (label → colour); the legend
+    (`category_key`, in the upper right) shows a key with its underscores as spaces. So that it covers no cell:
+    `legend="below"` sets it under the map (under its axis label), `legend=False` leaves it to the caller, such as
+    one key above a figure of several maps (`legend_above`'s `extra`)."""
+    from matplotlib.colors import ListedColormap
+
+    names = list(colors)
+    codes = np.vectorize(names.index)(np.asarray(labels))
+    ax.pcolormesh(_edges(d_values), _edges(mu_values), codes.T, cmap=ListedColormap(list(colors.values())),
+                  vmin=-0.5, vmax=len(names) - 0.5, shading="flat")
+    if legend == "below":
+        ax.legend(handles=category_key(colors), loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2,
+                  frameon=False)
+    elif legend:
+        ax.legend(handles=category_key(colors), loc="upper right", framealpha=0.9)
+    ax.set(title=title, xlabel="d", ylabel="‖μ‖")
+
+
+def regime_map(ax, d_values, mu_values, regimes, title: str, legend: bool = True) -> None:
+    """Categorical map of the observed regime of each cell (`legend`: as `category_map`'s)."""
+    category_map(ax, d_values, mu_values, regimes, REGIME_COLORS, title, legend)
+
+
+COURSE_COLORS = {"stays_below": "#2ca02c", "transient": "#ff7f0e", "falls_below": "#9467bd", "rises_above": "#d62728",
+                 "stays_above": "#8c564b"}
+
+
+def theory_overlay(ax, d_values, n: int, sigma: float = 1.0, settings: dict | None = None,
+                   color: str = "white", label_box: bool = False) -> None:
+    """The theory's boundaries n·SNR² = 1 and SNR = d^{-1/4}, and marked settings {label: (d, ‖μ‖)}, drawn in
+    `color` (white on dark maps; black on a map whose middle is white, as a diverging one); `label_box` sets each
+    setting's label on a box of the opposite shade, so that a boundary drawn through it does not overprint it."""
+    from . import theory
+
+    d = np.linspace(min(d_values), max(d_values), 200)
+    xlim, ylim = ax.get_xlim(), ax.get_ylim()
+    ax.plot(d, np.minimum(theory.signal_norm_at_n_snr2(d, n, sigma=sigma), ylim[1]), color=color, lw=1.8, ls="--",
+            label="n·SNR² = 1")
+    ax.plot(d, np.minimum(theory.signal_norm_at_harmful(d, sigma=sigma), ylim[1]), color=color, lw=1.8, ls=":",
+            label="SNR = $d^{-1/4}$")
+    for label, (d0, mu0) in (settings or {}).items():
+        ax.scatter([d0], [mu0], marker="*", s=140, color="white", edgecolor="black", zorder=5)
+        right = d0 > xlim[0] + 0.75 * (xlim[1] - xlim[0])  # label to the left near the right edge
+        box = dict(boxstyle="round,pad=0.15", lw=0, alpha=0.6, fc="black" if color == "white" else "white")
+        ax.annotate(label, (d0, mu0), textcoords="offset points", xytext=(-6 if right else 6, 4), color=color,
+                    fontweight="bold", ha="right" if right else "left", bbox=box if label_box else None)
+    ax.set(xlim=xlim, ylim=ylim)
+
+
+def snr_heatmap(ax, grid, value: str, title: str, curves: dict):
+    """Mean `value` over seeds on the (n, ρ) grid, both axes logarithmic, with curves ρ(n) drawn on it:
+    `curves` maps a label to (n values, ρ values, line style). Returns the mesh (for a colour bar)."""
+    table = grid.pivot_table(index="signal_norm", columns="n", values=value, aggfunc="mean")
+    edges = [np.exp(_edges(np.log(v), half=0.35)) for v in (table.columns, table.index)]  # halfway in log scale
+    mesh = ax.pcolormesh(*edges, table.to_numpy(), cmap="viridis", vmin=0.5, vmax=1.0, shading="flat")
+    for label, (n, signal_norm, style) in curves.items():
+        ax.plot(n, signal_norm, style, color="#e41a1c", lw=2, label=label)
+    ax.set(xscale="log", yscale="log", xlabel="n (training samples)", ylabel="ρ = ‖μ‖", title=title)
+    ax.set_xticks(list(table.columns), [f"{n:g}" for n in table.columns])
+    ax.set_yticks(list(table.index[::2]), [f"{r:g}" for r in table.index[::2]])
+    ax.minorticks_off()
+    return mesh

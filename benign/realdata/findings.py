@@ -1,0 +1,340 @@
+"""What Table 2's runs show, in numbers and words: whether each row can test the paper's claim (its checks), what
+each cell with noise fitted and cost against its controls (its findings), and the sentences the page and the backbone
+study say of them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .. import thresholds, timing
+from ..words import and_list, count, percent, reader_name, share_words, signed, slope_words
+from .backbones import BACKBONE_LABELS
+from .runs import Task
+
+
+REACH_TESTS_CLAIM = thresholds.MAJORITY.value  # a row tests the paper's claim only if free scores reach most flipped
+CLEAN_FITTED = thresholds.REAL_FITTED.value  # labels … and phase 2 fits (nearly) all its clean labels
+
+
+def row_checks(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per data set: can its runs test the paper's claim at all? Columns: dataset, clean_train_acc (mean over its
+    cells without noise), reach_free and reach_token (mean over its cells with noise: shares of the flipped labels
+    free scores can fit and a single token gives), fitted_noisy (the share phase 2 fitted), test_minus_base (points,
+    mean over its cells with noise), tests_claim and why not.
+
+    A row whose clean labels phase 2 does not fit, or most of whose flipped labels no attention over the last
+    layer's tokens can fit, does not test "attention fits the noise and stays accurate": it is not a miss of the
+    claim but a backbone that cannot show it."""
+    rows = []
+    for ds, part in summary.groupby("dataset", sort=False):
+        clean, noisy = part[part.noise_ratio == 0], part[part.noise_ratio > 0]
+        acc = float(clean.train_acc.mean()) if len(clean) else np.nan
+        reach = float(noisy.reach_free.mean()) if len(noisy) and noisy.reach_free.notna().any() else np.nan
+        why = ""
+        if acc == acc and acc < CLEAN_FITTED:
+            why = "phase 2 does not fit its clean labels"
+        elif reach == reach and reach < REACH_TESTS_CLAIM:
+            why = "most flipped labels are out of reach of any attention over its last layer's tokens"
+        rows.append({"dataset": ds, "clean_train_acc": acc, "reach_free": reach,
+                     "reach_token": float(noisy.reach_token.mean()) if len(noisy) else np.nan,
+                     "fitted_noisy": float(noisy.fitted_noisy.mean()) if len(noisy) else np.nan,
+                     "test_minus_base": float(100 * (noisy.test_acc - noisy.base_acc).mean()) if len(noisy) else np.nan,
+                     "tests_claim": not why, "why": why})
+    return pd.DataFrame(rows)
+
+
+def check_metrics(checks: pd.DataFrame) -> dict:
+    """<dataset>_clean_train_acc, _reach_free_mean, _reach_token_mean, _tests_claim (1 or 0): what
+    `expected.untestable` reads."""
+    out = {}
+    for _, r in checks.iterrows():
+        out.update({f"{r.dataset}_clean_train_acc": r.clean_train_acc, f"{r.dataset}_reach_free_mean": r.reach_free,
+                    f"{r.dataset}_reach_token_mean": r.reach_token, f"{r.dataset}_tests_claim": float(r.tests_claim)})
+    return {k: float(v) for k, v in out.items() if v == v}
+
+
+def clean_fit_words(clean_train_acc: float) -> str:
+    """How much of its clean labels phase 2 fits (training accuracy at η = 0), against `thresholds.REAL_FITTED`:
+    'on clean labels phase 2 fits 92% of the training labels, fewer than the 95% that count as fitted'."""
+    if clean_train_acc != clean_train_acc:
+        return "this profile runs no cell without noise, so whether phase 2 fits clean labels is not measured"
+    side = "at least" if clean_train_acc >= CLEAN_FITTED else "fewer than"
+    return (f"on clean labels phase 2 fits {percent(clean_train_acc)} of the training labels, {side} the "
+            f"{percent(CLEAN_FITTED)} that count as fitted")
+
+
+def why_words(r) -> str:
+    """Why a `row_checks` row does not test the claim, with its measured numbers and the thresholds ('' if it does)."""
+    if r.tests_claim:
+        return ""
+    if r.clean_train_acc == r.clean_train_acc and r.clean_train_acc < CLEAN_FITTED:
+        return clean_fit_words(r.clean_train_acc)
+    return (f"free attention over its last layer's tokens reaches {percent(r.reach_free)} of its flipped labels, "
+            f"below the {percent(REACH_TESTS_CLAIM)} a test of the claim needs")
+
+
+def check_words(checks: pd.DataFrame, kinds: dict[str, str]) -> dict[str, str]:
+    """Glued words of the page (numbers in them are measured, never typed): <kind>_rows_reading, per row of a kind,
+    what is within reach, what phase 2 fitted and whether it tests the claim (and why not, once); fashion_reading,
+    whether the Fashion-MNIST row is counted (its clean fit against `thresholds.REAL_FITTED` where it is; where it is
+    not, the row's reading has said why), or that this profile does not run it."""
+    share = lambda v: "an unmeasured share" if v != v else percent(v)  # noqa: E731
+    words = {}
+    for kind in sorted(set(kinds.values())):
+        parts = []
+        for _, r in checks[checks.dataset.map(kinds) == kind].iterrows():
+            verdict = "tests the claim" if r.tests_claim else f"not testable with this backbone: {why_words(r)}"
+            parts.append(f"{reader_name(r.dataset)}: {share(r.reach_free)} of the flipped labels within reach, "
+                         f"{share(r.reach_token)} given by a single token, {share(r.fitted_noisy)} fitted by phase 2, "
+                         f"test minus base {signed(r.test_minus_base, '+.1f')} points ({verdict})")
+        words[f"{kind}_rows_reading"] = "; ".join(parts) or "no row of this kind at this profile"
+    fashion = checks[checks.dataset == "fashion_mnist"]
+    if fashion.empty:
+        words["fashion_reading"] = "this profile does not run it"
+    else:
+        r = fashion.iloc[0]
+        words["fashion_reading"] = (
+            f"{clean_fit_words(r.clean_train_acc)}, and the row tests the claim and is counted" if r.tests_claim else
+            "as its reading above says, the row does not test the claim: it stays in the table for what it shows, "
+            "outside the paper-vs-here count")
+    return words
+
+
+def row_title(task: Task) -> str:
+    """A row's title on a figure: the data set's reader name and the backbone's short name (its label up to the
+    parenthesis: 'Rotten Tomatoes · all-MiniLM-L6-v2')."""
+    return f"{reader_name(task.dataset)} · {BACKBONE_LABELS.get(task.backbone, task.backbone).split(' (')[0]}"
+
+
+def findings(summary: pd.DataFrame, tasks: list[Task], checks: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per data set and n, with label noise: were the noisy labels fitted, and what did it cost the test accuracy?
+
+    Columns: dataset, kind (text or image), η, n, whether the row tests the claim (`row_checks`), the shares of
+    flipped labels within reach (free scores; a single token) and fitted (means over seeds), the
+    training accuracy, the phase-2 epochs (most of the seeds), and the test accuracy minus the base accuracy and
+    minus the same cell without noise (percentage points).
+    """
+    kind = {t.dataset: t.data.kind for t in tasks}
+    testable = dict(zip(checks.dataset, checks.tests_claim)) if checks is not None else {}
+    clean = summary[summary.noise_ratio == 0].set_index(["dataset", "n"]).test_acc
+    rows = []
+    pct = lambda v: 100 * v if pd.notna(v) else np.nan  # noqa: E731
+    for _, r in summary[summary.noise_ratio > 0].iterrows():
+        rows.append({"dataset": r.dataset, "kind": kind[r.dataset], "η": r.noise_ratio, "n": r.n,
+                     "tests the claim": testable.get(r.dataset, True),
+                     "within reach of free attention (%)": pct(r.reach_free),
+                     "a single token gives it (%)": pct(r.reach_token),
+                     "flipped labels fitted (%)": pct(r.fitted_noisy),
+                     "train accuracy (%)": 100 * r.train_acc, "epochs": r.epochs_max,
+                     "test − base (points)": 100 * (r.test_acc - r.base_acc),
+                     "test − clean cell (points)": 100 * (r.test_acc - clean.get((r.dataset, r.n), np.nan))})
+    return pd.DataFrame(rows)
+
+
+def finding_metrics(found: pd.DataFrame) -> dict:
+    """The numbers the page's reading quotes, per kind of row (text, image), over all its rows: how many rows and how
+    many of them test the claim (`row_checks`), the shares of flipped labels within reach (free scores, a single
+    token), cells with noise, how many fitted every flipped label in every seed, the share of flipped labels fitted,
+    the most epochs a cell ran, and the test accuracy's change against the base accuracy (mean, worst, and at the
+    largest n) and against the clean cell; the same over the rows that test the claim alone as <kind>_testing_….
+    """
+    out = {}
+    for kind, every in found.groupby("kind"):
+        testing = every[every["tests the claim"].astype(bool)]
+        out.update({f"{kind}_rows": float(every.dataset.nunique()),
+                    f"{kind}_rows_testing": float(testing.dataset.nunique()),
+                    f"{kind}_reach_free_mean": float(every["within reach of free attention (%)"].mean()),
+                    f"{kind}_reach_token_mean": float(every["a single token gives it (%)"].mean())})
+        for prefix, part in ((kind, every), (f"{kind}_testing", testing)):
+            if part.empty:
+                continue
+            fitted, drop = part["flipped labels fitted (%)"], part["test − base (points)"]
+            largest = part[part.n == part.n.max()]
+            out.update({f"{prefix}_noisy_cells": float(len(part)),
+                        f"{prefix}_noisy_cells_all_fitted": float((fitted >= 100 - 1e-9).sum()),
+                        f"{prefix}_flipped_fitted_mean": float(fitted.mean()),
+                        f"{prefix}_epochs_max": float(part.epochs.max()),
+                        f"{prefix}_test_vs_base_mean": float(drop.mean()),
+                        f"{prefix}_test_vs_base_worst": float(drop.min()),
+                        f"{prefix}_test_vs_base_largest_n": float(largest["test − base (points)"].mean()),
+                        f"{prefix}_test_vs_clean_mean": float(part["test − clean cell (points)"].mean()),
+                        f"{prefix}_test_vs_clean_worst": float(part["test − clean cell (points)"].min()),
+                        **cost_trend(part, prefix)})
+    return out
+
+
+def finding_words(found: pd.DataFrame, num_epochs: int) -> dict[str, str]:
+    """The page's reading of `findings` in words, per kind of row (text, image), numbers measured: <kind>_cells_fitted
+    ('all 6 cells with noise', '4 of the 6 …'), <kind>_epochs_left (how many more epochs the schedule of `num_epochs`
+    had at least after each cell: `epochs_left` after the longest), <kind>_test_vs_base_by_n (test minus base
+    accuracy per n, mean over the rows) and <kind>_cost_trend (how the cost against the clean cell moves with n:
+    `cost_trend` read by `words.trend`), the mean shares of flipped labels within reach, given by a single token and
+    fitted ('none', 'all', '49%': <kind>_reach_free_words, _reach_token_words, _flipped_fitted_words), the mean test
+    accuracy against base and clean cell in points with a true minus sign (<kind>_test_vs_base_words,
+    _test_vs_clean_words) and the latter per row and n (<kind>_cost_by_row: `cost_by_row_words`)."""
+    out = {}
+    for kind, part in found.groupby("kind"):
+        fitted = int((part["flipped labels fitted (%)"] >= 100 - 1e-9).sum())
+        by_n = part.groupby("n")["test − base (points)"].mean()
+        slope, se = cost_trend(part, kind).values()
+        share = lambda column: percent(part[column].mean() / 100)  # noqa: E731
+        out.update({f"{kind}_cells_fitted": share_words(fitted, len(part), "cell with noise", "cells with noise"),
+                    f"{kind}_epochs_left": epochs_left(num_epochs - int(part.epochs.max())),
+                    f"{kind}_test_vs_base_by_n": and_list([f"{signed(v, '+.1f')} points at n = {n}"
+                                                           for n, v in by_n.items()]),
+                    f"{kind}_cost_trend": ("is measured at one n only" if slope != slope else
+                                           slope_words(-slope, se, "grows with n", "shrinks as n grows",
+                                                       "does not change measurably with n")),  # the cost: −(test − clean)
+                    f"{kind}_reach_free_words": share("within reach of free attention (%)"),
+                    f"{kind}_reach_token_words": share("a single token gives it (%)"),
+                    f"{kind}_flipped_fitted_words": share("flipped labels fitted (%)"),
+                    f"{kind}_test_vs_base_words": signed(part["test − base (points)"].mean(), ".1f"),
+                    f"{kind}_test_vs_clean_words": signed(part["test − clean cell (points)"].mean(), ".1f"),
+                    f"{kind}_cost_by_row": cost_by_row_words(part)})
+    return out
+
+
+def epochs_left(left: int) -> str:
+    """What the schedule had left after the longest of the cells: 'at least 1894 more epochs', 'no more epochs'."""
+    return "no more epochs" if left <= 0 else f"at least {count(left, 'more epoch', 'more epochs')}"
+
+
+def cost_trend(part: pd.DataFrame, prefix: str) -> dict:
+    """How test − clean cell (points; the flipped labels' cost is its negative) moves with n: a least-squares slope against log n
+    over the cells, with its standard error (`timing.line_fit`: NaN below two values of n, the error below three
+    cells)."""
+    cost = part["test − clean cell (points)"].to_numpy(dtype=float)
+    keep = np.isfinite(cost)
+    slope, se = timing.line_fit(np.log(part.n.to_numpy(dtype=float))[keep], cost[keep])
+    return {f"{prefix}_cost_slope_log_n": slope, f"{prefix}_cost_slope_log_n_se": se}
+
+
+HARM_COST = thresholds.REAL_COST.value  # points below the clean cell from which fitting flipped labels is harmful
+
+
+def decimals(value: float, threshold: float, digits: int) -> int:
+    """The decimals to show `value` with beside a rule that compares it with `threshold`: `digits`, or more where
+    `digits` would show it on the threshold, or past it, when it is not: 94.97 against 95 reads '94.97', never '95'
+    (a share fitted), −4.97 against −5 reads '−4.97', never '−5.0' (a cost); 95.27 reads '95.3', not the
+    threshold."""
+    for d in range(digits, digits + 3):
+        shown = float(f"{value:.{d}f}")
+        if (shown >= threshold) == (value >= threshold) and (shown <= threshold) == (value <= threshold):
+            return d
+    return digits + 3
+
+
+def fitted_percent(share: float) -> str:
+    """A share of labels fitted in % as a table shows it: whole, or to as many decimals as keep it on its side of
+    `thresholds.REAL_FITTED` (`decimals`); '—' for NaN."""
+    return "—" if share != share else f"{100 * share:.{decimals(100 * share, 100 * CLEAN_FITTED, 0)}f}"
+
+
+def cost_points(points: float) -> str:
+    """Test accuracy minus the clean cell's, in signed points to the tenth, or to as many decimals as keep it on its
+    side of the harmful line −`thresholds.REAL_COST` (`decimals`): '−2.8', '−4.97', '+0.4'; '—' for NaN."""
+    return "—" if points != points else signed(points, f"+.{decimals(points, -HARM_COST, 1)}f")
+
+
+def findings_table(found: pd.DataFrame) -> pd.DataFrame:
+    """`findings` as the page shows it: shares in whole % (fitted: `fitted_percent`), points signed with a true minus
+    sign (the cost: `cost_points`)."""
+    share = lambda v: "—" if v != v else f"{v:.0f}"  # noqa: E731
+    return pd.DataFrame({
+        "data set": found.dataset, "kind": found.kind, "η": found["η"], "n": found.n,
+        "tests the claim": found["tests the claim"],
+        "within reach of free attention (%)": found["within reach of free attention (%)"].map(share),
+        "a single token gives it (%)": found["a single token gives it (%)"].map(share),
+        "flipped labels fitted (%)": (found["flipped labels fitted (%)"] / 100).map(fitted_percent),
+        "train accuracy (%)": (found["train accuracy (%)"] / 100).map(fitted_percent), "epochs": found.epochs,
+        "test − base (points)": found["test − base (points)"].map(lambda v: "—" if v != v else signed(v, "+.1f")),
+        "test − clean cell (points)": found["test − clean cell (points)"].map(cost_points)})
+
+
+def cap_words(max_epochs: int, max_epochs_from_n: int) -> str:
+    """Where the epoch cap stops a run, for the protocol's sentence: 'a run at n ≥ 1000 also stops after 300 epochs
+    at the latest, what a CPU can afford for every row', 'every run also stops …', 'no epoch cap cuts a run
+    short'."""
+    if not max_epochs:
+        return "no epoch cap cuts a run short"
+    runs = f"a run at n ≥ {max_epochs_from_n}" if max_epochs_from_n else "every run"
+    return f"{runs} also stops after {count(max_epochs, 'epoch')} at the latest, what a CPU can afford for every row"
+
+
+def _cell_shares(r) -> str:
+    return (f"{reader_name(r.dataset)} at n = {r.n} ({percent(r.reach / 100)} within reach, "
+            f"{percent(r.fitted / 100)} fitted)")
+
+
+def unfitted_words(found: pd.DataFrame, num_epochs: int, max_epochs: int, max_epochs_from_n: int) -> str:
+    """What stopped the cells of `found` that fit fewer than `thresholds.REAL_FITTED` of their flipped labels, each
+    with its shares within reach of free attention and fitted: most flipped labels out of reach of any attention
+    (`REACH_TESTS_CLAIM`); or within reach and the run stopped by the epoch cap (`max_epochs` for n ≥
+    `max_epochs_from_n`), so what the schedule would fit is not measured; or within reach after the whole schedule
+    of `num_epochs`."""
+    cells = found.rename(columns={"within reach of free attention (%)": "reach",
+                                  "flipped labels fitted (%)": "fitted"})
+    short = cells[cells.fitted < 100 * CLEAN_FITTED]
+    if cells.empty:
+        return "no such cell runs at this profile"
+    if short.empty:
+        return "every cell fits its flipped labels"
+    out = short.reach < 100 * REACH_TESTS_CLAIM
+    capped = ~out & bool(max_epochs) & (short.n >= max_epochs_from_n) & (short.epochs <= max_epochs)
+    whole = ~out & ~capped & (short.epochs >= num_epochs)
+    named = lambda rows: and_list([_cell_shares(r) for r in rows.itertuples()])  # noqa: E731
+    parts = []
+    if out.any():
+        parts.append(f"in {named(short[out])} most flipped labels are out of reach of any attention over the last "
+                     "layer's tokens, so no query and key can fit them")
+    if capped.any():
+        parts.append(f"{named(short[capped])} stopped at the {max_epochs}-epoch cap with most of them within reach: "
+                     f"how many the whole schedule of {num_epochs} epochs would fit is not measured")
+    if whole.any():
+        parts.append(f"{named(short[whole])} ran the whole schedule of {num_epochs} epochs with most of them within "
+                     "reach, and phase 2 still left some unfitted")
+    if (rest := short[~out & ~capped & ~whole]).size:
+        parts.append(f"{named(rest)} stopped at epoch {and_list([str(e) for e in rest.epochs])} with most of them "
+                     "within reach")
+    return "; ".join(parts) + ("" if out.any() else ": in none of them are most flipped labels out of reach")
+
+
+def cost_by_row_words(found: pd.DataFrame) -> str:
+    """Per row of `found`, test accuracy minus the clean cell's at each n (`cost_points`): 'Rotten Tomatoes −1.6,
+    −4.0 and −8.6 points at n = 20, 200 and 1000; …'."""
+    return "; ".join(f"{reader_name(ds)} {and_list([cost_points(v) for v in part['test − clean cell (points)']])} "
+                     f"points at n = {and_list([str(n) for n in part.n])}"
+                     for ds, part in found.groupby("dataset", sort=False))
+
+
+def study_words(found: pd.DataFrame, sizes: list[int]) -> str:
+    """How the backbone study, which reads the runs of `found` at its own `sizes` of n only, sees their test accuracy
+    against the clean cell: its means per row there, against its harmful line (−`thresholds.REAL_COST`), and what the
+    cells at the n it leaves out give, beside the page's mean over every n."""
+    cost = "test − clean cell (points)"
+    at = found[found.n.isin(sizes)]
+    if at.empty:
+        return "at none of the n of this run, so it does not read them at this profile"
+    means = at.groupby("dataset", sort=False)[cost].mean()
+    above = int((means > -HARM_COST).sum())
+    out = (f"at n = {and_list([str(n) for n in sorted(sizes)])} only, the n of its image backbones: there test "
+           "accuracy minus the clean cell's averages " +
+           and_list([f"{cost_points(v)} points in {reader_name(ds)}" for ds, v in means.items()]) +
+           f", {share_words(above, len(means), 'row', 'rows')} above {signed(-HARM_COST, 'g')}, the line at or below "
+           "which its rule calls fitting the flipped labels harmful")
+    left = found[~found.n.isin(sizes)]
+    if left.empty:
+        return out
+    return out + (f"; the cells it leaves out, at n = {and_list([str(n) for n in sorted(set(left.n))])}, give "
+                  f"{and_list([cost_points(v) for v in left[cost]])} points, and over every n of this page the "
+                  f"rows average {cost_points(found[cost].mean())} points")
+
+
+def study_sizes(parameters: dict, studies: list[tuple[dict, dict]]) -> list[int]:
+    """The n at which the backbone study reads the runs of these Table-2 `parameters`: the sample sizes of the first
+    of `studies` (each a profile of the study's parameters, with the Table-2 parameters its `table2_profile` resolves
+    to) whose Table-2 parameters are these (the protocol and the rows; how the runs are computed aside), or none."""
+    how = {"device", "processes", "progress", "cpu_threads", "out_dir"}
+    same = lambda a, b: all(a[k] == b.get(k) for k in a if k not in how)  # noqa: E731
+    return next((list(study["sample_sizes"]) for study, table2 in studies if same(table2, parameters)), [])
