@@ -171,12 +171,13 @@ def agrees(e: Expected, value: float, target: float) -> bool:
 
 def miss_cause(e: Expected, authors: float | None, here: float) -> str:
     """Why a row misses: its static cause, else what the authors' number decides (see the module's docstring): it
-    agrees with ours, or misses the paper's number too, or else ours differs from it."""
+    agrees with ours (against a plot's range: on the same side of it), or else meets the paper's number (ours differs
+    from it) or misses it too."""
     if e.cause:
         return e.cause
     if authors is None:
         return UNEXAMINED
-    if agrees(e, authors, here):
+    if limit_side(e, authors) == limit_side(e, here) if e.bound else agrees(e, authors, here):
         return AUTHORS_AGREE
     return OURS_DIFFER if agrees(e, authors, e.target) else AUTHORS_MISS
 

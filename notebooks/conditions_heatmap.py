@@ -14,7 +14,9 @@
 # # The conditions of the convergence theorem, checked on a grid
 #
 # **Claim.** The paper's convergence theorem needs two conditions on the training dynamics, stated through
-# $\mathfrak S^{(i)}(\tau) = \big(\sum_{t\in\mathcal R} s^{(i)}_t(\tau)\big)\big(1 - \sum_{t\in\mathcal R} s^{(i)}_t(\tau)\big)$,
+#
+# $$\mathfrak S^{(i)}(\tau) = \Big(\sum_{t\in\mathcal R} s^{(i)}_t(\tau)\Big)\Big(1 - \sum_{t\in\mathcal R} s^{(i)}_t(\tau)\Big),$$
+#
 # the softmax "slack" of sample $i$ on its relevant tokens $\mathcal R$ at step $\tau$ (the figures' titles say
 # *slack* for it: its Fraktur letter is not legible at their size), cumulated over training:
 #

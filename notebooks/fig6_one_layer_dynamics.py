@@ -159,7 +159,8 @@ final = every_seed[every_seed.run.isin(list(settings))].reset_index(drop=True)  
 final.set_index("run")[["d", "signal_norm", "train_acc", "test_acc", "regime", "regime_trained",
                          "attention_clean_relevant", "attention_noisy_relevant"]].round(
     {"attention_clean_relevant": 2, "attention_noisy_relevant": 2}).rename(
-    columns={"regime": "regime by the test threshold", "regime_trained": "regime against clean labels"}).T
+    columns={"regime": "regime by the test threshold", "regime_trained": "regime against clean labels"}).T.rename_axis(
+    index="quantity", columns=None)  # a row per quantity, a column per setting
 
 # %% [markdown]
 # {glue:md}`train_acc_words` The plotted (median) noisy sample puts

@@ -105,14 +105,14 @@ kind = ends.dataset.map({t.dataset: t.data.kind for t in tasks})
 for k in ("text", "image"):
     metrics[f"{k}_max_attention_first_mean"] = float(ends["first"][kind == k].mean())
     metrics[f"{k}_max_attention_last_mean"] = float(ends["last"][kind == k].mean())
+    metrics[f"{k}_sharpening_course"] = report.course_words(metrics[f"{k}_max_attention_first_mean"],
+                                                               metrics[f"{k}_max_attention_last_mean"])
 nb.save_metrics(metrics)
 report.ends_table(ends)
 
 # %% [markdown]
 # **Reading it** (the `book` profile's runs; the numbers are this run's). In the text rows the mean largest score
-# goes from {glue:text}`text_max_attention_first_mean:.2f` after the first epoch to
-# {glue:text}`text_max_attention_last_mean:.2f` by the last epoch each run ran; in the image rows from
-# {glue:text}`image_max_attention_first_mean:.2f` to {glue:text}`image_max_attention_last_mean:.2f`.
+# {glue:md}`text_sharpening_course`; in the image rows it {glue:md}`image_sharpening_course`.
 # {glue:md}`sharpening_words`
 #
 # Which wrong labels a run can fit at all is bounded by what attention can reach among the backbone's tokens

@@ -87,7 +87,7 @@ pages.paper2_table(sim.final.drop(columns=["n", "d", "noise_ratio", "seed"]), SH
 # optimum would be $1 - \eta$).
 
 # %%
-titles = {name: f"{name.split('_')[0]} steps: β = ({', '.join(f'{b:g}' for b in beta)})" for name, beta in cases.items()}
+titles = {name: f"{name.split('_')[0]} steps\nβ = ({', '.join(f'{b:g}' for b in beta)})" for name, beta in cases.items()}
 fig, axes = plots.figure(2, 1, row_height=3.2)
 plots.signal_attention_strips(axes[0], sim.samples, titles)
 axes[0].get_legend().remove()

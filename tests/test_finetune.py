@@ -1230,3 +1230,9 @@ def test_the_text_rows_beside_the_backbones_are_read_against_table_2_s_n():
 def test_points_of_backbones_at_the_same_share_are_set_apart():
     x = plots.dodged([1.0, 1.0, 0.976, 0.3, 1.0], ["A", "B", "C", "A", "A"], step=0.04)
     np.testing.assert_allclose(x, [1.0 - 0.04, 1.0, 0.976 + 0.04, 0.3, 1.0 - 0.04])  # a lone point stays put
+
+
+def test_the_course_of_the_largest_score_says_one_number_where_its_ends_read_alike():
+    assert report.course_words(0.0627, 0.0981) == ("goes from 0.06 after the first epoch to 0.10 by the last epoch "
+                                                   "each run ran")
+    assert report.course_words(0.081, 0.0849) == "stays at 0.08 from the first epoch to the last each run ran"

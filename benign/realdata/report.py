@@ -151,6 +151,15 @@ def factor_said(factor: float) -> str:
     return f"×{factor:.{decimals(factor, thresholds.SHARPER.value, 2)}f}"
 
 
+def course_words(first: float, last: float) -> str:
+    """The mean largest score's course over phase 2 in words: 'goes from 0.06 after the first epoch to 0.10 by the
+    last epoch each run ran', or 'stays at 0.08 …' where the two read alike."""
+    a, b = f"{first:.2f}", f"{last:.2f}"
+    if a == b:
+        return f"stays at {a} from the first epoch to the last each run ran"
+    return f"goes from {a} after the first epoch to {b} by the last epoch each run ran"
+
+
 def ends_table(ends: pd.DataFrame) -> pd.DataFrame:
     """`sharpening` as the page shows it: per data set, η and n, the largest score after the first and the last
     epoch (three decimals), their ratio (`factor_said`) and whether it reached `thresholds.SHARPER`."""
