@@ -76,7 +76,7 @@ def comparison(rows: list[expected.Row], titles: dict[str, str] | None = None) -
     for row in rows:
         e = row.expected
         target = f"{number(e.target)} <small>({html.escape(e.kind)}{', ' + html.escape(e.where) if e.where else ''})</small>"
-        tolerance = f"±{number(e.allowed)}{notes.cite(expected.TOLERANCES[e.tolerance].reason)}"
+        tolerance = f"{bound_said(e)}{notes.cite(expected.TOLERANCES[e.tolerance].reason)}"
         quantity = html.escape(e.quantity) + notes.cite(e.note)
         if e.counted_on:
             page = (titles or {}).get(e.counted_on, e.counted_on)
@@ -86,6 +86,17 @@ def comparison(rows: list[expected.Row], titles: dict[str, str] | None = None) -
                     f"<strong>{result}</strong>" if not row.match else result, html.escape(row.cause)])
     return table(["quantity", "compared with", "authors' code", "here", "tolerance", "result", "cause of a miss"],
                  out, notes, "benign-comparison")
+
+
+def bound_said(e: expected.Expected) -> str:
+    """A row's tolerance as its check applies it: '±0.05' about the target; against a plot's limit, on which side
+    ('0.1 at or above, ±0.05'); against a range, inside it ('inside 0.405–0.55, ±0.05')."""
+    allowed = f"±{number(e.allowed)}"
+    if e.bound == "inside":
+        return f"inside {number(e.limits[0])}–{number(e.limits[1])}, {allowed}"
+    if e.bound:
+        return f"{number(e.target)} {'at or above' if e.bound == 'lower' else 'at or below'}, {allowed}"
+    return allowed
 
 
 def cell(value) -> str:

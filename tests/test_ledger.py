@@ -590,3 +590,11 @@ def test_misses_words_name_the_rows_that_miss():
                                            "lie within their tolerances")
     assert expected.misses_words(rows[:1]) == "every row lies within its tolerance"
     assert expected.misses_words([]) == "no row is compared"
+
+
+def test_a_one_sided_or_range_row_says_its_check_in_the_tolerance_column():
+    """0.016 'matched' 0.55 ±0.05 on the Figure 7 page: the column now says the check is the range's inside."""
+    rows = {e.key: e for page in expected.EXPECTED.values() for e in page}
+    assert pages.bound_said(rows["train_loss_max"]) == "inside 0.405–0.55, ±0.05"
+    assert pages.bound_said(rows["eq10_max_ratio"]) == "2.5 at or below, ±0.25"
+    assert pages.bound_said(rows["balanced_test_acc"]).startswith("±")
