@@ -127,7 +127,7 @@ ax.set(xscale="log", xlabel="n (training samples)", ylabel="√n·SNR at the edg
               f"{summary['edge_snr_slope_tail_se']:.3f} (theorems: −0.5)").replace("-", "−"))
 ax.set_xticks(list(n_values), [f"{n:g}" for n in n_values])
 ax.minorticks_off()
-ax.legend(loc="upper right", fontsize="small")
+plots.legend_clear(ax)
 nb.save_figure(fig, "paper2_snr_heatmap_edge")
 
 # %% [markdown]

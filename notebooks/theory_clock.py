@@ -493,7 +493,6 @@ ax.axhline(1, color="black", ls=":", lw=1, label="fresh inputs select as the las
 ax.axvline(1, color="gray", ls="--", lw=1, label="n·SNR² = 1 (theory's benign region to the right)")
 ax.set(yscale="log", xlabel="1 / (n·SNR²)", ylabel=r"$t_{\mathrm{select}}\ /\ t_{\mathrm{fit}}$",
        title="benign runs: above 1, the noise is fitted first")
-plots.legend_clear(ax, fontsize="small")
 ax = axes[1]
 for i, (regime, g) in enumerate(theorem.groupby("regime_by_order")):
     color, region = f"C{i}", regime.replace("_", " ")
@@ -509,7 +508,7 @@ lims = [min(theorem.tau_theorem.min(), 1), theorem.num_steps.max() * 2]
 ax.plot(lims, lims, ls="--", color="black", lw=1, label="measured = theorem's τ")
 ax.set(xscale="log", yscale="log", xlabel="theorem's τ, constants set to one (steps)", ylabel="measured (steps)",
        title="measured times against the theorem's (p only)")
-plots.legend_above(fig, ax, ncols=2)  # above the figure: inside, it would cover the reference line
+plots.legend_above(fig, *axes, ncols=2)  # both panels' keys above the figure: inside, each covers its points
 nb.save_figure(fig, "theory_clock_delay")
 
 # %% [markdown]
