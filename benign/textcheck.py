@@ -173,14 +173,15 @@ BARE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 TYPED_NAMES = ("smoke", "book", "paper", "realdata", "cluster", "test", "all") + tuple(
     sorted(p.stem for p in paths.NOTEBOOKS.glob("*.py")))
 PARAMETER_COLUMN = "parameter"  # the header of a table column that names each row's notebook parameter
+COMMIT = re.compile(r"[0-9a-f]{7,40}")  # a git commit, as the downloads page names the build's
 
 
 def code_for_code(name: str, block: Block, shown: set[str]) -> bool:
     """Whether a bare name in inline code is meant as code: a name a reader types (a notebook's or a profile's name),
     the package's name (a module is named in full, `benign.sweep`, never bare), a word of a code listing the same page
-    shows (`shown`: the variables of a function whose source the page includes), or a table cell under the header
-    "parameter" (the parameter a reader passes with `-p`)."""
-    return (name in TYPED_NAMES or name == "benign" or name in shown
+    shows (`shown`: the variables of a function whose source the page includes), a git commit (`c104a09afb`), or a
+    table cell under the header "parameter" (the parameter a reader passes with `-p`)."""
+    return (name in TYPED_NAMES or name == "benign" or name in shown or COMMIT.fullmatch(name) is not None
             or (block.kind == CELL and block.column == PARAMETER_COLUMN))
 
 

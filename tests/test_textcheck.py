@@ -142,6 +142,8 @@ def test_code_in_prose_reports_a_bare_code_name_but_not_code_meant_for_code():
     keys = page('<p>keys read: <code class="benign-key">balanced_test_acc</code>, the <code>paper</code> profile</p>')
     assert findings(keys, "code_in_prose") == [] and findings(keys, "identifier") == []  # meant for code
     assert findings(html, "identifier") == []  # the code itself is not read as words
+    commits = page(f"<p>built from commit {code('c104a09afb')} (or {code('994f5ae')}), not {code('c104a09afbx')}.</p>")
+    assert [f.snippet.rsplit("[", 1)[1] for f in findings(commits, "code_in_prose")] == ["c104a09afbx]"]
 
 
 @pytest.mark.parametrize("rule, text", [
