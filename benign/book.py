@@ -33,7 +33,7 @@ from pathlib import Path
 import yaml
 
 from . import notebooks, paths, speed
-from .pages import Judged, landing, numbers_said, summary_page, verdicts_said
+from .pages import Judged, claim_said, landing, numbers_said, summary_page, verdicts_said
 from .checks import ParameterError
 from .notebooks import NotebookFailed
 from .paths import BOOK_BUILD, RESULTS_ENV, ROOT, results_dir
@@ -192,7 +192,9 @@ def stage(profile_name: str, records: dict[str, dict]) -> Path:
     config["parse"]["myst_substitutions"] = {
         "ledger_verdicts": verdicts_said(judged.entries),  # the landing page's verdict counts,
         "ledger_matrix": landing(judged, titles),  # its verdict matrix, before any figure,
-        "ledger_numbers": numbers_said(judged),  # and its compared numbers
+        "ledger_numbers": numbers_said(judged),  # and its compared numbers; the two-papers page quotes one verdict
+        "paper2_edge_verdict": claim_said(judged.entries, "paper2_snr_heatmap", "Theorems (SNR threshold)"),
+        "speed_said": speed.said(),  # and the landing page how many benchmark records this build has
         "project_source": f"<{url}>" if url else "the archive on the {doc}`downloads` page, built with it"}
     (target / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
     (target / "notebooks").mkdir()
@@ -299,11 +301,12 @@ def reproducibility_page(records: dict[str, dict], profile_name: str) -> str:
              "CPU threads: *free cores* (the thread policy of `benign.device`: each block of work takes the cores free",
              "of other work when it starts, at most the cores given) or *fixed N*, then `n×k` for n blocks of work",
              "(trainer calls, sweep chunks) computed on k threads.",
+             "The wall time is this build's: a notebook whose sweeps or runs came from the cache shows the time to read",
+             "them back and draw the page, not to compute them.",
              "", "| notebook | wall time (s) | device | CPU threads | seeds | git commit | created (UTC) |",
              "|---|---|---|---|---|---|---|"]
     for name, record in records.items():
-        parameters = record.get("parameters", {})
-        seed = next((setting(k, parameters[k]) for k in ("seed", "seeds") if k in parameters), "—")
+        seed = seeds_said(record.get("parameters", {}))
         commit = (record.get("git_commit") or "—")[:10]
         blocks = (", ".join(f"{n}×{k}" for k, n in record.get("blocks_by_threads", {}).items())
                   or "nothing computed (read from the cache)")
@@ -319,6 +322,21 @@ def reproducibility_page(records: dict[str, dict], profile_name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def seeds_said(parameters: dict) -> str:
+    """The seeds a notebook's runs used, from its parameters: its list of seeds, or its first seed and how many runs
+    follow it (`outcome_draws` data draws, else `replicates` or `num_seeds` runs: seeds seed, seed + 1, …), or the
+    Table-2 profile whose runs it reads."""
+    if "seeds" in parameters:
+        return setting("seeds", parameters["seeds"])
+    if "table2_profile" in parameters:
+        return f"Table 2's ({parameters['table2_profile']} profile)"
+    if "seed" not in parameters:
+        return "—"
+    runs = next((parameters[k] for k in ("outcome_draws", "replicates", "num_seeds") if k in parameters), 1)
+    seed = parameters["seed"]
+    return str(seed) if runs == 1 else f"{seed} to {seed + runs - 1}"
+
+
 def time_split_section(split: list[dict]) -> list[str]:
     """Table 2's time by data set and part, as its runs' records give it (`realdata.report.time_split`)."""
     if not split:
@@ -326,7 +344,8 @@ def time_split_section(split: list[dict]) -> list[str]:
     lines = ["", "## Where Table 2's time goes", "",
              "Wall seconds of the process that computed each part (one thread each at the book profile; cached runs",
              "keep the time of the build that computed them), with the counted work and the rate it ran at;",
-             "`benchmarks/table2_profile.py` measures the same split from empty caches beside this machine's floor.",
+             "`benchmarks/table2_profile.py` measures the same split from empty caches, beside the least time this",
+             "machine's rate of matrix products allows for the counted work.",
              "",
              "| data set | part | time (s) | counted work (GFLOP) | rate (GFLOP/s) |", "|---|---|---|---|---|"]
     for row in split:

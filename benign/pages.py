@@ -221,6 +221,9 @@ def overview(entries: list[ledger.Entry], name: str) -> str:
     return f'<p class="benign-overview">{links}</p>'
 
 
+NOUNS = {"papers": ("claim", "claims"), "book": ("hypothesis", "hypotheses")}  # what a matrix's rows are
+
+
 def matrix(entries: list[ledger.Entry], titles: dict[str, str], name: str, folded: tuple[str, ...] = ()) -> str:
     """The verdict matrix: one group per verdict (`groups`), headed by the verdict and its count, a row per claim
     (`row`). A group whose verdict is in `folded` starts closed; `name` makes the groups' anchors unique on a page
@@ -228,8 +231,9 @@ def matrix(entries: list[ledger.Entry], titles: dict[str, str], name: str, folde
     out = []
     for verdict, members in groups(entries):
         opened = "" if verdict in folded else " open"
+        rows = count(len(members), *NOUNS.get(name, NOUNS["papers"]))
         out.append(f'<details class="benign-group" id="{anchor(name, verdict)}"{opened}><summary>{chip(verdict)} '
-                   f'<span class="benign-group-count">{count(len(members), "claim")}</span></summary>'
+                   f'<span class="benign-group-count">{rows}</span></summary>'
                    + "".join(row(e, titles) for e in members) + "</details>")
     return f'<div class="benign-matrix">{"".join(out)}</div>'
 
@@ -244,6 +248,15 @@ class Judged:
     @classmethod
     def of(cls, records: dict[str, dict]) -> "Judged":
         return cls(ledger.evaluate(records), {name: expected.compare(name, r) for name, r in records.items()})
+
+
+def claim_said(entries: list[ledger.Entry], page: str, where: str) -> str:
+    """One claim's verdict and evidence, as prose quotes it (the claim of `page` made at `where`): '*holds in part*
+    (evidence: …)', or 'not judged in this build' when its page did not run."""
+    entry = next((e for e in entries if e.claim.page == page and e.claim.where == where), None)
+    if entry is None:
+        return "not judged in this build"
+    return f"*{entry.finding.verdict}* (evidence: {entry.finding.evidence})"
 
 
 def counted(entries: list[ledger.Entry]) -> str:

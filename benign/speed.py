@@ -147,6 +147,16 @@ def read(name: str) -> dict | None:
     return record
 
 
+def said() -> str:
+    """How fast the fast trainers are, as the landing page can say it: how many benchmarks have a record in this
+    results folder (the Speed page shows them), or that `make bench` makes them."""
+    made = [name for name in scripts() if read(name) is not None]
+    if not made:
+        return ("`make bench` measures by how much on your machine (this build has no such record yet; the "
+                "{doc}`speed` page then shows them)")
+    return f"the {{doc}}`speed` page shows by how much, in this machine's records of {len(made)} of its benchmarks"
+
+
 def scripts() -> dict[str, str]:
     """Every benchmark script by name, with the first line of its docstring: what it measures."""
     found = {}
