@@ -108,6 +108,13 @@ def test_the_page_lists_every_benchmark_with_what_it_measures_and_its_command(re
         assert "This build has no measurement of it" in text and f"`results/benchmarks/{name}.json`" in text
 
 
+def test_the_landing_page_says_whether_the_build_has_records(results):
+    assert speed.said().startswith("`make bench` measures by how much on your machine (this build has no such record")
+    speed.write("fast_trainer", ["ratio 244.0"])
+    speed.write("fig5_grid", ["ratio 1328"])
+    assert speed.said() == "the {doc}`speed` page shows by how much, in this machine's records of 2 of its benchmarks"
+
+
 def test_the_page_shows_a_records_lines_commit_machine_and_date(results):
     speed.write("fast_trainer", ["fast trainer: 0.268 s (best of 3)", "ratio 244.0"], load_before=1.25)
     record = speed.read("fast_trainer")

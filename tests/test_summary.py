@@ -144,3 +144,21 @@ def test_the_landing_page_leads_with_the_matrix_before_any_figure():
     index = (paths.ROOT / "book" / "index.md").read_text()
     assert index.index("{{ ledger_verdicts }}") < index.index("{{ ledger_matrix }}") < index.index("```{figure}")
     assert not re.search(r"```\{(figure|image)\}|!\[", index[:index.index("{{ ledger_matrix }}")])
+
+
+def test_a_page_quotes_one_claims_verdict_with_its_evidence():
+    from test_ledger import fig3_record
+
+    entries = ledger.evaluate({"fig3_dynamics": fig3_record((0, 0))})
+    said = pages.claim_said(entries, "fig3_dynamics", "Figure 3(c)")
+    assert said.startswith("*holds* (evidence: ") and said.endswith(")")
+    assert pages.claim_said(entries, "paper2_snr_heatmap", "Theorems (SNR threshold)") == "not judged in this build"
+
+
+def test_the_reproducibility_page_names_every_notebooks_seeds():
+    from benign.book import seeds_said
+
+    assert [seeds_said(p) for p in ({"seeds": [42, 314, 2718]}, {"seed": 0, "replicates": 3, "outcome_draws": 50},
+                                    {"seed": 42, "replicates": 3}, {"seed": 0, "num_seeds": 3}, {"seed": 42},
+                                    {"table2_profile": "book"}, {})] == [
+        "42, 314 and 2718", "0 to 49", "42 to 44", "0 to 2", "42", "Table 2's (book profile)", "—"]
