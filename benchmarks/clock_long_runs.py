@@ -1,4 +1,6 @@
-"""The long-run mode (`benign.clock`) against the memory-bound path (`benign.synthetic.simulate`), side by side.
+"""The long-run trainer, which keeps only a log-spaced history, against the trainer that keeps every step, side by side.
+
+The long-run mode is `benign.clock`; the trainer keeping every step, `benign.synthetic.simulate`.
 
 40 runs × 10⁶ gradient-descent steps of the analysed model (p only, W = I), n = 20, T = 8, d = 2000, 4 seeds × 10
 signal norms, α = 5e-3, 1000 test samples, float64: every step's training events and test error (< δ) exact, and a

@@ -1,4 +1,6 @@
-"""Figure 5's map over training time (`benign.regimes` through `benign.clock`) against `benign.synthetic.simulate` keeping every step.
+"""Figure 5's map over training time with the long-run trainer, against the trainer that keeps every step.
+
+The map is `benign.regimes` through `benign.clock`; the trainer keeping every step, `benign.synthetic.simulate`.
 
 The book profile's long runs of the Figure 5 page: its 7 × 8 cells (d, ‖μ‖), n = 20, T = 8, W and p trained from the
 kaiming W₀, α = 5e-3, 1000 test samples, float32, 10⁵ steps; every switch of every training and test condition exact

@@ -77,8 +77,8 @@ def sampling(p: float, n_test: int, sets: int = 2) -> float:
 
 TOLERANCES = {
     "count": Tolerance(0.0, "a train accuracy counts fitted labels: another count is another outcome"),
-    "test1000": Tolerance(round(sampling(0.95, 1000), 3), "two test sets of 1000 fresh samples: 3 standard "
-                          "deviations of their difference near 0.95"),
+    "test1000_mid": Tolerance(round(sampling(0.55, 1000), 3), "two test sets of 1000 fresh samples: 3 standard "
+                              "deviations of their difference near 0.55"),
     "test1000_low": Tolerance(round(sampling(0.85, 1000), 3), "two test sets of 1000 fresh samples: 3 standard "
                               "deviations of their difference near 0.85"),
     "test1000_high": Tolerance(round(sampling(0.99, 1000), 3), "two test sets of 1000 fresh samples: 3 standard "
@@ -305,18 +305,18 @@ EXPECTED = {
                     note="= 1 − η: the noisy samples are not fitted"),
     ]),
     "fig3_dynamics": [
-        *accuracies("balanced", "balanced (2000, 20)", 1.0, 0.996, "test1000", **TEXT),
+        *accuracies("balanced", "balanced (2000, 20)", 1.0, 0.996, "test1000_high", **TEXT),
         Expected("balanced_train_loss", "balanced (2000, 20): final train loss", 0.4526, "loss", AUTHORS,
                  note="the authors' main.py at its default config, seed 42, one unseeded W₀ draw (their final script "
                  "with W₀ drawn after torch.manual_seed(42) gives 0.4532)"),
         *accuracies("large_noise", "large noise (4500, 5)", 1.0, 0.867, "test1000_low", **TEXT),
-        *accuracies("large_signal", "large signal (1000, 80)", 0.8, 1.0, "test1000", **TEXT,
+        *accuracies("large_signal", "large signal (1000, 80)", 0.8, 1.0, "test1000_high", **TEXT,
                     note="the paper's setting of this panel is not stated in its text (unverified)"),
     ],
     "fig5_heatmap": [  # Figure 3's settings as cells of the grid (one seed each): shown here, counted there
-        *accuracies("balanced", "cell (2000, 20)", 1.0, 0.996, "test1000", **TEXT, counted_on="fig3_dynamics"),
+        *accuracies("balanced", "cell (2000, 20)", 1.0, 0.996, "test1000_high", **TEXT, counted_on="fig3_dynamics"),
         *accuracies("large_noise", "cell (4500, 5)", 1.0, 0.867, "test1000_low", **TEXT, counted_on="fig3_dynamics"),
-        *accuracies("large_signal", "cell (1000, 80)", 0.8, 1.0, "test1000", **TEXT, counted_on="fig3_dynamics"),
+        *accuracies("large_signal", "cell (1000, 80)", 0.8, 1.0, "test1000_high", **TEXT, counted_on="fig3_dynamics"),
     ],
     "conditions_heatmap": [
         Expected("eq10_min_ratio", "Eq. 10 class ratio: smallest over the grid, one-sided (a match at or above the "
@@ -330,17 +330,17 @@ EXPECTED = {
         Expected("largest_eta_ratio_above_1", "largest η with Eq. 9 ratio > 1 (here n = {n_train:.0f})", 0.6, "eta",
                  where="appendix text", cause=UNSTATED, note="the appendix does not state n"),
         Expected("min_test_acc_ratio_above_1", "smallest test accuracy while the ratio is > 1 (here n = "
-                 "{n_train:.0f})", 0.986, "test1000", where="appendix text", regime="chance:1000", cause=UNSTATED,
+                 "{n_train:.0f})", 0.986, "test1000_high", where="appendix text", regime="chance:1000", cause=UNSTATED,
                  note="the appendix does not state n"),
         Expected("noise_ratio_0.65_frak_ratio", "η = 0.65: Eq. 9 ratio (here n = {n_train:.0f})", 0.78, "ratio",
                  where="appendix text", regime="ratio1", cause=UNSTATED, note="the appendix does not state n"),
         Expected("noise_ratio_0.65_test_acc", "η = 0.65: test accuracy (here n = {n_train:.0f})", 0.579,
-                 "test1000_low", where="appendix text", regime="chance:1000", cause=UNSTATED,
+                 "test1000_mid", where="appendix text", regime="chance:1000", cause=UNSTATED,
                  note="the appendix does not state n"),
         Expected("noise_ratio_0.70_frak_ratio", "η = 0.70: Eq. 9 ratio (here n = {n_train:.0f})", 0.50, "ratio",
                  where="appendix text", regime="ratio1", cause=UNSTATED, note="the appendix does not state n"),
         Expected("noise_ratio_0.70_test_acc", "η = 0.70: test accuracy (here n = {n_train:.0f})", 0.505,
-                 "test1000_low", where="appendix text", regime="chance:1000", cause=UNSTATED,
+                 "test1000_mid", where="appendix text", regime="chance:1000", cause=UNSTATED,
                  note="the appendix does not state n"),
     ],
     "fig7_one_layer_heatmap": [  # each end of our range against the paper's whole colour range: inside it or not

@@ -128,11 +128,11 @@ CLAIMS = [
     Claim(BOOK, "after the two-step theorem", "A first step that is too large fits every label by its noise and generalizes "
           "at chance (harmful).", "paper2_two_steps", "β = {p[step_sizes_harmful]}", paper2_harmful_rule),
     Claim(M, "Theorems (SNR threshold)", "Benign overfitting needs SNR of order 1/√n: the boundary's SNR falls as "
-          "1/√n.", "paper2_snr_heatmap", "n = {p[n_values]}, the slope fitted from n = {p[n_tail_min]} on; signal "
-          "norms {p[signal_norm_steps_per_doubling]} per doubling; seeds per cell: {p[num_seeds]}",
+          "1/√n.", "paper2_snr_heatmap", "n = {p[n_values]}, the slope fitted from n = {p[n_tail_min]} on; "
+          "{p[signal_norm_steps_per_doubling]} signal norms per doubling of ‖μ‖; seeds per cell: {p[num_seeds]}",
           paper2_boundary_rule),
     Claim(BOOK, "after the SNR threshold (the paper's harmful result is for max-margin interpolators)",
-          "Below that boundary gradient descent's overfitting is harmful.", "paper2_snr_heatmap",
+          "Below the 1/√n boundary (SNR < 1/√n) gradient descent's overfitting is harmful.", "paper2_snr_heatmap",
           "cells with SNR < 1/√n", paper2_below_rule),
 ]
 OFFLINE_CLAIMS = [  # claims whose test needs what this machine cannot reach

@@ -87,9 +87,9 @@ class Notebook:
     device: object  # torch.device
     cpu_threads: int
 
-    def save_figure(self, fig, name: str = "") -> None:
+    def save_figure(self, fig, name: str = "", phone_columns: int = 1) -> None:
         """The figure as NAME.png and NAME.pdf in the output folder (NAME: the notebook's by default), its panels in
-        one column as NAME.phone.png where they lie side by side (`plots.as_column`), each PNG recording what the
+        `phone_columns` columns as NAME.phone.png where they lie wider (`plots.as_column`), each PNG recording what the
         browser check reads (`plots.describe`); shown as the saved PNG (its phone version noted) and closed."""
         import matplotlib.pyplot as plt
         from IPython.display import Image, display
@@ -98,7 +98,7 @@ class Notebook:
 
         name = name or self.name
         saved = save_figure(fig, self.out, name, dpi=DPI, description=describe(fig))
-        alt, phone = alt_text(fig), as_column(fig) is not None
+        alt, phone = alt_text(fig), as_column(fig, ncols=phone_columns) is not None
         if phone:
             save_figure(fig, self.out, f"{name}.phone", dpi=DPI, description=describe(fig), formats=("png",))
         plt.close(fig)

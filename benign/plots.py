@@ -221,11 +221,12 @@ def columns(fig) -> int:
     return max([len({p[0].get_subplotspec().colspan.start for p in panels(fig)}), *map(columns, fig.subfigs)])
 
 
-def as_column(fig, width: float = PHONE_WIDTH):
+def as_column(fig, width: float = PHONE_WIDTH, ncols: int = 1):
     """The figure re-laid in place for a phone: its panels (each with its colour bar) one under another, row by row,
     `width` inches wide, each at its aspect (at most square); a shared axis labelled on every panel, a title too wide
-    wrapped, a figure legend (`legend_above`) in the columns that fit. A figure of one column of panels is only
-    narrowed to `width` the same way; None (untouched) when it is no wider than that already."""
+    wrapped, a figure legend (`legend_above`) in the columns that fit. `ncols` panels side by side instead of one
+    (small square panels, such as a train/test pair, whose text still fits half the width). A figure of one column of
+    panels is only narrowed to `width` the same way; None (untouched) when it is no wider than that already."""
     if columns(fig) <= 1 and fig.get_figwidth() <= width:
         return None
     fig.canvas.draw()
@@ -235,16 +236,16 @@ def as_column(fig, width: float = PHONE_WIDTH):
         for ax in [ax for p in panels(box) if p not in laid for ax in p]:
             ax.remove()  # an empty place of the grid (axis off, nothing drawn)
         aspects |= {p[0]: min(b.height / b.width, 1.0) for p in laid for b in [p[0].get_window_extent()]}
-        grid = box.add_gridspec(max(len(laid), 1), 1)
-        for row, ax in ((row, ax) for row, p in enumerate(laid) for ax in p):
-            ax.set_subplotspec(grid[row, 0])
+        grid = box.add_gridspec(max(-(-len(laid) // ncols), 1), ncols)
+        for place, ax in ((place, ax) for place, p in enumerate(laid) for ax in p):
+            ax.set_subplotspec(grid[divmod(place, ncols)])
             for name, side in (("x", "labelbottom"), ("y", "labelleft")):  # `subplots(sharey=True)` labels the
                 axis, shared = getattr(ax, f"{name}axis"), getattr(ax, f"get_shared_{name}_axes")()  # outer ones
                 if len(shared.get_siblings(ax)) > 1:
                     axis.set_tick_params(which="both", **{side: True})
                     labels = [getattr(a, f"{name}axis").get_label_text() for a in shared.get_siblings(ax)]
                     axis.set_label_text(axis.get_label_text() or max(labels, key=bool))  # the first one given
-    fig.set_size_inches(width, sum(width * aspect + 1 for aspect in aspects.values()))  # refined below
+    fig.set_size_inches(width, sum(width / ncols * aspect + 1 / ncols for aspect in aspects.values()))  # refined
     for legend in list(fig.legends):  # remade in as many columns as fit the width
         for ncols in range(len(legend.get_texts()), 0, -1):
             legend.remove()
@@ -265,8 +266,8 @@ def as_column(fig, width: float = PHONE_WIDTH):
     for _ in range(3):  # the height at which the panels have their aspects at the width the layout leaves them
         places = {ax: ax.get_position(original=True).transformed(ax.get_figure(root=False).transSubfigure)
                   for ax in aspects}
-        fig.set_size_inches(width, fig.get_figheight() + sum(aspects[ax] * b.width - b.height
-                                                              for ax, b in places.items()) / fig.dpi)
+        fig.set_size_inches(width, fig.get_figheight() + sum(aspects[ax] * b.width - b.height  # a row's panels
+                                                              for ax, b in places.items()) / fig.dpi / ncols)  # alike
         fig.canvas.draw()
     return fig
 

@@ -78,7 +78,7 @@ for row, name in enumerate(columns):
         correct = (data.y * res["f"] > 0).numpy()
         plots.attended_scatter(axes[row, col], res["coords"], correct, f"{split}: accuracy {res['acc']:.2f}")
 plots.legend_above(fig, axes[0, 0], ncols=3)
-nb.save_figure(fig)
+nb.save_figure(fig, phone_columns=2)  # on a phone each train/test pair stays side by side
 
 # %% [markdown]
 # What this run shows. With the largest $c$ (harmful column) the memorised noise dominates $p$: training samples are

@@ -449,7 +449,7 @@ CASES = {  # claim → (a record on which it holds, one on which it is contradic
     "Two gradient steps of suitable sizes": (paper2_steps(1.0, 0.99), paper2_steps(0.9, 0.7)),
     "A first step that is too large": (paper2_steps(1.0, 0.9), paper2_steps(1.0, 0.5)),
     "Benign overfitting needs SNR of order 1/√n": (edge_record(-0.5, 0.02, 4.0), edge_record(-0.1, 0.02, 4.0)),
-    "Below that boundary": ({"below_boundary_test_acc": 0.55}, {"below_boundary_test_acc": 0.99}),
+    "Below the 1/√n boundary": ({"below_boundary_test_acc": 0.55}, {"below_boundary_test_acc": 0.99}),
 }
 
 

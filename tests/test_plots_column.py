@@ -136,3 +136,22 @@ def test_a_wide_one_column_figure_is_narrowed_to_a_phone_with_its_text_readable(
     assert fig.get_figwidth() == pytest.approx(plots.PHONE_WIDTH)
     assert [ax.get_subplotspec().rowspan.start for ax in axes] == places  # one under another, as before
     assert plots.overlaps(fig) == [] and plots.smallest_text_pt(fig) >= 8
+
+
+def test_pairs_of_square_panels_stay_side_by_side_on_a_phone_when_asked():
+    """Figure 1's layout: one row of a train and a test panel per query (`figure_rows`), square panels; with
+    `ncols=2` each pair keeps its row at the phone's width, the panels square, rows one under another."""
+    fig, axes = plots.figure_rows(["first query", "second query", "third query"], 2, row_height=3.6)
+    for ax in axes.flat:
+        ax.scatter([0, 1, 2], [2, 1, 0])
+        ax.set(aspect="equal", xlabel="x", ylabel="y", title="accuracy 1.00")
+    assert plots.as_column(fig, ncols=2) is fig
+    assert plots.columns(fig) == 2 and abs(fig.get_figwidth() - plots.PHONE_WIDTH) < 1e-9
+    fig.canvas.draw()
+    boxes = [[ax.get_window_extent() for ax in row] for row in axes]
+    for left, right in boxes:
+        assert abs(left.y0 - right.y0) < 1 and left.x1 < right.x0  # a pair side by side
+        assert 0.8 < left.height / left.width < 1.25 and left.width > 0.3 * fig.bbox.width  # square, half the width
+    assert boxes[0][0].y0 > boxes[1][0].y1 and boxes[1][0].y0 > boxes[2][0].y1  # rows one under another
+    assert fig.get_figheight() < 3 * plots.PHONE_WIDTH  # a third of the one-column height, about
+    assert plots.describe(fig)["overlaps"] == []
