@@ -142,7 +142,18 @@ def test_plain_papermill_prints_no_traceback_from_sweep_workers(tmp_path, cached
     done = subprocess.run([BIN / "papermill", source, tmp_path / "executed.ipynb", *smoke, "-p", "out_dir",
                            str(tmp_path / "out"), "--kernel", "python3"], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr, done.stderr[-3000:]
+    ours = kernel_shutdown_noise(done.stderr)
+    assert "Traceback" not in ours and "KeyboardInterrupt" not in ours, done.stderr[-3000:]
+
+
+def kernel_shutdown_noise(stderr: str) -> str:
+    """stderr without what ipykernel itself logs when papermill's shutdown interrupt (jupyter_client interrupts a
+    kernel before it shuts it down) finds it still in a message handler, as happens on a loaded machine: its one
+    line "KeyboardInterrupt caught in kernel." and asyncio's two lines on the control task it drops. Not from the
+    sweep's workers, which the test is about; any other line stays."""
+    noise = re.compile(r"\[IPKernelApp\] ERROR \| KeyboardInterrupt caught in kernel\.|Task was destroyed but it is "
+                       r"pending!|task: <Task pending name='Task-\d+' coro=<Kernel\.dispatch_control\(\).*")
+    return noise.sub("", stderr)
 
 
 def kernel_started(process: subprocess.Popen, settle_s: float):
