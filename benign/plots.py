@@ -340,7 +340,7 @@ def signal_attention_strips(ax, samples, cases: dict) -> None:
                   hue_order=list(ATTENTION_GROUPS), palette=ATTENTION_GROUPS, dodge=True, jitter=0.3, size=2.5,
                   alpha=0.7, ax=ax)
     ax.set_xticks(range(len(cases)), list(cases.values()))
-    ax.set(xlabel="", ylabel="softmax weight on the signal token", ylim=(-0.03, 1.03))
+    ax.set(xlabel="", ylabel="softmax weight\non the signal token", ylim=(-0.03, 1.03))  # two lines: a phone panel is short
     ax.get_legend().remove()
 
 
