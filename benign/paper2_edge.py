@@ -212,7 +212,7 @@ def d_vs_n2_words(edge: pd.DataFrame, d: int, n_values, slope_tail: float, se_ta
              "not seen": rf"the fit cannot tell $1/\sqrt n$ from no dependence on {N} there"}[verdict]
     finding = f"Here {where}, and {shows}"
     if tail_below and verdict == "holds":
-        finding += f": on this grid the scaling does not need {D} far above {N2}"
+        finding += f": the scaling does not need {D} far above {N2} on this grid"
     if not above.empty:
         values = at_each_n(above.n, above.sqrt_n_snr)
         finding += (f". Where {D} is above {N2} the edge's {SQRT_N_SNR} is {values}, against "
