@@ -28,10 +28,10 @@
 # and a large second step, $\beta = (0.01, 1)$, the paper's claim; and **harmful steps**, a large first step,
 # $\beta = (0.5, 1)$, the book's hypothesis.
 #
-# Model: $f(X) = v^\top X^\top \operatorname{softmax}(Xp)$ with $v = p = 0$ at the start. An input has two tokens, the
-# signal $\mu_y$ ($\mu_+ \perp \mu_-$, both of norm $\|\mu\|$) and a noise token
-# $\xi \sim N(0, I - \mu_+\mu_+^\top/\|\mu\|^2 - \mu_-\mu_-^\top/\|\mu\|^2)$, in random order; a training label is
-# flipped with probability $\eta$. The paper writes $\rho$ for the signal norm; the book writes $\|\mu\|$ in both
+# Model: $f(X) = v^\top X^\top \operatorname{softmax}(Xp)$ with $v = p = 0$ at the start. An input has two tokens in random
+# order: the signal $\mu_y$ ($\mu_+ \perp \mu_-$, both of norm $\|\mu\|$) and a noise token $\xi$, a standard
+# Gaussian vector of $\mathbb R^d$ projected orthogonally to $\mu_+$ and $\mu_-$; a training label is flipped with
+# probability $\eta$. The paper writes $\rho$ for the signal norm; the book writes $\|\mu\|$ in both
 # papers and keeps $\rho$ for the first paper's weakly relevant tokens ({doc}`../book/model`). The public example
 # notebook's setting is $n = 200$, $d = 40000$, $\|\mu\| = 30$, $\eta = 0.05$, and the `book` profile runs it; the
 # run on this page has $\mathrm{SNR} = \|\mu\|/\sqrt d =$ {glue:text}`snr:.3f` and $n\,\mathrm{SNR}^2 =$
