@@ -1,4 +1,4 @@
-"""The maps of the papers' figures: a measure over the (d, ‖μ‖) grid (or paper 2's (n, ρ) grid) as colours, a regime
+"""The maps of the papers' figures: a measure over the (d, ‖μ‖) grid (or paper 2's (n, ‖μ‖) grid) as colours, a regime
 or a course of each cell as a category with its key, and the theory's boundaries and the named settings drawn on
 them. Their style and layout are `benign.plots`'."""
 
@@ -105,14 +105,15 @@ def theory_overlay(ax, d_values, n: int, sigma: float = 1.0, settings: dict | No
 
 
 def snr_heatmap(ax, grid, value: str, title: str, curves: dict):
-    """Mean `value` over seeds on the (n, ρ) grid, both axes logarithmic, with curves ρ(n) drawn on it:
-    `curves` maps a label to (n values, ρ values, line style). Returns the mesh (for a colour bar)."""
+    """Mean `value` over seeds on the (n, ‖μ‖) grid (paper 2's ρ is ‖μ‖ here), both axes logarithmic, with curves
+    ‖μ‖(n) drawn on it: `curves` maps a label to (n values, ‖μ‖ values, line style). Returns the mesh (for a colour
+    bar)."""
     table = grid.pivot_table(index="signal_norm", columns="n", values=value, aggfunc="mean")
     edges = [np.exp(_edges(np.log(v), half=0.35)) for v in (table.columns, table.index)]  # halfway in log scale
     mesh = ax.pcolormesh(*edges, table.to_numpy(), cmap="viridis", vmin=0.5, vmax=1.0, shading="flat")
     for label, (n, signal_norm, style) in curves.items():
         ax.plot(n, signal_norm, style, color="#e41a1c", lw=2, label=label)
-    ax.set(xscale="log", yscale="log", xlabel="n (training samples)", ylabel="ρ = ‖μ‖", title=title)
+    ax.set(xscale="log", yscale="log", xlabel="n (training samples)", ylabel="‖μ‖ (signal norm)", title=title)
     ax.set_xticks(list(table.columns), [f"{n:g}" for n in table.columns])
     ax.set_yticks(list(table.index[::2]), [f"{r:g}" for r in table.index[::2]])
     ax.minorticks_off()

@@ -125,15 +125,17 @@ CLAIMS = [
     Claim(M, "Theorem (two steps)", "Two gradient steps of suitable sizes interpolate noisy data and generalize: clean "
           "inputs attend to the signal, noisy inputs to their noise.", "paper2_two_steps",
           "n = {p[n]}, d = {p[d]}, β = {p[step_sizes_benign]}", paper2_benign_rule),
-    Claim(BOOK, "after the two-step theorem", "A first step that is too large fits every label by its noise and generalizes "
-          "at chance (harmful).", "paper2_two_steps", "β = {p[step_sizes_harmful]}", paper2_harmful_rule),
+    Claim(BOOK, "after the two-step theorem", "A first step that is too large fits every label by its noise and "
+          "classifies fresh inputs nearer chance than perfect (harmful).", "paper2_two_steps",
+          "β = {p[step_sizes_harmful]}, on the data of the two-step theorem's row", paper2_harmful_rule),
     Claim(M, "Theorems (SNR threshold)", "Benign overfitting needs SNR of order 1/√n: the boundary's SNR falls as "
-          "1/√n.", "paper2_snr_heatmap", "n = {p[n_values]}, the slope fitted from n = {p[n_tail_min]} on; "
-          "{p[signal_norm_steps_per_doubling]} signal norms per doubling of ‖μ‖; seeds per cell: {p[num_seeds]}",
-          paper2_boundary_rule),
+          "1/√n.", "paper2_snr_heatmap", "n = {p[n_values]}, the slope fitted from n = {p[n_tail_min]} on; ‖μ‖ from "
+          "{p[signal_norm_min]} to {p[signal_norm_max]} on a geometric grid of {p[signal_norm_steps_per_doubling]} "
+          "points per doubling; {p[num_seeds]} data draws per cell", paper2_boundary_rule),
     Claim(BOOK, "after the SNR threshold (the paper's harmful result is for max-margin interpolators)",
-          "Below the 1/√n boundary (SNR < 1/√n) gradient descent's overfitting is harmful.", "paper2_snr_heatmap",
-          "cells with SNR < 1/√n", paper2_below_rule),
+          "Below the boundary SNR = 1/√n, two steps of gradient descent still fit every training label but classify "
+          "fresh inputs nearer chance than perfect (harmful).", "paper2_snr_heatmap",
+          "the cells of the same map with SNR < 1/√n, averaged", paper2_below_rule),
 ]
 OFFLINE_CLAIMS = [  # claims whose test needs what this machine cannot reach
     (S, "Table 2", "The paper's own backbones and data sets (ViT-B/16-in21k, bert-base-uncased; MNIST, CIFAR10, "

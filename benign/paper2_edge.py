@@ -1,6 +1,8 @@
 """Where benign overfitting starts on a paper-2 SNR sweep (`paper2.snr_sweep`): the edge per n, the slope of
 SNR_edge ∝ n^b over every n and over the tail of large n, the rule on that slope, and the page's sentences built from
-these numbers."""
+these numbers (symbols typeset as the page's own: $n$, $d$, $n^2$).
+
+Paper 2 writes ρ for the signal norm; the book writes ‖μ‖ (book/model.md), and so do these tables and sentences."""
 
 import numpy as np
 import pandas as pd
@@ -19,7 +21,7 @@ EDGE_COLUMNS = {**SYMBOLS, "test_acc": "test accuracy", "sqrt_n_snr": "√n·SNR
 def edge_slope(edge: pd.DataFrame, log_step: float, n_min: int = 0) -> tuple[float, float, int]:
     """The exponent b of SNR_edge ∝ n^b (the theorems: b = −1/2) fitted by least squares in log–log over the rows of
     `edge` with n ≥ `n_min`, its standard error and the number of n fitted. The error is the fit's own plus the
-    grid's resolution: an edge known only to one step of the ρ grid (`log_step` = log of its ratio), a uniform
+    grid's resolution: an edge known only to one step of the ‖μ‖ grid (`log_step` = log of its ratio), a uniform
     error of one log step per point. NaN with fewer than two values of n."""
     edge = edge[edge.n >= n_min]
     if len(edge) < 2:
@@ -32,7 +34,7 @@ def edge_slope(edge: pd.DataFrame, log_step: float, n_min: int = 0) -> tuple[flo
 
 
 def benign_edge(grid: pd.DataFrame, min_test_acc: float = 0.95) -> pd.DataFrame:
-    """Per n of an `snr_sweep` grid (cells averaged over seeds), the smallest ρ whose cell interpolates (train
+    """Per n of an `snr_sweep` grid (cells averaged over seeds), the smallest ‖μ‖ whose cell interpolates (train
     accuracy 1) with test accuracy ≥ `min_test_acc`: columns n, signal_norm, snr, test_acc and sqrt_n_snr = √n·SNR
     there (the same for every n if the boundary is SNR ≍ 1/√n). An n without such a cell has no row."""
     check("min_test_acc", min_test_acc)
@@ -45,7 +47,7 @@ def benign_edge(grid: pd.DataFrame, min_test_acc: float = 0.95) -> pd.DataFrame:
 
 
 def grid_log_step(signal_norm_values) -> float:
-    """The log of the ρ grid's ratio (the median over neighbours): the resolution of the edge."""
+    """The log of the ‖μ‖ grid's ratio (the median over neighbours): the resolution of the edge."""
     return float(np.median(np.diff(np.log(np.sort(np.unique(signal_norm_values))))))
 
 
@@ -56,7 +58,7 @@ def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95, n_tail_min: in
     alone (with standard errors and counts), √n·SNR at the edge per n, its mean and spread (max/min) over every n
     and over the tail, the mean over the small n, the first-step estimate √(2/(1 − 2η)), the grid's ratio, d/n² per
     n and its range over the tail, the number of cells below SNR = 1/√n with their mean train and test accuracy and
-    test inputs' mean weight on their signal token, and the same test accuracy and weight at the largest ρ.
+    test inputs' mean weight on their signal token, and the same test accuracy and weight at the largest ‖μ‖.
 
     `clean`: the same sweep on clean labels (`snr_sweep` with noise_ratio 0: the same draws, no label flipped), the
     control of the cells below the boundary: their mean test accuracy there, the mean cost of the flipped labels
@@ -105,27 +107,42 @@ def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95, n_tail_min: in
     return edge, metrics
 
 
+# The page's symbols as its sentences typeset them (glued Markdown typesets maths, as the page's own prose does)
+N, D, N2 = "$n$", "$d$", "$n^2$"
+SQRT_N_SNR = r"$\sqrt n\,\mathrm{SNR}$"
+
+
+def at_n(n: int) -> str:
+    """'$n = 50$'."""
+    return f"$n = {n}$"
+
+
 def at_each_n(ns, values, fmt: str = ".2f") -> str:
-    """Values per n as prose says them: '2.26 at n = 50 and 2.07 at n = 100', or, where every one reads the same,
-    '1.60 at every n from 200 to 1600' ('… at both n = 200 and n = 400' for two)."""
+    """Values per n as prose says them: '2.26 at $n = 50$ and 2.07 at $n = 100$', or, where every one reads the same,
+    '1.60 at every $n$ from 200 to 1600' ('… at both $n = 200$ and $n = 400$' for two)."""
     ns, shown = [int(n) for n in ns], [format(v, fmt) for v in values]
     if len(set(shown)) == 1 and len(ns) > 1:
-        where = f"both n = {ns[0]} and n = {ns[1]}" if len(ns) == 2 else f"every n from {ns[0]} to {ns[-1]}"
+        where = f"both {at_n(ns[0])} and {at_n(ns[1])}" if len(ns) == 2 else f"every {N} from {ns[0]} to {ns[-1]}"
         return f"{shown[0]} at {where}"
-    return and_list([f"{v} at n = {n}" for n, v in zip(ns, shown)])
+    return and_list([f"{v} at {at_n(n)}" for n, v in zip(ns, shown)])
 
 
 def edge_table(edge: pd.DataFrame) -> pd.DataFrame:
-    """`sweep_summary`'s edge table as a page shows it: each number to the digits the grid supports (ρ and SNR to
-    three significant digits, the test accuracy, a mean over seeds, to three decimals, √n·SNR to two, as the text
-    gives it, d/n² to three significant digits) and the columns named as a reader reads them (`EDGE_COLUMNS`)."""
-    def significant(x: float) -> float:
-        return float(f"{x:.3g}")
-
-    shown = edge.assign(signal_norm=edge.signal_norm.map(significant), snr=edge.snr.map(significant),
-                        test_acc=edge.test_acc.round(3), sqrt_n_snr=edge.sqrt_n_snr.map(lambda v: float(f"{v:.2f}")),
-                        d_over_n2=edge.d_over_n2.map(significant))
+    """`sweep_summary`'s edge table as a page shows it: each number written to the digits the grid supports, trailing
+    zeros kept so that a column reads at one precision (‖μ‖, SNR and d/n² to three significant digits, the test
+    accuracy, a mean over seeds, to three decimals, √n·SNR to two, as the text gives it), and the columns named as a
+    reader reads them (`EDGE_COLUMNS`)."""
+    shown = edge.assign(**{column: [say(float(x)) for x in edge[column]] for column, say in (
+        ("signal_norm", three_significant), ("snr", three_significant), ("d_over_n2", three_significant),
+        ("test_acc", lambda x: f"{x:.3f}"), ("sqrt_n_snr", lambda x: f"{x:.2f}"))})
     return shown.rename(columns=EDGE_COLUMNS)
+
+
+def three_significant(x: float) -> str:
+    """A number to three significant digits as a table writes it, trailing zeros kept and never an exponent:
+    '8.00', '41.5', '0.0156', '128', '1230'."""
+    text = format(x, "#.3g")
+    return f"{float(f'{x:.3g}'):.0f}" if "e" in text or text.endswith(".") else text
 
 
 SMALL_COUNTS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
@@ -137,12 +154,12 @@ def _count(k: int) -> str:
 
 
 def _times_n2(ratio: float) -> str:
-    """d/n² in words of n² (plain Unicode: glued Markdown typesets no maths): '16 times n²', 'n² itself', 'n²/4'."""
+    """d/n² in words of n²: '16 times $n^2$', '$n^2$ itself', '$n^2/4$'."""
     if np.isclose(ratio, 1.0, rtol=0.02):
-        return "n² itself"
+        return f"{N2} itself"
     if ratio > 1:
-        return f"{ratio:.3g} times n²"
-    return f"n²/{1 / ratio:.3g}"
+        return f"{ratio:.3g} times {N2}"
+    return f"$n^2/{1 / ratio:.3g}$"
 
 
 def tail_verdict(slope: float, se: float) -> str:
@@ -163,52 +180,53 @@ def d_vs_n2_words(edge: pd.DataFrame, d: int, n_values, slope_tail: float, se_ta
     `d_vs_n2_words`, d against n² at every n; `d_vs_n2_finding`, what the edge shows where d is below n² and where
     it is above."""
     n_values = sorted(int(n) for n in n_values)
-    listing = and_list([f"{_times_n2(d / n ** 2)} at n = {n}" for n in n_values])
+    listing = and_list([f"{_times_n2(d / n ** 2)} at {at_n(n)}" for n in n_values])
     outside = [n for n in n_values if d / n ** 2 <= 1.02]  # d at most n² (n² itself within 2%)
     if outside:
         columns = "that column lies" if len(outside) == 1 else "those columns lie"
-        outside_words = (f"At d = {d}, d is at most n² for n = {and_list([str(n) for n in outside])} of this grid: "
-                         f"{columns} outside the theorem's assumption that d is large against n², and the section on "
-                         "d against n² below reads the edge there.")
+        outside_words = (f"At $d = {d}$, {D} is at most {N2} for $n =$ {and_list([str(n) for n in outside])} of this "
+                         f"grid: {columns} outside the theorem's assumption that {D} is large against {N2}, and the "
+                         f"section on {D} against {N2} below reads the edge there.")
     else:
-        outside_words = (f"At d = {d}, d is above n² for every n of this grid (at least "
+        outside_words = (f"At $d = {d}$, {D} is above {N2} for every {N} of this grid (at least "
                          f"{_times_n2(d / n_values[-1] ** 2)}); whether that is large enough for the theorem's "
                          "assumption is not known here.")
     tail = edge[edge.in_tail]
     tail_below = [int(n) for n in tail.n if d < n ** 2]
     above = edge[edge.d_over_n2 > 1.02]  # d clearly above n²
     verdict = tail_verdict(slope_tail, se_tail)
+    said_d = f"$d = {d}$ is {listing}."
     if tail.empty:
-        return {"d_outside_assumption_words": outside_words, "d_vs_n2_words": f"d = {d} is {listing}.",
-                "d_vs_n2_finding": "No value of n in the tail has a benign cell, so the tail says nothing here."}
+        return {"d_outside_assumption_words": outside_words, "d_vs_n2_words": said_d,
+                "d_vs_n2_finding": f"No value of {N} in the tail has a benign cell, so the tail says nothing here."}
     count = len(tail)
-    values = f"{_count(count)} {'value' if count == 1 else 'values'} of n"
+    values = f"{_count(count)} {'value' if count == 1 else 'values'} of {N}"
     if tail_below:
         share = "every one" if len(tail_below) == count else _count(len(tail_below))
-        where = f"d is below n² at {share} of the tail's {values}"
+        where = f"{D} is below {N2} at {share} of the tail's {values}"
     else:
-        where = f"d is at least n² at every one of the tail's {values}"
-    shows = {"holds": "the edge scales as 1/√n there (slope within two standard errors of −1/2 and clear of 0)",
-             "contradicted": "the edge does not scale as 1/√n there (slope more than two standard errors "
+        where = f"{D} is at least {N2} at every one of the tail's {values}"
+    shows = {"holds": r"the edge scales as $1/\sqrt n$ there (slope within two standard errors of −1/2 and clear of 0)",
+             "contradicted": r"the edge does not scale as $1/\sqrt n$ there (slope more than two standard errors "
                              "from −1/2)",
-             "not seen": "the fit cannot tell 1/√n from no dependence on n there"}[verdict]
+             "not seen": rf"the fit cannot tell $1/\sqrt n$ from no dependence on {N} there"}[verdict]
     finding = f"Here {where}, and {shows}"
     if tail_below and verdict == "holds":
-        finding += ": on this grid the scaling does not need d far above n²"
+        finding += f": the scaling does not need {D} far above {N2} on this grid"
     if not above.empty:
         values = at_each_n(above.n, above.sqrt_n_snr)
-        finding += (f". Where d is above n² the edge's √n·SNR is {values}, against "
+        finding += (f". Where {D} is above {N2} the edge's {SQRT_N_SNR} is {values}, against "
                     f"{tail.sqrt_n_snr.mean():.2f} on average in the tail")
-    return {"d_outside_assumption_words": outside_words, "d_vs_n2_words": f"d = {d} is {listing}.",
-            "d_vs_n2_finding": finding + "."}
+    return {"d_outside_assumption_words": outside_words, "d_vs_n2_words": said_d, "d_vs_n2_finding": finding + "."}
 
 
 def below_boundary_words(metrics: dict) -> str:
     """What the cells below SNR = 1/√n show, in words computed from `sweep_summary`'s numbers: whether the training
     labels are fitted, the mean test accuracy against `thresholds.NEAR_CHANCE` (nearer chance than perfect below it:
-    harmful in the paper's sense, a test error that does not vanish) and `thresholds.TEST_GOOD`, the mean weight
-    test inputs put on their signal token, and, where the record has the clean-label control, what the flipped
-    labels cost against it (`thresholds.HARM`, the book's reading of harm) and whose the low accuracy is."""
+    harmful as the book's hypothesis reads it, a test error that does not vanish) and `thresholds.TEST_GOOD`, the
+    mean weight test inputs put on their signal token, and, where the record has the clean-label control, what the
+    flipped labels cost against it (`thresholds.HARM`, the book's reading of harm) and whose the low accuracy is:
+    'near chance' is said only as `NEAR_CHANCE` says it, nearer chance than perfect, with its value."""
     count, train = metrics["below_boundary_cell_count"], metrics["below_boundary_train_acc"]
     test = metrics["below_boundary_test_acc"]
     if count == 0:
@@ -218,8 +236,9 @@ def below_boundary_words(metrics: dict) -> str:
               else f"the training labels are fitted only in part (mean train accuracy {train:.2f})")
     near, good = thresholds.NEAR_CHANCE.value, thresholds.TEST_GOOD.value
     if test < near:
-        how = "nearer chance (0.5) than perfect (1)" + (
-            ": harmful overfitting in the paper's sense, a test error that stays large" if train == 1 else "")
+        how = f"below {near:g}, nearer chance (0.5) than perfect (1)" + (
+            ": harmful overfitting as the book's hypothesis reads it, a test error that stays large" if train == 1
+            else "")
     elif test < good:
         how = f"above chance, though below the {good:g} that counts as generalizing here"
     else:
@@ -235,9 +254,10 @@ def below_boundary_words(metrics: dict) -> str:
             f"cost {signed(cost, '+.3f')} of test accuracy on average, more than {harm:g} in "
             f"{words.percent(costly)} of the cells.")
     if clean < near:
-        whose = ("most of the shortfall from a perfect 1 is the SNR's" if 1 - clean > cost else
-                 "the flipped labels cost more of it than the SNR does")
-        return out + (f" Near chance on clean labels too, two steps generalize little at this SNR: {whose}"
+        whose = ("Most of the shortfall from a perfect 1 is the SNR's" if 1 - clean > cost else
+                 "The flipped labels cost more of it than the SNR does")
+        return out + (f" That {clean:.2f} is below {near:g} too, nearer chance than perfect: even without flipped "
+                      f"labels two steps generalize little at this SNR. {whose}"
                       + (", and the flipped labels add their cost to it." if costly > thresholds.MAJORITY.value and
                          1 - clean > cost else "."))
     if costly > thresholds.MAJORITY.value:
@@ -253,16 +273,17 @@ def edge_words(edge: pd.DataFrame, metrics: dict, n_tail_min: int) -> dict[str, 
     tail, small = edge[edge.in_tail], edge[~edge.in_tail]
     count = len(tail)
     if count >= 2:
-        tail_words = (f"Over the tail, n ≥ {n_tail_min} (a bound fixed before the run; {_count(count)} values of n), "
-                      f"the SNR of the first benign cell scales as a power of n, SNR ∝ nᵇ, with b = "
-                      f"{signed(metrics['edge_snr_slope_tail'], '.3f')} ± "
+        tail_words = (rf"Over the tail, $n \ge {n_tail_min}$ (a bound fixed before the run; {_count(count)} values of "
+                      f"{N}), the SNR of the first benign cell scales as a power of {N}, "
+                      rf"$\mathrm{{SNR}} \propto n^b$, with $b =$ {signed(metrics['edge_snr_slope_tail'], '.3f')} ± "
                       f"{metrics['edge_snr_slope_tail_se']:.3f} (the fit's standard error, the grid's step included), "
-                      f"and √n·SNR there is {at_each_n(tail.n, tail.sqrt_n_snr)}.")
+                      f"and {SQRT_N_SNR} there is {at_each_n(tail.n, tail.sqrt_n_snr)}.")
     else:
-        tail_words = (f"The tail, n ≥ {n_tail_min}, has {'one value' if count == 1 else 'no value'} of n with a "
-                      "benign cell: too few for a slope.")
-    small_words = (f"The small n, below {n_tail_min}, are reported apart: √n·SNR at the edge is "
-                   f"{at_each_n(small.n, small.sqrt_n_snr)}." if len(small) else f"No n below {n_tail_min} has a benign cell in this run.")
+        tail_words = (rf"The tail, $n \ge {n_tail_min}$, has {'one value' if count == 1 else 'no value'} of {N} with "
+                      "a benign cell: too few for a slope.")
+    small_words = (f"The small {N}, below {n_tail_min}, are reported apart: {SQRT_N_SNR} at the edge is "
+                   f"{at_each_n(small.n, small.sqrt_n_snr)}." if len(small) else
+                   f"No {N} below {n_tail_min} has a benign cell in this run.")
     estimate, ratio = metrics["first_step_sqrt_n_snr"], metrics["signal_norm_grid_ratio"]
     if tail.empty:
         first_words = f"The first-step estimate is {estimate:.2f}; the tail has no edge to compare it with."
@@ -278,7 +299,7 @@ def edge_words(edge: pd.DataFrame, metrics: dict, n_tail_min: int) -> dict[str, 
             where = f"lies above the tail's edge ({estimate / high:.2f} times it)"
         first_words = f"The book's first-step estimate, {estimate:.2f}, {where}."
     slope, se = metrics["edge_snr_slope"], metrics["edge_snr_slope_std"]
-    all_words = (f"Over every n together the slope is {signed(slope, '.2f')} ± {se:.2f}." if np.isfinite(slope)
-                 else "Over every n together there are too few edges for a slope.")
+    all_words = (f"Over every {N} together the slope is {signed(slope, '.2f')} ± {se:.2f}." if np.isfinite(slope)
+                 else f"Over every {N} together there are too few edges for a slope.")
     return {"edge_tail_words": tail_words, "edge_small_words": small_words, "edge_all_words": all_words,
             "first_step_words": first_words}

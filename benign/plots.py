@@ -328,29 +328,33 @@ def attended_scatter(ax, coords, correct, title: str) -> None:
     ax.set_aspect("equal")
 
 
-# Paper 2 (Magen et al.): attention on the signal token per input, and accuracy over an (n, ρ) grid.
+# Paper 2 (Magen et al.): attention on the signal token per input, and train and test accuracy per run.
 ATTENTION_GROUPS = {"clean train": "#1f77b4", "noisy train": "#d62728", "test": "#7f7f7f"}
 
 
 def signal_attention_strips(ax, samples, cases: dict) -> None:
     """The softmax weight on the signal token of every input after training, one column per case (run label →
-    title): clean and noisy training inputs and test inputs."""
+    title): clean and noisy training inputs and test inputs. The points are labelled for a figure legend
+    (`legend_above`); the axes keep none, which would cover points."""
     group = np.where(samples.split == "test", "test", np.where(samples.noisy, "noisy train", "clean train"))
     sns.stripplot(data=samples.assign(group=group), x="run", y="signal_attention", hue="group", order=list(cases),
                   hue_order=list(ATTENTION_GROUPS), palette=ATTENTION_GROUPS, dodge=True, jitter=0.3, size=2.5,
                   alpha=0.7, ax=ax)
     ax.set_xticks(range(len(cases)), list(cases.values()))
-    ax.set(xlabel="", ylabel="softmax weight on the signal token", ylim=(-0.03, 1.03))
+    ax.set(xlabel="", ylabel="softmax weight\non the signal token", ylim=(-0.03, 1.03))  # two lines: a phone panel is short
+    ax.get_legend().remove()
 
 
 def accuracy_bars(ax, final, cases: dict) -> None:
-    """Train and test accuracy of each run (a `final` table), one pair of bars per case (run label → tick label)."""
+    """Train and test accuracy of each run (a `final` table), one pair of bars per case (run label → tick label). The
+    bars are labelled for a figure legend (`legend_above`); the axes keep none: a bar reaches the top at accuracy 1,
+    and a legend inside would cover it on a narrow (phone) figure."""
     table = final.melt(id_vars="run", value_vars=["train_acc", "test_acc"], var_name="split", value_name="accuracy")
-    sns.barplot(data=table.replace({"train_acc": "train", "test_acc": "test"}), x="run", y="accuracy", hue="split",
-                order=list(cases), palette=["#444444", "#ff7f0e"], ax=ax)
+    sns.barplot(data=table.replace({"train_acc": "train accuracy", "test_acc": "test accuracy"}), x="run",
+                y="accuracy", hue="split", order=list(cases), palette=["#444444", "#ff7f0e"], ax=ax)
     ax.set_xticks(range(len(cases)), list(cases.values()))
-    ax.set(xlabel="", ylim=(0, 1.15))
-    ax.legend(loc="upper center", ncol=2)
+    ax.set(xlabel="", ylim=(0, 1.05))
+    ax.get_legend().remove()
 
 
 NOISE_COLORS = {0.0: "#1f77b4", 0.2: "#d62728"}

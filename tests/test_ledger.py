@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from benign import expected, ledger, notebooks, pages, paths
+from benign import expected, ledger, notebooks, pages, paper2_rules, paths
 
 
 def row_of(notebook: str, key: str, metrics: dict) -> expected.Row:
@@ -357,9 +357,30 @@ def encoder_record(trained_share: float, threshold_share: float = 1.0) -> dict:
 
 
 def paper2_steps(train: float, test: float, clean: float = 0.9, noisy: float = 0.1) -> dict:
+    """Paper 2's two-step page: the benign steps as given, the harmful steps with the same train accuracy, the test
+    accuracy mirrored about 0.75 and every training input on its noise token."""
     return {"benign_steps_train_acc": train, "benign_steps_test_acc": test,
             "benign_steps_clean_signal_attention": clean, "benign_steps_noisy_signal_attention": noisy,
-            "harmful_steps_train_acc": train, "harmful_steps_test_acc": 1.5 - test}
+            "harmful_steps_train_acc": train, "harmful_steps_test_acc": 1.5 - test,
+            "harmful_steps_clean_signal_attention": 0.02, "harmful_steps_noisy_signal_attention": 0.0}
+
+
+def test_a_softmax_weight_reads_below_the_pages_floor_never_zero():
+    assert [paper2_rules.weight_words(w) for w in (0.5512, 1.0, 0.00123, 3e-9, 0.0)] == [
+        "0.55", "1.00", "0.00123", "below 10⁻⁶", "below 10⁻⁶"]
+
+
+def test_the_large_first_step_rule_names_what_fails():
+    holds = paper2_rules.paper2_harmful_rule(ledger.Record(paper2_steps(1.0, 1.0)))  # test 0.5
+    assert holds.verdict == ledger.HOLDS
+    assert holds.evidence == ("train accuracy 1.000, test 0.500; weight on the signal: clean inputs 0.02, noisy "
+                              "inputs below 10⁻⁶")
+    attends = {**paper2_steps(0.99, 1.0), "harmful_steps_clean_signal_attention": 0.8}
+    part = paper2_rules.paper2_harmful_rule(ledger.Record(attends))
+    assert part.verdict == ledger.PART
+    assert part.cause == "it does not fit every label; the training inputs do not attend to their noise"
+    middle = paper2_rules.paper2_harmful_rule(ledger.Record(paper2_steps(1.0, 0.7)))  # test 0.8
+    assert middle.verdict == ledger.PART and middle.cause == "its test accuracy is at least 0.75"
 
 
 def edge_record(slope: float, se: float, d_over_n2_min: float) -> dict:
@@ -449,7 +470,8 @@ CASES = {  # claim → (a record on which it holds, one on which it is contradic
     "Two gradient steps of suitable sizes": (paper2_steps(1.0, 0.99), paper2_steps(0.9, 0.7)),
     "A first step that is too large": (paper2_steps(1.0, 0.9), paper2_steps(1.0, 0.5)),
     "Benign overfitting needs SNR of order 1/√n": (edge_record(-0.5, 0.02, 4.0), edge_record(-0.1, 0.02, 4.0)),
-    "Below the 1/√n boundary": ({"below_boundary_test_acc": 0.55}, {"below_boundary_test_acc": 0.99}),
+    "Below the boundary SNR = 1/√n": ({"below_boundary_train_acc": 1.0, "below_boundary_test_acc": 0.55},
+                                      {"below_boundary_train_acc": 1.0, "below_boundary_test_acc": 0.99}),
 }
 
 

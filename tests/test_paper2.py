@@ -299,7 +299,7 @@ def test_page_table_writes_step_zero_without_accuracy_and_tiny_numbers_in_words(
     assert history.iloc[-1].noisy_signal_attention < 1e-6 and last.noisy_signal_attention == "below 10⁻⁶"
     assert last.clean_signal_attention == history.iloc[-1].clean_signal_attention  # ordinary numbers untouched
     final = pages.paper2_table(sim.final)
-    assert {"ρ", "SNR", "β", "η"} <= set(final.columns) and "signal_norm" not in final.columns
+    assert {"‖μ‖", "SNR", "β", "η"} <= set(final.columns) and "signal_norm" not in final.columns
     assert final["β"].tolist() == ["(0.01, 1)"]
     assert final.train_acc.tolist() == sim.final.train_acc.tolist()  # no step column: accuracies kept
     underflow = pages.paper2_table(sim.final.assign(clean_signal_attention=0.0, train_loss=0.0))

@@ -1,6 +1,8 @@
 """Paper 2's benign edge: the edge and the tail's slope on known synthetic maps, the rule on that slope and the page's
 words built from the numbers."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -84,14 +86,16 @@ def test_the_page_words_come_from_the_numbers():
     edge, metrics = paper2_edge.sweep_summary(grid, 0.95, n_tail_min=200)
     words = paper2_edge.d_vs_n2_words(edge, 40000, [50, 100, 200, 400, 800, 1600], metrics["edge_snr_slope_tail"],
                                  metrics["edge_snr_slope_tail_se"])
-    assert words["d_vs_n2_words"] == ("d = 40000 is 16 times n² at n = 50, 4 times n² at n = 100, n² itself "
-                                      "at n = 200, n²/4 at n = 400, n²/16 at n = 800 and n²/64 at n = 1600.")
+    assert words["d_vs_n2_words"] == ("$d = 40000$ is 16 times $n^2$ at $n = 50$, 4 times $n^2$ at $n = 100$, "
+                                      "$n^2$ itself at $n = 200$, $n^2/4$ at $n = 400$, $n^2/16$ at $n = 800$ and "
+                                      "$n^2/64$ at $n = 1600$.")
     finding = words["d_vs_n2_finding"]
-    assert finding.startswith("Here d is below n² at three of the tail's four values of n, and the edge scales as")
-    assert "2.26 at both n = 50 and n = 100" in finding and "n = 200" not in finding  # d above n²: the small n only
+    assert finding.startswith("Here $d$ is below $n^2$ at three of the tail's four values of $n$, and the edge "
+                              "scales as")
+    assert "2.26 at both $n = 50$ and $n = 100$" in finding and "n = 200" not in finding  # d above n²: small n only
     said = paper2_edge.edge_words(edge, metrics, 200)
-    assert "b = −0.500 ± 0.016" in said["edge_tail_words"] and "four values of n" in said["edge_tail_words"]
-    assert said["edge_small_words"].startswith("The small n, below 200, are reported apart")
+    assert "$b =$ −0.500 ± 0.016" in said["edge_tail_words"] and "four values of $n$" in said["edge_tail_words"]
+    assert said["edge_small_words"].startswith("The small $n$, below 200, are reported apart")
     assert "1.49" in said["first_step_words"] and "within the last grid step" in said["first_step_words"]
     contradicted = paper2_edge.d_vs_n2_words(edge, 40000, [50], -0.2, 0.01)["d_vs_n2_finding"]
     assert "does not scale" in contradicted and "does not need" not in contradicted
@@ -117,7 +121,8 @@ def test_the_words_below_the_boundary_follow_the_number_not_a_label():
             "below_boundary_test_signal_attention": 0.2}
     said = {test: paper2_edge.below_boundary_words({**base, "below_boundary_test_acc": test})
             for test in (0.66, 0.8, 0.97)}
-    assert "mean test accuracy 0.66, nearer chance (0.5) than perfect (1): harmful overfitting" in said[0.66]
+    assert ("mean test accuracy 0.66, below 0.75, nearer chance (0.5) than perfect (1): harmful overfitting as the "
+            "book's hypothesis reads it") in said[0.66]
     assert "12 cells averaged" in said[0.66]
     assert "a mean weight of 0.20 on their signal token and 0.80 on their noise token" in said[0.66]
     assert "0.80, above chance, though below the 0.95" in said[0.8] and "chance (0.5)" not in said[0.8]
@@ -134,28 +139,31 @@ def test_the_n_outside_the_theorems_assumption_come_from_d_and_the_grid():
     slope, se = metrics["edge_snr_slope_tail"], metrics["edge_snr_slope_tail_se"]
     said = paper2_edge.d_vs_n2_words(edge, 40000, [50, 100, 200, 400, 800, 1600], slope, se)
     assert said["d_outside_assumption_words"].startswith(
-        "At d = 40000, d is at most n² for n = 200, 400, 800 and 1600 of this grid: those columns lie outside")
+        "At $d = 40000$, $d$ is at most $n^2$ for $n =$ 200, 400, 800 and 1600 of this grid: those columns lie "
+        "outside")
     one = paper2_edge.d_vs_n2_words(edge, 2000, [20, 40, 80], slope, se)["d_outside_assumption_words"]
-    assert one.startswith("At d = 2000, d is at most n² for n = 80 of this grid: that column lies outside")
+    assert one.startswith("At $d = 2000$, $d$ is at most $n^2$ for $n =$ 80 of this grid: that column lies outside")
     none = paper2_edge.d_vs_n2_words(edge, 40000, [50, 100], slope, se)["d_outside_assumption_words"]
-    assert none.startswith("At d = 40000, d is above n² for every n of this grid (at least 4 times n²)")
+    assert none.startswith("At $d = 40000$, $d$ is above $n^2$ for every $n$ of this grid (at least 4 times $n^2$)")
     all_n = paper2_edge.edge_words(edge, metrics, 200)["edge_all_words"]
-    assert all_n.startswith("Over every n together the slope is −")
+    assert all_n.startswith("Over every $n$ together the slope is −")
 
 
 def test_values_that_read_the_same_at_every_n_are_said_once():
     assert paper2_edge.at_each_n([200, 400, 800, 1600], [1.6, 1.6, 1.6000001, 1.6]) == (
-        "1.60 at every n from 200 to 1600")
-    assert paper2_edge.at_each_n([50, 100], [2.2627, 2.0749]) == "2.26 at n = 50 and 2.07 at n = 100"
-    assert paper2_edge.at_each_n([50, 100], [2.0, 2.0]) == "2.00 at both n = 50 and n = 100"
+        "1.60 at every $n$ from 200 to 1600")
+    assert paper2_edge.at_each_n([50, 100], [2.2627, 2.0749]) == "2.26 at $n = 50$ and 2.07 at $n = 100$"
+    assert paper2_edge.at_each_n([50, 100], [2.0, 2.0]) == "2.00 at both $n = 50$ and $n = 100$"
     grid = synthetic_map(2.1, 1.5, 200)
     edge, metrics = paper2_edge.sweep_summary(grid, 0.95, n_tail_min=200)
     said = paper2_edge.edge_words(edge, metrics, 200)
-    assert "SNR ∝ nᵇ" in said["edge_tail_words"] and "at every n from 200 to 1600" in said["edge_tail_words"]
+    assert r"$\mathrm{SNR} \propto n^b$" in said["edge_tail_words"]
+    assert "at every $n$ from 200 to 1600" in said["edge_tail_words"]
     finding = paper2_edge.d_vs_n2_words(edge, 40000, [50, 100, 200, 400, 800, 1600], metrics["edge_snr_slope_tail"],
                                         metrics["edge_snr_slope_tail_se"])["d_vs_n2_finding"]
-    assert "the edge scales as 1/√n there" in finding
-    assert not any("^" in text for text in [*said.values(), finding])  # powers in words, never in caret notation
+    assert r"the edge scales as $1/\sqrt n$ there" in finding
+    plain = [re.sub(r"\$[^$]*\$", "", text) for text in [*said.values(), finding]]  # outside the typeset maths
+    assert not any("^" in text or "$" in text for text in plain)  # no caret notation, every $ paired
     assert metrics["edge_tail_d_over_n2_min"] == pytest.approx(1 / 64) and metrics["edge_tail_d_over_n2_max"] == 1
 
 
@@ -164,10 +172,15 @@ def test_the_edge_table_shows_the_digits_the_grid_supports():
                          "test_acc": [0.96733, 0.96], "sqrt_n_snr": [2.07494, 1.6], "in_tail": [False, True],
                          "d_over_n2": [4.0, 0.015625]})
     shown = paper2_edge.edge_table(edge)
-    assert list(shown.columns) == ["n", "ρ", "SNR", "test accuracy", "√n·SNR", "in the tail", "d/n²"]
-    assert shown["ρ"].tolist() == [41.5, 11.3] and shown["SNR"].tolist() == [0.207, 0.0566]
-    assert shown["test accuracy"].tolist() == [0.967, 0.96] and shown["√n·SNR"].tolist() == [2.07, 1.6]
-    assert shown["d/n²"].tolist() == [4.0, 0.0156]
+    assert list(shown.columns) == ["n", "‖μ‖", "SNR", "test accuracy", "√n·SNR", "in the tail", "d/n²"]
+    assert shown["‖μ‖"].tolist() == ["41.5", "11.3"] and shown["SNR"].tolist() == ["0.207", "0.0566"]
+    assert shown["test accuracy"].tolist() == ["0.967", "0.960"] and shown["√n·SNR"].tolist() == ["2.07", "1.60"]
+    assert shown["d/n²"].tolist() == ["4.00", "0.0156"]  # trailing zeros kept: one precision per column
+
+
+def test_three_significant_digits_keep_trailing_zeros_and_never_an_exponent():
+    said = [paper2_edge.three_significant(x) for x in (8.0, 41.49959, 0.015625, 128.0, 1234.5, 0.1)]
+    assert said == ["8.00", "41.5", "0.0156", "128", "1230", "0.100"]
 
 
 def test_the_cells_below_the_boundary_are_read_against_the_same_cells_on_clean_labels():
@@ -179,14 +192,15 @@ def test_the_cells_below_the_boundary_are_read_against_the_same_cells_on_clean_l
     said = paper2_edge.below_boundary_words(metrics)
     assert said.endswith(
         "On clean labels the same cells (same draws, no label flipped) test at 0.61: the flipped labels cost +0.005 of "
-        "test accuracy on average, more than 0.01 in none of the cells. Near chance on clean labels too, two steps "
-        "generalize little at this SNR: most of the shortfall from a perfect 1 is the SNR's.")
-    # the book build's: near chance on clean labels too (0.69), and the flipped labels cost most cells a little
+        "test accuracy on average, more than 0.01 in none of the cells. That 0.61 is below 0.75 too, nearer chance "
+        "than perfect: even without flipped labels two steps generalize little at this SNR. Most of the shortfall "
+        "from a perfect 1 is the SNR's.")
+    # the book build's: below 0.75 on clean labels too (0.69), and the flipped labels cost most cells a little
     said = paper2_edge.below_boundary_words({**metrics, "below_boundary_clean_test_acc": 0.687,
                                              "below_boundary_noise_cost": 0.024, "below_boundary_costly_share": 0.6})
-    assert said.endswith("more than 0.01 in 60% of the cells. Near chance on clean labels too, two steps generalize "
-                         "little at this SNR: most of the shortfall from a perfect 1 is the SNR's, and the flipped "
-                         "labels add their cost to it.")
+    assert said.endswith("more than 0.01 in 60% of the cells. That 0.69 is below 0.75 too, nearer chance than "
+                         "perfect: even without flipped labels two steps generalize little at this SNR. Most of the "
+                         "shortfall from a perfect 1 is the SNR's, and the flipped labels add their cost to it.")
     base = {"below_boundary_cell_count": 12, "below_boundary_train_acc": 1.0, "below_boundary_test_acc": 0.7,
             "below_boundary_test_signal_attention": 0.2, "below_boundary_clean_test_acc": 0.9,
             "below_boundary_noise_cost": 0.2}
