@@ -150,6 +150,17 @@ def test_collapse_sentence():
         "and 500).")
 
 
+def test_unstated_n_said():
+    hit = {"as_paper": True}
+    miss = {"as_paper": False}
+    assert etasweep.unstated_n_said({20: miss, 200: hit}) == (
+        "The sweep over n above reproduces the paper's collapse at n = 200, so the unstated n can account for the "
+        "table's misses.")
+    assert etasweep.unstated_n_said({20: miss, 50: miss, 500: miss}) == (
+        "So the unstated n does not account for the table's misses: the sweep over n above reproduces the paper's "
+        "collapse at none of n = 20, 50 and 500.")
+
+
 def test_the_eta_table_says_where_no_label_is_flipped_and_a_floor_of_one_is_one():
     assert etasweep.ratio_cells([float("inf"), 2.4871]) == [etasweep.NO_FLIP, 2.4871]
     assert etasweep.at_least_words([1.0, 1.0]) == "1.000"
