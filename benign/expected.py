@@ -302,7 +302,7 @@ EXPECTED = {
         *accuracies("harmful", "harmful (c = 1)", 1.0, 0.62, "test100_mid", **FIG1),
         *accuracies("benign", "benign (c = 0.06)", 1.0, 1.0, "test100", **FIG1),
         *accuracies("not_overfitting", "not overfitting (c = 0.001)", 0.8, 1.0, "test100", **FIG1,
-                    note="= 1 − η: the noisy samples are not fitted"),
+                    note="1 − η, η = 0.2: the noisy samples are not fitted"),
     ]),
     "fig3_dynamics": [
         *accuracies("balanced", "balanced (2000, 20)", 1.0, 0.996, "test1000", **TEXT),
