@@ -14,7 +14,7 @@ from typing import Callable
 
 from . import thresholds, timing
 from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, OFFLINE, PART, Finding, Record, fitted, seeds_fit_every_label, spread
-from .words import percent, share_words, signed
+from .words import percent, share_text, share_words, signed
 
 
 def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
@@ -218,13 +218,17 @@ def boundary_rule(key: str, theory: float, alternative: float, what: str,
 
 
 def not_overfitting_stage_rule(m: Record) -> Finding:
-    last = int(m["num_steps_long"])
-    now, above, later = m["share_not_overfitting"], m.maybe("unfitted_share_above_1"), m[f"share_not_overfitting_at_{last}"]
-    evidence = f"cells not overfitting at step {m['num_steps']:,.0f}: {percent(now, '.1%')}"
+    """Figure 5's not-overfitting region lies where n·SNR² is large (most of its cells above n·SNR² = 1), and the
+    long runs say whether it lasts: their cells' shares at the map's step and the last, the same cells at both, in
+    the page's words (`share_text`)."""
+    first, last = int(m["num_steps"]), int(m["num_steps_long"])
+    now, above = m["share_not_overfitting"], m.maybe("unfitted_share_above_1")
+    long = (f"; of the {m['long_runs']:.0f} cells run longer, {share_text(m[f'share_not_overfitting_at_{first}'])} at "
+            f"step {first:,} and {share_text(m[f'share_not_overfitting_at_{last}'])} at step {last:,}")
+    evidence = f"cells not overfitting at step {first:,}: {share_text(now)} of the map"
     if now == 0:
-        return Finding(NOT_SEEN, evidence + f"; at step {last:,}: {percent(later, '.1%')}",
-                       "no cell leaves a noisy label unfitted")
-    evidence += f" ({percent(above)} of them above n·SNR² = 1); at step {last:,}: {percent(later, '.1%')}"
+        return Finding(NOT_SEEN, evidence + long, "no cell leaves a noisy label unfitted")
+    evidence += f" ({percent(above)} of them above n·SNR² = 1)" + long
     if above > thresholds.MAJORITY.value:
         return Finding(HOLDS, evidence)
     return Finding(CONTRADICTED, evidence, "most unfitted cells lie where n·SNR² is small, not large")

@@ -161,6 +161,15 @@ def test_a_flat_selection_time_is_no_exponential_law_and_an_absent_run_no_delay(
     assert rule(ledger.Record(record)).verdict == ledger.NOT_SEEN
 
 
+def test_the_not_overfitting_stage_compares_the_same_cells_in_the_pages_words():
+    rule = next(c.rule for c in ledger.CLAIMS if c.claim.startswith("Where n·SNR² is large there is a time"))
+    record = {"num_steps": 1000, "num_steps_long": 100000, "share_not_overfitting": 0.22, "unfitted_share_above_1": 0.99,
+              "long_runs": 56, "share_not_overfitting_at_1000": 0.357, "share_not_overfitting_at_100000": 0.125}
+    assert rule(ledger.Record(record)).evidence == (
+        "cells not overfitting at step 1,000: 22% of the map (99% of them above n·SNR² = 1); of the 56 cells run "
+        "longer, 36% at step 1,000 and 12% at step 100,000")
+
+
 def test_the_delay_holds_in_part_and_the_theorems_time_is_not_seen_without_power():
     rule = next(c.rule for c in ledger.CLAIMS if c.claim.startswith("Generalization is delayed"))
     record = delay_record(1.0, float("nan"), float("nan"))  # selection at one n·SNR² only: no slope
@@ -410,9 +419,9 @@ CASES = {  # claim → (a record on which it holds, one on which it is contradic
                                       boundary_record("harmful_trained_slope", 0.6, 0.03)),
     "Where n·SNR² is large there is a time": (
         {"num_steps": 1000, "num_steps_long": 100000, "share_not_overfitting": 0.3, "unfitted_share_above_1": 0.9,
-         "share_not_overfitting_at_100000": 0.1},
+         "long_runs": 56, "share_not_overfitting_at_1000": 0.36, "share_not_overfitting_at_100000": 0.125},
         {"num_steps": 1000, "num_steps_long": 100000, "share_not_overfitting": 0.3, "unfitted_share_above_1": 0.1,
-         "share_not_overfitting_at_100000": 0.1}),
+         "long_runs": 56, "share_not_overfitting_at_1000": 0.36, "share_not_overfitting_at_100000": 0.125}),
     "Clean samples' cumulative 𝔖 dominates": ({"eq9_share_holds": 1.0, "eq9_min_ratio": 1.2},
                                                {"eq9_share_holds": 0.3, "eq9_min_ratio": 0.5}),
     "The classes' cumulative 𝔖 stay balanced": (
