@@ -307,8 +307,9 @@ EXPECTED = {
     "fig3_dynamics": [
         *accuracies("balanced", "balanced (2000, 20)", 1.0, 0.996, "test1000", **TEXT),
         Expected("balanced_train_loss", "balanced (2000, 20): final train loss", 0.4526, "loss", AUTHORS,
-                 note="the authors' main.py at its default config, seed 42, one unseeded W₀ draw (their final script "
-                 "with W₀ drawn after torch.manual_seed(42) gives 0.4532)"),
+                 note="the target: one run of the authors' main.py at its default config (seed 42, W₀ unseeded), as "
+                 "this machine logged it; the authors' code column: the same script with W₀ drawn after "
+                 "torch.manual_seed(42), 0.4532"),
         *accuracies("large_noise", "large noise (4500, 5)", 1.0, 0.867, "test1000_low", **TEXT),
         *accuracies("large_signal", "large signal (1000, 80)", 0.8, 1.0, "test1000", **TEXT,
                     note="the paper's setting of this panel is not stated in its text (unverified)"),

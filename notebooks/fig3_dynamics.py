@@ -89,8 +89,16 @@ clean_runs = [data.make_run(d, mu, seed=s, n=n, n_test=n_test, T=T, rho=rho, noi
               for s in seeds for name, (d, mu) in settings.items()]
 clean_sim = synthetic.simulate(clean_runs, learning_rate=learning_rate, num_steps=num_steps, log_every=num_steps,
                                track=[0], dtype=dtype, device=device)
+
+
+def three_digits(values) -> list[float]:
+    """SNR and n·SNR² as the table shows them: three significant digits."""
+    return [float(f"{v:.3g}") for v in values]
+
+
 plotted = sim.final[sim.final.run.isin(list(settings))]  # the plotted seed's runs: each setting by the theory's orders
-plotted.assign(SNR=theory.snr(plotted.signal_norm, plotted.d), n_snr2=theory.n_snr2(plotted.signal_norm, plotted.d, n),
+plotted.assign(SNR=three_digits(theory.snr(plotted.signal_norm, plotted.d)),
+               n_snr2=three_digits(theory.n_snr2(plotted.signal_norm, plotted.d, n)),
                regime_by_order=theory.regime(plotted.signal_norm, plotted.d, n)) \
     .rename(columns={"run": "setting"})[["setting", "d", "signal_norm", "SNR", "n_snr2", "regime_by_order",
                                           "train_acc", "test_acc"]]
