@@ -133,7 +133,7 @@ def censored_bound(table, column: str, by=("d", "n", "seed")) -> tuple[float, in
         if len(beyond):
             nxt = beyond.iloc[0]
             bounds.append(math.log(nxt.num_steps / max(last[column], 1)) / (nxt.inverse - last.inverse))
-    return (min(bounds), len(bounds)) if bounds else (float("nan"), 0)
+    return (float(min(bounds)), len(bounds)) if bounds else (float("nan"), 0)
 
 
 def clock_verdict(m: dict, errors: float = thresholds.SLOPE_SE.value,

@@ -38,6 +38,7 @@ def test_censored_bound_reads_the_step_to_the_first_run_that_never_arrives():
                           "num_steps": 1000, "tau": [5.0, 10.0, nan, 5.0, 20.0, nan]})
     bound, groups = timing.censored_bound(table, "tau")
     assert groups == 2 and bound == pytest.approx(np.log(1000 / 20))  # the smaller of log(100) and log(50), Δ = 1
+    assert type(bound) is float  # glued as a number
     assert np.isnan(timing.censored_bound(table.assign(tau=5.0), "tau")[0])  # every run arrives: no bound
 
 
