@@ -366,8 +366,8 @@ def clock_rule(m: Record) -> Finding:
     if spread == spread:
         evidence += f"; log τ against 1/(n·SNR²): slope {signed(slope, '.2f')} ± {spread:.2f} (theorem: 1)"
     if bound == bound:
-        evidence += (f"; where they reach it at one n·SNR² and not within the run at the next smaller one, log τ rises "
-                     f"by at least {bound:.1f} per unit of 1/(n·SNR²) (the smallest over "
+        evidence += (f"; where they reach it at one n·SNR² and not within the run at the next smaller one, the slope "
+                     f"of log τ against 1/(n·SNR²) is at least {bound:.1f} (the smallest over "
                      f"{m['select_bound_cells_p_only']:.0f} cells of one d, n and seed; theorem: 1)")
     verdict, cause = timing.clock_verdict({"slope": slope, "spread": spread, "bound": bound})
     return Finding(VERDICT_OF[verdict], evidence, cause)

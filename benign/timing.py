@@ -150,15 +150,15 @@ def clock_verdict(m: dict, errors: float = thresholds.SLOPE_SE.value,
     slope, spread, bound = m["slope"], m["spread"], m["bound"]
     if bound > 1:
         return "contradicted", (f"fresh inputs select later than the theorem's time allows: where they do not select "
-                                f"within the run, log τ rises by at least {bound:.1f} per unit of 1/(n·SNR²), the "
-                                f"formula's rate is 1 (unless its exponent carries a constant its statement does not "
+                                f"within the run, the slope of log τ against 1/(n·SNR²) is at least {bound:.1f}, the "
+                                f"formula's is 1 (unless its exponent carries a constant its statement does not "
                                 f"give)")
     if math.isnan(spread) or errors * spread >= power:
         return "not seen", ("fresh inputs select within the run at too few values of n·SNR² in the theory's benign "
                             "region to tell the theorem's slope from no exponential law")
     if slope - errors * spread > 1:
-        return "contradicted", (f"fresh inputs select later than the theorem's time allows: log τ rises by "
-                                f"{slope:.1f} per unit of 1/(n·SNR²), the formula's rate is 1")
+        return "contradicted", (f"fresh inputs select later than the theorem's time allows: the slope of log τ "
+                                f"against 1/(n·SNR²) is {slope:.1f}, the formula's is 1")
     if slope + errors * spread < 1:
         return "holds in part", ("fresh inputs select earlier than the theorem's time scale: within a time by which "
                                  "generalization comes, but not at its exponential rate")

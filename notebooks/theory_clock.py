@@ -431,14 +431,14 @@ metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
 # $n\,\mathrm{SNR}^2 \le 1$, a log–log slope against $n\,\mathrm{SNR}^2$ of
 # {glue:text}`kappa_slope_p_only:.2f` ± {glue:text}`kappa_slope_p_only_se:.2f` for the analysed model and
 # {glue:text}`kappa_slope_W_and_p:.2f` ± {glue:text}`kappa_slope_W_and_p_se:.2f` for the experiments' model (least
-# squares ± standard error): as $n\,\mathrm{SNR}^2$ grows, $\kappa$ {glue:md}`kappa_trend_words`. Were $\kappa$
+# squares ± standard error): against $n\,\mathrm{SNR}^2$, $\kappa$ {glue:md}`kappa_trend_words`. Were $\kappa$
 # proportional to $n\,\mathrm{SNR}^2$ (slope one), reaching a fixed lead $L^*$ would take
 # $\exp(L^*/\kappa) \propto \exp(c/(n\,\mathrm{SNR}^2))$ steps, the theorem's form with a constant $c$ in the exponent.
 #
 # The first step at which the test attention reaches {glue:text}`attention_level:.2g` (the clock's event, exact to
 # the step) was reached, outside the harmful region, by {glue:text}`select_where_p_only` (analysed model). Fitted over
 # them it has slope {glue:text}`select_slope_words_p_only` on the theorem's axes, and
-# {glue:text}`select_slope_words_W_and_p` for the experiments' model: the fall of the median run's selection time,
+# {glue:text}`select_slope_words_W_and_p` for the experiments' model; the median run's selection time is
 # {glue:text}`select_medians_words`. Those are mostly runs of the theory's not-overfitting region, where the theorem's
 # benign formula does not apply, so this slope describes the data and tests nothing. In the theory's *benign* region,
 # where it applies, fresh inputs select within the run in {glue:md}`select_benign_selected_p_only` of the analysed
@@ -446,10 +446,10 @@ metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
 # the run in {glue:md}`select_censored_words` (grey triangles: lower bounds, at the run's last step). No slope can be
 # fitted through one value of $n\,\mathrm{SNR}^2$, but the runs that do not select bound it: for each $d$, $n$ and
 # seed, from the step at which fresh inputs select to the last step of the run at the next smaller
-# $n\,\mathrm{SNR}^2$, $\log \tau$ rises by at least {glue:text}`select_bound_p_only:.1f` per unit of
-# $1/(n\,\mathrm{SNR}^2)$ (the smallest over {glue:text}`select_bound_cells_p_only` such pairs; the experiments'
-# model, in runs five times shorter, at least {glue:text}`select_bound_W_and_p:.1f`), where the theorem's formula
-# rises by 1. A reading consistent with these numbers: once a training sample attends to one token, its gradient
+# $n\,\mathrm{SNR}^2$, the slope of $\log \tau$ against $1/(n\,\mathrm{SNR}^2)$ is at least
+# {glue:text}`select_bound_p_only:.1f` (the smallest over {glue:text}`select_bound_cells_p_only` such pairs; the
+# experiments' model, in runs five times shorter, at least {glue:text}`select_bound_W_and_p:.1f`), where the
+# theorem's formula has slope 1. A reading consistent with these numbers: once a training sample attends to one token, its gradient
 # carries $s(1-s)$ and fades as the attention saturates, so the logits grow only logarithmically; of that growth, a
 # share that shrinks with $n\,\mathrm{SNR}^2$ is signal rather than memorised noise, and only the signal carries
 # over to fresh inputs.
@@ -661,8 +661,8 @@ nb.save_figure(fig, "theory_clock_growth")
 # condition every run generalizes within its first steps, by the stand-in most runs of the benign region never do
 # within the run — the verdict is the stand-in's, because only it measures a time that training sets. In the
 # theory's benign region fresh inputs select within the run in {glue:md}`select_benign_selected_p_only` (analysed
-# model), all at {glue:text}`select_benign_at_p_only`; where they do not, $\log\tau$ rises by at least
-# {glue:text}`select_bound_p_only:.1f` per unit of $1/(n\,\mathrm{SNR}^2)$, where the theorem's formula rises by 1.
+# model), all at {glue:text}`select_benign_at_p_only`; where they do not, the slope of $\log\tau$ against
+# $1/(n\,\mathrm{SNR}^2)$ is at least {glue:text}`select_bound_p_only:.1f`, where the theorem's formula has slope 1.
 # The rule gives {glue:md}`clock_said_p_only`.
 #
 # **The step size.** The $\tau\cdot\alpha$ ratios between two step sizes are {glue:text}`alpha_ratio_noisy:.3f`

@@ -181,8 +181,9 @@ def test_the_delay_holds_in_part_and_the_theorems_time_is_not_seen_without_power
     assert rule(ledger.Record(clock_record(6.4, 2.0))).verdict == ledger.NOT_SEEN  # 2 se = 4 cannot tell 1 from 0
     assert rule(ledger.Record(clock_record(0.95, 0.1))).verdict == ledger.HOLDS  # the theorem's rate
     finding = rule(ledger.Record(clock_record(float("nan"), float("nan"), bound=3.0)))  # selection at one n·SNR²
-    assert finding.verdict == ledger.CONTRADICTED and "at least 3.0 per unit" in finding.cause
-    assert "at least 3.0 per unit of 1/(n·SNR²) (the smallest over 12 cells" in finding.evidence
+    assert finding.verdict == ledger.CONTRADICTED
+    assert "1/(n·SNR²) is at least 3.0, the formula's is 1" in finding.cause
+    assert "1/(n·SNR²) is at least 3.0 (the smallest over 12 cells" in finding.evidence
 
 
 def test_tables_read_without_index_none_nan_booleans_exponents_or_cut_notes():
