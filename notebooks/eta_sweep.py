@@ -104,7 +104,7 @@ runs[["noise_ratio", "flipped_share", "frak_ratio", "train_acc", "test_acc"]].as
 # %% [markdown]
 # ## The authors' code
 #
-# `benign.authors.math_frak` transcribes the authors' main_math_frak.py, independently of the trainer above. That
+# A transcription of the authors' main_math_frak.py, written independently of the trainer above, runs here. That
 # script exists only on their expt branch (commit 492715f, January 2025; their final commit deleted it), so this
 # column is their January code, not the final version the other pages run: $p$ alone trained by autograd on data
 # drawn as it draws them (`np.random.seed(seed)` then `np.random.randn`, float32, their label-noise pattern, the test
