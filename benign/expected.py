@@ -14,8 +14,7 @@ is above one or not.
 
 Each row holds three numbers: the target, the authors' code's (a transcription of their script, `benign.authors`,
 run by the notebook at the paper's stated setting and stored in its metrics as `authors_<key>`) and ours. A miss
-gets a cause, one of `CAUSES`: a static one where the numbers cannot decide (a setting the paper does not state, an
-offline substitute), else what the authors' number decides — within the tolerance of ours and on our side of every
+gets a cause, one of `CAUSES`: a static one where the numbers cannot decide (an offline substitute), else what the authors' number decides — within the tolerance of ours and on our side of every
 regime boundary means their published code agrees with us; missing the paper's number itself, it misses too;
 otherwise ours differs from their code.
 
@@ -34,7 +33,6 @@ from .words import and_list, percent, reader_name
 OURS_DIFFER = "ours differs from the authors' code"
 AUTHORS_AGREE = "the authors' published code agrees with us"
 AUTHORS_MISS = "the authors' published code misses the paper's number too"
-UNSTATED = "the paper does not state a setting we need"
 SUBSTITUTE = "an offline substitute"
 UNEXAMINED = "not examined"  # a miss with no authors' number and no static cause
 NOT_TESTABLE = "not testable with this backbone"  # measured on the page (`untestable`): not counted
@@ -44,7 +42,7 @@ CONSTRUCTION_AGREES = "the book's construction on the authors' data stream agree
 CONSTRUCTION_DIFFERS = "ours differs from the book's construction on the authors' data stream"
 CONSTRUCTION_MISSES = "the book's construction on the authors' data stream misses the paper's number too"
 CONSTRUCTED = {"fig1_token_selection"}
-CAUSES = (OURS_DIFFER, AUTHORS_AGREE, AUTHORS_MISS, UNSTATED, SUBSTITUTE, NOT_TESTABLE, CONSTRUCTION_AGREES,
+CAUSES = (OURS_DIFFER, AUTHORS_AGREE, AUTHORS_MISS, SUBSTITUTE, NOT_TESTABLE, CONSTRUCTION_AGREES,
           CONSTRUCTION_DIFFERS, CONSTRUCTION_MISSES)
 
 PAPER, THEOREM, AUTHORS, ESTIMATE, NEAREST, LIMIT = (
@@ -301,13 +299,14 @@ EXPECTED = {
         *accuracies("harmful", "harmful (c = 1)", 1.0, 0.62, "test100_mid", **FIG1),
         *accuracies("benign", "benign (c = 0.06)", 1.0, 1.0, "test100", **FIG1),
         *accuracies("not_overfitting", "not overfitting (c = 0.001)", 0.8, 1.0, "test100", **FIG1,
-                    note="= 1 − η: the noisy samples are not fitted"),
+                    note="1 − η, η = 0.2: the noisy samples are not fitted"),
     ]),
     "fig3_dynamics": [
         *accuracies("balanced", "balanced (2000, 20)", 1.0, 0.996, "test1000_high", **TEXT),
         Expected("balanced_train_loss", "balanced (2000, 20): final train loss", 0.4526, "loss", AUTHORS,
-                 note="the authors' main.py at its default config, seed 42, one unseeded W₀ draw (their final script "
-                 "with W₀ drawn after torch.manual_seed(42) gives 0.4532)"),
+                 note="the target: one run of the authors' main.py at its default config (seed 42, W₀ unseeded), as "
+                 "this machine logged it; the authors' code column: the same script with W₀ drawn after "
+                 "torch.manual_seed(42), 0.4532"),
         *accuracies("large_noise", "large noise (4500, 5)", 1.0, 0.867, "test1000_low", **TEXT),
         *accuracies("large_signal", "large signal (1000, 80)", 0.8, 1.0, "test1000_high", **TEXT,
                     note="the paper's setting of this panel is not stated in its text (unverified)"),
@@ -325,21 +324,22 @@ EXPECTED = {
                  "bar's upper end, plus the tolerance)", 2.5, "colour", LIMIT,
                  where="the appendix's colour bar, upper end", bound="upper"),
     ],
-    "eta_sweep": [  # the appendix does not state n: each row names the n the page ran
+    "eta_sweep": [  # the appendix does not state n: each row names the n the page ran; a miss's cause is what the
+        # authors' script at that n decides (the page's sweep over n says whether another n would match)
         Expected("largest_eta_ratio_above_1", "largest η with Eq. 9 ratio > 1 (here n = {n_train:.0f})", 0.6, "eta",
-                 where="appendix text", cause=UNSTATED, note="the appendix does not state n"),
+                 where="appendix text", note="the appendix does not state n"),
         Expected("min_test_acc_ratio_above_1", "smallest test accuracy while the ratio is > 1 (here n = "
-                 "{n_train:.0f})", 0.986, "test1000_high", where="appendix text", regime="chance:1000", cause=UNSTATED,
+                 "{n_train:.0f})", 0.986, "test1000_high", where="appendix text", regime="chance:1000",
                  note="the appendix does not state n"),
         Expected("noise_ratio_0.65_frak_ratio", "η = 0.65: Eq. 9 ratio (here n = {n_train:.0f})", 0.78, "ratio",
-                 where="appendix text", regime="ratio1", cause=UNSTATED, note="the appendix does not state n"),
+                 where="appendix text", regime="ratio1", note="the appendix does not state n"),
         Expected("noise_ratio_0.65_test_acc", "η = 0.65: test accuracy (here n = {n_train:.0f})", 0.579,
-                 "test1000_mid", where="appendix text", regime="chance:1000", cause=UNSTATED,
+                 "test1000_mid", where="appendix text", regime="chance:1000",
                  note="the appendix does not state n"),
         Expected("noise_ratio_0.70_frak_ratio", "η = 0.70: Eq. 9 ratio (here n = {n_train:.0f})", 0.50, "ratio",
-                 where="appendix text", regime="ratio1", cause=UNSTATED, note="the appendix does not state n"),
+                 where="appendix text", regime="ratio1", note="the appendix does not state n"),
         Expected("noise_ratio_0.70_test_acc", "η = 0.70: test accuracy (here n = {n_train:.0f})", 0.505,
-                 "test1000_mid", where="appendix text", regime="chance:1000", cause=UNSTATED,
+                 "test1000_mid", where="appendix text", regime="chance:1000",
                  note="the appendix does not state n"),
     ],
     "fig7_one_layer_heatmap": [  # each end of our range against the paper's whole colour range: inside it or not

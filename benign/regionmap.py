@@ -62,7 +62,11 @@ def fit_words(fit: dict, way: str = "slope", total: int | None = None, when: str
         held = {0: f"no {unit} holds", 1: f"only one {unit}{of} holds"}.get(n, f"only {n} {unit}s{of} hold")
         return f"not measurable{when} ({held} both regimes" + (": no error to judge a line through two points by)"
                                                                 if n == 2 else ")")
-    return f"{signed(fit[way], '.2f')} ± {fit[f'{way}_se']:.2f}{when} (over {n}{of} {unit}s)"
+    over = f"all {n} {unit}s" if total == n else f"{n}{of} {unit}s"
+    if abs(fit[f"{way}_se"]) < 1e-9 and abs(fit[way]) < 1e-9:  # every boundary point at one grid value
+        along = "‖μ‖" if way == "slope" else "d"
+        return f"0{when} (flat: the boundary lies at the same {along} in {over})"
+    return f"{signed(fit[way], '.2f')} ± {fit[f'{way}_se']:.2f}{when} (over {over})"
 
 
 def loss_trends(cells: pd.DataFrame, key: str = "test_loss") -> tuple[tuple[float, float], tuple[float, float]]:
@@ -108,6 +112,7 @@ class MapResult:
     test_gain: tuple[float, float]  # test accuracy gained by training: (min, max) over the cells
     test_acc_step0_min: float
     head_below_max_signal_norm: float | None  # the largest ‖μ‖ with a cell whose head alone is below the threshold
+    smallest_signal_norm: float  # the grid's smallest ‖μ‖
     fits: dict[str, dict]  # overfit, harmful, harmful_trained: `regimes.boundary_slope` on the map
     grid: tuple[int, int]  # rows of d, columns of ‖μ‖
     paper_cells: dict[str, tuple[float, float]]  # name → (test_acc, train_acc) of Figure 3's cells on the grid
@@ -153,16 +158,17 @@ class MapResult:
         head = ("the map has no harmful cell" if self.harmful_head_below_share is None else
                 f"{share_text(self.harmful_head_below_share)} of the harmful cells are cells where the fixed head "
                 "alone scores below the threshold before any training")
+        below = f"some cell's head alone scores below {self.test_threshold:.2f}"
         head_below = (f"no cell's head alone scores below {self.test_threshold:.2f}"
                       if self.head_below_max_signal_norm is None else
-                      f"the largest ‖μ‖ at which some cell's head alone scores below {self.test_threshold:.2f} is "
-                      f"{self.head_below_max_signal_norm:g}")
+                      f"{below} only at the grid's smallest ‖μ‖, {self.head_below_max_signal_norm:g}"
+                      if self.head_below_max_signal_norm <= self.smallest_signal_norm else
+                      f"{below} at ‖μ‖ up to {self.head_below_max_signal_norm:g}")
         harmful_of = ("none of the cells is harmful" if not self.harmful_cells else
                       f"the only cell the map calls harmful is {'' if self.harmful_head_below_share else 'not '}a cell "
                       "whose head alone already scores below the threshold" if self.harmful_cells == 1 else
-                      f"of the {self.harmful_cells} cells the map calls harmful, "
-                      f"{share_text(self.harmful_head_below_share)} are cells whose head alone already scores below "
-                      "the threshold")
+                      f"{share_text(self.harmful_head_below_share)} of the {self.harmful_cells} cells the map calls "
+                      "harmful are cells whose head alone already scores below the threshold")
         return dict(
             test_loss_trend_words=trend_words(self.test_loss_trend),
             unfitted_words=unfitted, harmful_reach_words=reach,
@@ -208,6 +214,7 @@ def map_result(cells: pd.DataFrame, maps: dict, d_values, signal_norm_values, n:
         fitted_cells=int((cells.train_acc >= 1).sum()), test_gain=(float(gain.min()), float(gain.max())),
         test_acc_step0_min=float(cells.test_acc_step0.min()),
         head_below_max_signal_norm=float(cells.signal_norm[head_low].max()) if head_low.any() else None,
+        smallest_signal_norm=float(min(signal_norm_values)),
         fits=fits, grid=(len(d_values), len(signal_norm_values)), paper_cells=paper, test_threshold=test_threshold)
 
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from . import thresholds
-from .words import share_words
+from .words import plain, share_words, signed
 
 
 def crossing(steps, values, level: float) -> float:
@@ -45,7 +45,7 @@ def fitted_slope(table, column: str) -> tuple[float, float, int]:
     used (NaN, NaN, 0 where no seed has two values of 1/(n·SNR²)). The theorem gives slope one."""
     use = table[(table.regime_by_order != "harmful") & (table[column] > 0)]
     slopes = [np.polyfit(g.inverse, np.log(g[column] * g.prefactor), 1)[0]
-              for _, g in use.groupby("seed") if g.inverse.nunique() >= 2]
+              for _, g in use.groupby("seed") if g.inverse.round(9).nunique() >= 2]  # two values beyond rounding
     if not slopes:
         return float("nan"), float("nan"), 0
     return float(np.mean(slopes)), float(np.std(slopes)), len(use)
@@ -96,23 +96,73 @@ DELAY_MIN_RUNS = int(thresholds.DELAY_MIN_RUNS.value)  # benign runs below which
 def delay_verdict(m: dict, majority: float = thresholds.MAJORITY.value,
                   errors: float = thresholds.SLOPE_SE.value) -> tuple[str, str]:
     """The rule for delayed generalization, fixed before the run, on `delayed_generalization`'s record (the ledger's
-    `rules.delayed_rule` and the clock page both judge by it), as (verdict, reason): 'holds' when more than
-    `majority` of the benign runs fit their last noisy label before fresh inputs select and the gap's slope against
-    1/(n·SNR²) exceeds zero by more than `errors` standard errors; 'contradicted' when at most `majority` do, or the
-    slope lies more than `errors` standard errors below zero; else 'not seen' (fewer than `DELAY_MIN_RUNS` benign
-    runs, or a slope that its standard error cannot tell from zero). The reason is empty where it holds."""
+    `rules.delayed_rule` and the clock page both judge by it), as (verdict, reason). The claim has two parts: (i) more
+    than `majority` of the benign runs fit their last noisy label before fresh inputs select, and (ii) the gap grows
+    as n·SNR² falls, its slope against 1/(n·SNR²) above zero by more than `errors` standard errors. 'holds' when both
+    do; 'contradicted' when (i) fails or the slope lies more than `errors` standard errors below zero; 'holds in part'
+    when (i) holds and (ii) cannot be told (no slope: selection at one n·SNR² only, or one its spread cannot tell from
+    none); 'not seen' with fewer than `DELAY_MIN_RUNS` benign runs. The reason is empty where it holds."""
     if m["benign_runs"] < DELAY_MIN_RUNS:
         return "not seen", "too few benign runs select within the run"
     slope, se = m["gap_slope"], m["gap_slope_se"]
     if m["delayed_share"] <= majority:
         return "contradicted", "most benign runs select before they fit the noise"
     if math.isnan(se):
-        return "not seen", "fresh inputs select within the run at too few values of n·SNR² to fit how the gap grows"
+        return "holds in part", ("how the delay grows is untested: fresh inputs select within the run at one value "
+                                 "of n·SNR² only, so the gap's growth cannot be fitted")
     if slope + errors * se < 0:
         return "contradicted", "the gap shrinks as n·SNR² falls"
     if slope - errors * se > 0:
         return "holds", ""
-    return "not seen", "the spread cannot tell the gap's growth from none"
+    return "holds in part", "how the delay grows is untested: the spread cannot tell the gap's growth from none"
+
+
+def censored_bound(table, column: str, by=("d", "n", "seed")) -> tuple[float, int]:
+    """How fast a time rises as n·SNR² falls, from runs that never reach it: per group of runs `by` (one d, n and
+    seed), the smallest n·SNR² at which the time (`column`, NaN where the run never reached it) was measured, t, and
+    the next smaller n·SNR² of the group, at which it was not reached within the run's `num_steps`, N; there the
+    slope of log(time) against 1/(n·SNR²) (column `inverse`) is at least log(N / t) / (the step in 1/(n·SNR²)).
+    Returns the smallest such bound over the groups that have one and how many do (NaN, 0 for none)."""
+    bounds = []
+    for _, g in table.sort_values("inverse").groupby(list(by)):
+        measured = g[g[column].notna()]
+        if measured.empty:
+            continue
+        last = measured.iloc[-1]  # the measured run at the largest 1/(n·SNR²)
+        beyond = g[(g.inverse > last.inverse) & g[column].isna()]
+        if len(beyond):
+            nxt = beyond.iloc[0]
+            bounds.append(math.log(nxt.num_steps / max(last[column], 1)) / (nxt.inverse - last.inverse))
+    return (float(min(bounds)), len(bounds)) if bounds else (float("nan"), 0)
+
+
+def clock_verdict(m: dict, errors: float = thresholds.SLOPE_SE.value,
+                  power: float = thresholds.POWER.value) -> tuple[str, str]:
+    """The rule for the theorem's benign time τ = Θ(exp(1/(n·SNR²))/prefactor), read as a straight line of slope one
+    of log τ against 1/(n·SNR²) in the theory's benign region, on the step at which fresh inputs select their
+    relevant token (the page's stand-in: the fixed head's test error is below δ from step 0, so the theorem's own
+    condition times nothing that training does). `m` holds `slope` ± `spread` (fitted over the region's runs that
+    select within the run) and `bound` (`censored_bound`: where they select at one n·SNR² and not within the run
+    at the next smaller one). A time reached earlier is no contradiction of a time *by which* generalization comes;
+    a later one is: 'contradicted' when the bound exceeds one, or the slope exceeds one by more than `errors`
+    spreads; 'holds in part' when it lies that far below one; 'holds' within it; 'not seen' without a bound above
+    one and without a slope whose spread tells one from zero (`power`). Returns (verdict, reason)."""
+    slope, spread, bound = m["slope"], m["spread"], m["bound"]
+    if bound > 1:
+        return "contradicted", (f"fresh inputs select later than the theorem's time allows: where they do not select "
+                                f"within the run, the slope of log τ against 1/(n·SNR²) is at least {bound:.1f}, the "
+                                f"formula's is 1 (unless its exponent carries a constant its statement does not "
+                                f"give)")
+    if math.isnan(spread) or errors * spread >= power:
+        return "not seen", ("fresh inputs select within the run at too few values of n·SNR² in the theory's benign "
+                            "region to tell the theorem's slope from no exponential law")
+    if slope - errors * spread > 1:
+        return "contradicted", (f"fresh inputs select later than the theorem's time allows: the slope of log τ "
+                                f"against 1/(n·SNR²) is {slope:.1f}, the formula's is 1")
+    if slope + errors * spread < 1:
+        return "holds in part", ("fresh inputs select earlier than the theorem's time scale: within a time by which "
+                                 "generalization comes, but not at its exponential rate")
+    return "holds", ""
 
 
 def order_steps(x: float) -> str:
@@ -139,3 +189,35 @@ def lowest_at_end_words(turned: int, total: int, where: str) -> str:
     rest = {0: ": in every one its lowest value is at the last step", total: ""}.get(
         turned, "; in every other run its lowest value is at the last step")
     return f"in {runs} {where}{rest}"
+
+
+def spread_format(spread: float) -> str:
+    """The format that rounds a number to its spread's first significant digit ('.1f' for a spread of 0.24, '.0f' for
+    3.1); two decimals where the spread is NaN or zero."""
+    if math.isnan(spread) or spread <= 0:
+        return ".2f"
+    return f".{max(0, -math.floor(math.log10(float(f'{spread:.0e}'))))}f"
+
+
+def plus_minus(value: float, spread: float) -> str:
+    """A measured number with its spread, both rounded to the spread's first significant digit (`spread_format`):
+    '6.4 ± 0.2', '−0.1 ± 0.3', '12 ± 3'; the number alone where the spread is NaN or zero."""
+    fmt = spread_format(spread)
+    if math.isnan(spread) or spread <= 0:
+        return signed(value, fmt)
+    return f"{signed(value, fmt)} ± {spread:{fmt}}"
+
+
+def models_words(first: str, second: str, names=("the analysed model", "the experiments' model")) -> str:
+    """Two models' words said once where they read alike: 'does not change measurably for both models', else
+    'rises for the analysed model and falls for the experiments' model' (direction words may be marked: compared
+    without their marks)."""
+    if plain(first) == plain(second):
+        return f"{first} for both models"
+    return f"{first} for {names[0]} and {second} for {names[1]}"
+
+
+def verdict_said(verdict: str, reason: str) -> str:
+    """A rule's verdict with its reason, as a page says it: '**holds in part** — how the delay grows is untested …',
+    '**holds**' where there is no reason."""
+    return f"**{verdict}**" + (f" — {reason}" if reason else "")

@@ -22,8 +22,8 @@
 #
 # With the authors' deterministic label noise ($k = \lceil n\eta\rceil$ flips, $\lfloor k/2\rfloor$ per class) and
 # $n = 20$, several values of $\eta$ flip the same samples — $\eta = 0.6$ and $0.65$ both flip 12 of 20 — so the
-# table below also shows the share of labels actually flipped. The paper does not state $n$ for this sweep; the last
-# section runs it again at several $n$ and says which of them gives the paper's collapse.
+# table below also shows the share of labels actually flipped. The paper does not state $n$ for this sweep; the
+# section *The sweep over n* runs it again at several $n$ and says whether any of them gives the paper's collapse.
 
 # %% tags=["parameters"]
 seed = 0  # data, label noise and initialisation
@@ -59,6 +59,7 @@ import pandas as pd
 import torch
 from matplotlib import colormaps
 from matplotlib.lines import Line2D
+from matplotlib.ticker import LogLocator, NullFormatter
 
 from benign import authors, data, etasweep, expected, notebooks, paths, plots, sweep, synthetic, tables, words
 from benign.data import noise_mask
@@ -87,6 +88,8 @@ left.axhline(1.0, color="black", ls="--", lw=1)
 left.set(title="Eq. 9 ratio: clean slack / noisy slack", xlabel="η (label-noise rate asked for)",
          ylabel="ratio")
 plots.plain_log_ticks(left.yaxis)
+left.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))  # 1, 2 and 5 of each decade labelled, not crowded
+left.yaxis.set_minor_formatter(NullFormatter())
 plots.legend_clear(left)
 right.plot(runs.noise_ratio, runs.test_acc, "o-", label="test accuracy", color="#ff7f0e")
 right.plot(runs.noise_ratio, runs.train_acc, "s--", label="train accuracy", color="#444444")
@@ -101,13 +104,14 @@ runs[["noise_ratio", "flipped_share", "frak_ratio", "train_acc", "test_acc"]].as
 # %% [markdown]
 # ## The authors' code
 #
-# `benign.authors.math_frak` transcribes the authors' main_math_frak.py, independently of the trainer above. That
+# A transcription of the authors' main_math_frak.py, written independently of the trainer above, runs here. That
 # script exists only on their expt branch (commit 492715f, January 2025; their final commit deleted it), so this
 # column is their January code, not the final version the other pages run: $p$ alone trained by autograd on data
 # drawn as it draws them (`np.random.seed(seed)` then `np.random.randn`, float32, their label-noise pattern, the test
 # set drawn with the training seed; its config's seed was 0, as here), the four cumulative sums of $\mathfrak S$ kept
 # as their script keeps them. The sweep's runs go side by side in one program (each run's $p$ gets exactly its own
-# gradient) and are cached like sweeps. It runs only where this page runs their script's setting: $p$ alone and as
+# gradient); they are trained in batches (*chunks*), each saved on disk once finished so that a later build reads it
+# back instead of training it again. It runs only where this page runs their script's setting: $p$ alone and as
 # many weakly relevant tokens of each kind as relevant ones.
 
 # %%
@@ -120,7 +124,6 @@ if authors_code and etasweep.in_authors_setting(page_points[0]):
     their_by_n["frak_ratio"] = ((their_by_n.frak_clean_1 + their_by_n.frak_clean_2)
                                 / (their_by_n.frak_noisy_1 + their_by_n.frak_noisy_2))
     theirs = their_by_n[their_by_n.n == n].reset_index(drop=True)
-    print(words.sweep_said(their_by_n))
     display(theirs[["noise_ratio", "frak_ratio", "train_acc", "test_acc"]].assign(
         frak_ratio=etasweep.ratio_cells(theirs.frak_ratio)))
 
@@ -219,6 +222,10 @@ for label, by_m in collapses.items():  # the sweep over n
         metrics[f"{label}collapse_as_paper_n{m}"] = float(c["as_paper"])
     hits = [m for m, c in by_m.items() if c["as_paper"]]
     metrics[f"{label}collapse_as_paper_smallest_n"] = float(min(hits)) if hits else float("nan")
+metrics["unstated_n_said"] = etasweep.unstated_n_said(collapses[""])
+metrics["same_run_said"] = (
+    "It cannot give the paper's 0.78 at η = 0.65 with this n, since there η = 0.65 flips the same samples as 0.6 and "
+    "is the identical run." if collapses[""][n]["same_run"] else "At this n, η = 0.6 and 0.65 flip different samples.")
 metrics["collapse_by_n"] = ("As for the paper's collapse between η = 0.6 and 0.7, "
                             + etasweep.collapse_sentence({trainers[label][0]: by_m
                                                           for label, by_m in collapses.items()}))
@@ -234,8 +241,7 @@ nb.save_metrics(metrics)
 # $\eta = 0.7$ {glue:text}`noise_ratio_0.70_frak_ratio:.2f` ({glue:text}`noise_ratio_0.70_test_acc:.3f`). The
 # authors' script at the same setting gives {glue:text}`authors_noise_ratio_0.65_frak_ratio:.2f`
 # ({glue:text}`authors_noise_ratio_0.65_test_acc:.3f`) and {glue:text}`authors_noise_ratio_0.70_frak_ratio:.2f`
-# ({glue:text}`authors_noise_ratio_0.70_test_acc:.3f`): no collapse either. It cannot give the paper's 0.78 at
-# $\eta = 0.65$ with this $n$, since there $\eta = 0.65$ flips the same samples as 0.6 and is the identical run.
+# ({glue:text}`authors_noise_ratio_0.70_test_acc:.3f`): no collapse either. {glue:md}`same_run_said`
 #
 # **The largest η.** At $\eta =$ {glue:text}`noise_ratio_max:.2f` most labels are flipped. Over
 # {glue:text}`replicates:.0f` seeds our ratio spans {glue:md}`top_eta_frak_ratio_span` with test accuracy
@@ -243,8 +249,7 @@ nb.save_metrics(metrics)
 # {glue:md}`authors_top_eta_test_acc_span`. The two differ in
 # their random streams and in their test sets: theirs reuses the training seed, so its first n/2 inputs are the first
 # n/2 training inputs, with their clean labels, and such an input scores the label the model fitted; ours is
-# independent. Which of the two
-# differences moves the ratio at this η is not separated here, so this row stays open.
+# independent. Which of the two differences moves the ratio at this η is not separated here.
 #
 # **Why the test accuracy stays high under heavy noise.** The head $\nu$ is fixed and reads the class signal:
 # with $p = 0$ the attention is uniform and the test accuracy is already
@@ -252,8 +257,8 @@ nb.save_metrics(metrics)
 # input attends to; as long as the signal part of $p$ does not turn against the true class, fresh inputs keep the
 # head's answer, so the test accuracy says little about the flipped labels until the Eq. 9 ratio drops below one.
 #
-# The paper does not state $n$ (nor the seed) for this sweep, and $n$ decides it: the section on the sweep over $n$
-# above says which $n$ gives the paper's collapse. A run at the paper's profile
+# **The table's misses.** The table below scores this page's $n$ = {glue:text}`n_train:.0f`; the paper does not
+# state $n$ (nor the seed) for this sweep. {glue:md}`unstated_n_said` A run at the paper's profile
 # (`benign run eta_sweep --profile paper`) runs $n = 500$ with the authors' test-seed reuse, ours and theirs.
 # %%
 nb.compare(metrics)

@@ -94,7 +94,7 @@ nb.save_figure(fig, phone_columns=2)  # on a phone each train/test pair stays si
 # ## How often does each column land where the paper puts it?
 #
 # The figure is one draw of the data. Here each hand-built query runs over many draws (seeds {glue:md}`draw_seeds`, the plotted draw
-# first, on our data stream; `benign.draws`). Where the paper puts each column, fixed before the run: harmful and
+# first, on our data stream). Where the paper puts each column, fixed before the run: harmful and
 # benign fit every training label (train accuracy 1.0), not overfitting fits none of the noisy ones (train accuracy
 # 0.8); the test accuracy is about 0.62 (harmful) and 1.0 (benign, not overfitting).
 
@@ -112,18 +112,22 @@ draw_metrics = {**draws.spread(outcomes, "column", ["train_acc", "test_acc"]), *
 harmful_test = outcomes[outcomes.column == "harmful"].test_acc
 regime = next(e.regime for e in expected.EXPECTED[nb.name] if e.key == "harmful_draws_test_acc_median")
 line = expected.chance_line(int(regime.partition(":")[2]))
-above = int(sum(expected.regime_of(regime, a) == "above chance" for a in harmful_test))
+above = int(sum(expected.regime_of(regime, a) == "above chance" for a in harmful_test))  # on the line counts as above
+on_line = int(((harmful_test - line).abs() < 1e-9).sum())  # a test accuracy exactly at the line
 median_side = expected.regime_of(regime, harmful_test.median())
 draw_metrics.update(chance_line=line, chance_samples=int(regime.partition(":")[2]),
-                    harmful_above_chance_words=draws.sides_words(above, len(harmful_test)),
-                    harmful_median_side_words=("on the line itself" if f"{harmful_test.median():.2f}" == f"{line:.2f}"
+                    harmful_above_chance_words=draws.sides_words(above, len(harmful_test),
+                                                                 "it or on it" if on_line else "it")
+                    + (f" ({on_line} of them exactly on it, at {line:.2f})" if on_line else ""),
+                    harmful_median_side_words=("on the line itself, which the comparison counts as above chance"
+                                               if f"{harmful_test.median():.2f}" == f"{line:.2f}"
                                                else "above it" if median_side == "above chance" else "below it"),
                     harmful_reach_paper_words=words.share_words(int((harmful_test >= 0.62 - 1e-9).sum()),
                                                                 len(harmful_test), "draw", "draws"))
 
 # %% [markdown]
-# Over {glue:text}`benign_draws:.0f` draws per column, noisy training labels fitted (of
-# {glue:text}`noisy_count:.0f`). Harmful: {glue:md}`harmful_draws_fitted_words`. Benign:
+# How many of the {glue:text}`noisy_count:.0f` noisy training labels each draw fits, over
+# {glue:text}`benign_draws:.0f` draws per column. Harmful: {glue:md}`harmful_draws_fitted_words`. Benign:
 # {glue:md}`benign_draws_fitted_words`. Not overfitting: {glue:md}`not_overfitting_draws_fitted_words`.
 #
 # Train accuracy, lowest to highest: harmful {glue:md}`harmful_draws_train_acc_span`, benign
@@ -134,9 +138,9 @@ draw_metrics.update(chance_line=line, chance_samples=int(regime.partition(":")[2
 # %% [markdown]
 # ## The authors' code
 #
-# `benign.authors.figure1` builds the same query on data drawn as the authors' final main.py (commit c563aae)
-# draws them — `np.random.default_rng(seed).standard_normal`, stored as float32, their label-noise pattern —
-# written independently of the code above. Its training and test sets come from one stream seeded once (the
+# A second implementation, written independently of the code above, builds the same query on data drawn as the
+# authors' final main.py (commit c563aae) draws them (`np.random.default_rng(seed).standard_normal`, stored as
+# float32, their label-noise pattern). Its training and test sets come from one stream seeded once (the
 # construction's own code is not in the authors' repository, so no config of theirs gives its seed either); had the
 # test set reused the training seed, as their training scripts' test sets do, its first n/2 inputs would be the
 # first n/2 training inputs, with their clean labels — with $n_{\text{test}} = n$ the training set itself — and the
@@ -184,9 +188,8 @@ nb.save_metrics(metrics)
 # {glue:md}`harmful_above_chance_words`, and their median lies
 # {glue:md}`harmful_median_side_words`; {glue:md}`harmful_reach_paper_words` reach the paper's 0.62.
 #
-# This page runs at the paper's scale already. Its test set is drawn apart from the training set: drawn with the
-# training seed, as the authors' training scripts draw theirs, its first n/2 inputs would be the first n/2 training
-# inputs with their clean labels (see "The authors' code" above).
+# This page's test set is drawn apart from the training set, not with the training seed as the authors' training
+# scripts draw theirs (why that matters: "The authors' code" above).
 
 # %%
 nb.compare(metrics)

@@ -85,11 +85,12 @@ long_points = regimes.points(d_values_long, signal_norm_values_long, snapshot_st
 # %% [markdown]
 # ## The sweep
 #
-# `benign.sweep.run` splits the grid by $d$: all $\|\mu\|$ values of one $d$ share the noise of every token and
-# $W_0$, and differ only in two coordinates of three tokens, so `benign.synthetic.grid_chunk` builds their Gram
-# matrices from one $O(d^2 nT)$ product and trains them as one batch with the exact recursion of the
-# [model page](../book/model.md). Finished chunks are cached (keyed by every parameter and by the source code that
-# computes them), so rerunning this page with one parameter changed recomputes only what changed.
+# The sweep splits the grid by $d$: all $\|\mu\|$ values of one $d$ share the noise of every token and
+# $W_0$, and differ only in two coordinates of three tokens, so one batch per $d$ (a *chunk*) builds their Gram
+# matrices from one $O(d^2 nT)$ product and trains them together with the exact recursion of the
+# [model page](../book/model.md). Each finished chunk is saved on disk (the *cache*, keyed by every parameter and by
+# the source code that computes it), so rerunning this page with one parameter changed recomputes only what changed.
+# This build: {glue:md}`sweep_words`.
 
 # %%
 cells = sweep.run(synthetic.grid_chunk, points, cache=paths.cache_dir("sweeps") if use_cache else None,
@@ -98,7 +99,6 @@ cells["regime"] = theory.observed_regime(cells.train_acc, cells.test_acc, test_t
 cells["regime_by_order"] = theory.regime(cells.signal_norm, cells.d, n)
 cells["test_gain"] = cells.test_acc - cells.test_acc_step0  # what training adds to the head's own accuracy
 cells["regime_trained"] = regimes.trained_regime(cells.train_acc, cells.test_acc, cells.test_acc_step0)
-print(words.sweep_said(cells))
 
 # %%
 d_values, mu_values, maps = sweep.maps(cells, ("train_loss", "test_loss", "train_acc", "test_acc", "regime",
@@ -128,13 +128,13 @@ nb.save_figure(fig)
 # What this run shows. The train loss spans {glue:text}`train_loss_min:.3f` to {glue:text}`train_loss_max:.3f` over
 # the map (the fixed head bounds every output by $1/\sqrt2$), the test loss {glue:text}`test_loss_min:.3f` to
 # {glue:text}`test_loss_max:.3f`, {glue:md}`test_loss_trend_words` (a plane fitted to the test loss in $\log d$ and
-# $\log\|\mu\|$ over every cell, `benign.regionmap.loss_trends`). {glue:md}`unfitted_words`, and
+# $\log\|\mu\|$ over every cell). {glue:md}`unfitted_words`, and
 # {glue:md}`harmful_reach_words:myst`.
 #
 # Do the boundaries follow the theory's curves? We locate a boundary between two regimes in each column of the map (one
-# $d$) — at the $\|\mu\|$ that misplaces fewest of the column's cells (`benign.regimes.boundary`) — and fit a line to
+# $d$) — at the $\|\mu\|$ that misplaces fewest of the column's cells — and fit a line to
 # $\log\|\mu^*\|$ against $\log d$; and, since a boundary may run along $\|\mu\|$, also in each row (one $\|\mu\|$),
-# fitting $\log d^*$ against $\log\|\mu\|$ (`benign.regimes.boundary_slope`; ± is a slope's standard error). The theory's curves give ½ and 2 for
+# fitting $\log d^*$ against $\log\|\mu\|$ (± is a slope's standard error). The theory's curves give ½ and 2 for
 # $n\,\mathrm{SNR}^2$ = const (benign / not overfitting) and ¼ and 4 for $\mathrm{SNR} \asymp d^{-1/4}$ (harmful /
 # benign). On this map the benign / not-overfitting boundary's slope of $\log d^*$ against $\log\|\mu\|$ is
 # {glue:md}`overfit_fit_d_words`, where $n\,\mathrm{SNR}^2$ = const would give 2{glue:md}`overfit_reading_words`. Its
@@ -170,10 +170,10 @@ if chosen:
 #
 # The map's rule calls a cell harmful when its test accuracy ends below {glue:text}`test_threshold_value:.2f`. But the
 # fixed head classifies before any training: at step 0, $p = 0$, the attention is uniform and $f(X) = \nu^\top\bar x$,
-# whose test accuracy is $\Phi(\|\mu\|/4)$ whatever $d$ is (lowest on this grid {glue:text}`test_acc_step0_min:.3f`;
-# {glue:md}`head_below_words`). On this grid {glue:md}`harmful_of_words`. Bottom left: what training changes, the final
+# whose test accuracy, the head's own, is set before any training (lowest on this grid
+# {glue:text}`test_acc_step0_min:.3f`; {glue:md}`head_below_words`). On this grid, {glue:md}`harmful_of_words`. Bottom left: what training changes, the final
 # test accuracy minus the same cell's step 0 (from {glue:text}`test_gain_min:+.3f` to {glue:text}`test_gain_max:+.3f` on
-# this grid). Bottom right: the regimes re-read by it (`benign.regimes.trained_regime`): harmful where every label is
+# this grid). Bottom right: the regimes re-read by it: harmful where every label is
 # fitted and training loses more than {glue:text}`harm_threshold:.2f` of test accuracy against step 0. Of the
 # {glue:text}`fitted_cells:,.0f` cells that fit every label, {glue:text}`harmful_trained_cells:,.0f` lose that much.
 # Of all {glue:text}`map_cells:,.0f` cells of the map, that reads benign {glue:md}`share_benign_trained_pct`, harmful
@@ -184,21 +184,20 @@ if chosen:
 # %% [markdown]
 # ## The same cells over training time
 #
-# `benign.clock` runs {glue:text}`long_runs` of the cells (a run at the paper's profile,
+# The clock of {doc}`the theorem's clock page <theory_clock>` runs {glue:text}`long_runs` of the cells (a run at the paper's profile,
 # `benign run fig5_heatmap --profile paper`: all 39 × 39 cells for $10^6$ steps) with
 # the data, $W_0$ and step size of the map above for {glue:text}`num_steps_long` steps, at constant memory, and records
 # every step at which a condition switches: every clean label fitted, every noisy label fitted, the first noisy label
 # fitted, the test error below $\delta$. Here $\delta$ = {glue:text}`delta_map:.4f`, so that "test error $< \delta$" on
 # the {glue:text}`n_test` test samples is exactly "test accuracy ≥ {glue:text}`test_threshold_value:.2f`", the map's
 # rule. The regime of a cell at any step then follows from the switches, exactly, with nothing stored per step
-# (`benign.regimes.regime_at`). {glue:md}`agreement_words` (`tests/test_regimes.py` checks this cell by cell in
+# {glue:md}`agreement_words` (`tests/test_regimes.py` checks this cell by cell in
 # float64). The same kernel, cache and events serve
 # {doc}`the theorem's clock <theory_clock>`, whose runs use other step sizes and sizes ($\alpha \propto n/d$, several
 # $n$) and so share no cell with this grid.
 
 # %%
 long = clock.run(long_points, cache=paths.cache_dir("sweeps") if use_cache else None, progress=progress)
-print(words.sweep_said(long))
 steps_drawn = [t for t in snapshot_steps if t <= num_steps_long]
 long = regionmap.annotate_long(long, steps_drawn, attention_level)
 over_time = regionmap.time_result(long, steps_drawn, num_steps, num_steps_long, attention_level, cells)
@@ -233,7 +232,7 @@ fates = pd.DataFrame([{"cell": f"{name.replace('_', ' ')} ({d0}, {mu0:g})",
                        "first noisy label fitted (step)": regionmap.step_text(row.first_noisy_step),
                        "last noisy label fitted (step)": regionmap.step_text(row.noisy_fitted_step),
                        "test error": row.course.replace("_", " "),
-                       f"test attention ≥ {attention_level:g} (logged step)": regionmap.step_text(row.select_step)}
+                       f"test attention ≥ {attention_level:g} (between logged steps)": regionmap.step_text(row.select_step)}
                       for name, (d0, mu0) in figure3.items() for _, row in long.iterrows()
                       if (row.d, row.signal_norm) == (d0, mu0)])
 slopes = pd.DataFrame([{"step": t, **{f"{regionmap.PAIR_WORDS[key]}: log ‖μ*‖ on log d": regionmap.fit_words(fit)
@@ -259,7 +258,7 @@ metrics.update(time_map_start_step=start_step, time_map_changed_cells=changed,
 # %%
 metrics.update(over_time.metrics(), delta_map=float(long_points[0]["delta"]), n_test=n_test,
                long_wall_s=round(float(long.groupby(list(clock.CHUNK_BY)).chunk_wall_s.first().sum()), 1),
-               history_points=history_points, authors_max_d=authors_max_d)
+               logged_steps=len(long.history.iloc[0]["step"]), authors_max_d=authors_max_d)
 nb.save_metrics(metrics)
 # %% [markdown]
 # ## What the map becomes
@@ -283,8 +282,8 @@ nb.save_metrics(metrics)
 # not take it away.
 #
 # **The paper's three cells** (table above): their regimes at the snapshot steps and when their events happen (the
-# test attention read off the {glue:text}`history_points` log-spaced logged steps, so to within their spacing; the
-# other events are exact to the step).
+# step at which the test attention crosses the level interpolated between the {glue:text}`logged_steps` logged
+# steps, log-spaced, so known to within their spacing; the other events are exact to the step).
 #
 # ```{glue:md} paper_cells_over_time_words
 # :format: myst
@@ -296,7 +295,7 @@ nb.save_metrics(metrics)
 # Move the slider (or focus it and press the arrow keys, or type a step) to redraw the map at any of the
 # {glue:text}`num_steps_long:,.0f` steps of the long runs; it opens at step {glue:text}`time_map_start_step:,.0f`,
 # the map above. Each cell's regime is recomputed from its recorded switches, so it is exact to the step. Point at or
-# tap a cell to see its train and test accuracy at the {glue:text}`history_points` logged steps, with the current step
+# tap a cell to see its train and test accuracy at the {glue:text}`logged_steps` logged steps, with the current step
 # marked: a cell leaves not overfitting when its train accuracy reaches one, and is then benign while its test
 # accuracy is at or above the dashed threshold, harmful while it is below. Look for the cells that move:
 # {glue:md}`time_map_changed_words` in another regime at the last step than at the opening one.
@@ -312,7 +311,7 @@ HTML(regimes.time_map_html(time_payload))
 # On this map {glue:md}`share_benign_pct` of the cells are benign, {glue:md}`share_harmful_pct` harmful and
 # {glue:md}`share_not_overfitting_pct` not overfitting (the ledger's rule for the three regions reads these shares). The
 # paper gives its heatmaps as pictures, not numbers; the rows below check the cells of Figure 3, which the paper does
-# report. The sweep: {glue:md}`sweep_words`. The *authors'
+# report. The *authors'
 # code* column runs their final main.py (commit c563aae; transcribed, see {doc}`Figure 3 <fig3_dynamics>`) at those
 # cells with $d \le$ {glue:text}`authors_max_d` (at the paper's profile: all three): one draw of their data stream and
 # initialisation, at this page's seed (the book: their final config's 42; the paper's profile: 0, the seed of their

@@ -17,19 +17,25 @@
 # ($\mathrm{SNR}^2 = o(n^{-1})$, above the harmful boundary), a time
 #
 # $$
-# \tau = \Theta\!\left(\frac{\exp(n^{-1}\mathrm{SNR}^{-2})}{\alpha\, n^{-1}\sigma_\varepsilon^2\,\|\nu\|\,\|\mu\|\,d^2
-# \max\{\sigma_w^2, \sigma_p^2\}}\right)
+# \tau = \Theta\!\left(\frac{\exp(n^{-1}\mathrm{SNR}^{-2})}{P}\right),
 # $$
 #
-# at which every clean and every noisy training sample is fitted and the test error is below $\delta$ —
+# with the *prefactor*
+#
+# $$
+# P = \alpha\, n^{-1}\sigma_\varepsilon^2\,\|\nu\|\,\|\mu\|\,d^2 \max\{\sigma_w^2, \sigma_p^2\},
+# $$
+#
+# at which every clean and every noisy training sample is fitted and the test error is below $\delta$ (the test
+# error the theorem allows; {glue:text}`delta:.2g` here) —
 # "generalization after overfitting requires $\exp(n^{-1}\mathrm{SNR}^{-2})$" — and, when $n\,\mathrm{SNR}^2$ is large
 # (not overfitting), a time $\tau = \Theta(1/(\alpha\|\nu\|\|\mu\|^3 d\max\{\sigma_w^2,\sigma_p^2\}))$ at which the
 # clean samples are fitted, the noisy ones are not, and the test error is below $\delta$. Here $\sigma_w$ and
 # $\sigma_p$ are the scales of the initial $W$ and $p$ (the poster writes $\sigma_n$ in this second time, $\sigma_p$
 # in the first; we read both as the initial query's scale).
 #
-# **What this page does.** It runs gradient descent for {glue:text}`num_steps` steps on the model the theorem
-# analyses and {glue:text}`num_steps_trained_W` steps on the model of the experiments (a run at the paper's scale,
+# **What this page does.** It runs gradient descent for {glue:text}`num_steps:,.0f` steps on the model the theorem
+# analyses and {glue:text}`num_steps_trained_W:,.0f` steps on the model of the experiments (a run at the paper's scale,
 # `benign run theory_clock --profile paper`: $10^6$ and $2 \times 10^5$) over a grid of $(d, \|\mu\|, n)$ that spans $n\,\mathrm{SNR}^2$ from about 0.05 to 20 on both sides of the
 # harmful boundary $\mathrm{SNR} \asymp d^{-1/4}$, for the model the theorem analyses (only $p$ trained, $W = I$) and the model of the
 # paper's experiments ($W$ and $p$ trained), with several seeds and two step sizes, and records *when* each of the
@@ -74,6 +80,7 @@ out_dir = ""  # empty: results/theory_clock/book
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import LogLocator, NullFormatter
 
 from benign import clock, notebooks, pages, paths, plots, theory, timing, words
 
@@ -107,17 +114,21 @@ print(f"{len(points)} runs")
 # ({glue:md}`factors_words`): $\tau \cdot \alpha d/n$ is the theorem's clock, and the theorem predicts
 #
 # $$
-# \log\big(\tau \cdot \alpha n^{-1}\sigma_\varepsilon^2\|\nu\|\|\mu\|d^2\max\{\sigma_w^2,\sigma_p^2\}\big)
-#   = \frac{1}{n\,\mathrm{SNR}^2} + O(1):
+# \log(\tau P) = \frac{1}{n\,\mathrm{SNR}^2} + O(1):
 # $$
 #
 # a straight line of slope one against $1/(n\,\mathrm{SNR}^2)$, the same line for every $d$, $n$ and $\alpha$.
+# The table gives the runs by model, $d$, $n$, step size ($c = \alpha d/n$) and the region the theorem's orders put
+# them in with every constant set to one: the *main grid* is the runs at $c$ = 5; the runs at the second step size
+# serve only the test of $\tau \propto 1/\alpha$, and every count below is of the main grid unless it says
+# otherwise.
 
 # %%
 pd.DataFrame(points).assign(n_snr2=lambda t: theory.n_snr2(t.signal_norm, t.d, t.n),
                             regime_by_order=lambda t: theory.regime(t.signal_norm, t.d, t.n)) \
-    .groupby(["train_W", "d", "n", "regime_by_order"]).n_snr2 \
-    .agg(**{"lowest n·SNR²": "min", "highest n·SNR²": "max", "runs": "count"})
+    .assign(factor=lambda t: (t.learning_rate * t.d / t.n).round(6)) \
+    .groupby(["train_W", "d", "n", "factor", "regime_by_order"]).n_snr2 \
+    .agg(**{"lowest n·SNR²": "min", "highest n·SNR²": "max", "runs": "count"}).rename_axis(index={"factor": "α·d/n"})
 
 # %% [markdown]
 # ## Long runs at constant memory
@@ -151,6 +162,10 @@ pd.DataFrame(points).assign(n_snr2=lambda t: theory.n_snr2(t.signal_norm, t.d, t
 # bound does not keep on one side of the level is halved, with an exact evaluation at its midpoint, down to single
 # steps. Both test events are therefore exact to the step, as the tests in `tests/test_clock.py` check against
 # `benign.synthetic.simulate`, and the memory does not grow with the steps.
+#
+# The runs are trained in batches (*chunks*), and each finished chunk is saved on disk (the *cache*), so a later
+# build reads it back instead of training it again. This build: {glue:text}`runs_said`; training them took
+# {glue:text}`training_wall_s:.0f` s of this machine's time when they were computed.
 
 # %%
 cells = clock.run(points, cache=paths.cache_dir("sweeps") if use_cache else None, progress=progress)
@@ -162,19 +177,19 @@ cells["sigma_w2"] = [float(theory.sigma_w2(w, d)) for w, d in zip(cells.W_init, 
 cells["prefactor"] = theory.benign_prefactor(cells.learning_rate, cells.n, cells.d, cells.signal_norm,
                                              1 / cells.signal_norm, cells.sigma_w2)  # ‖ν‖ = 1/‖μ‖
 cells["factor"] = (cells.learning_rate * cells.d / cells.n).round(6)
-wall = cells.groupby(list(clock.CHUNK_BY)).chunk_wall_s.first().sum()
-print(f"{len(cells)} runs, {cells.attrs['computed_chunks']} of {cells.attrs['chunks']} batches computed here, "
-      f"{wall:.0f} s of training")
+wall = cells.groupby(list(clock.CHUNK_BY)).chunk_wall_s.first().sum()  # the training time of the stored runs
 
 # %% [markdown]
 # ## The theorem's $\tau$, measured
 #
 # For every run, $\tau_{\text{benign}}$ is the first step at which every training label is fitted and the test error
-# is below $\delta$ = {glue:text}`delta:.3g` (the event *benign*), and $\tau_{\text{noisy}}$ the first step at which
-# every noisy label is fitted. Each is multiplied by the theorem's prefactor and its logarithm plotted against
-# $1/(n\,\mathrm{SNR}^2)$. For each model and seed we fit a straight line through the runs outside the harmful region
-# ($\mathrm{SNR} \ge d^{-1/4}$) whose time was measured; the slope is reported as the mean over seeds ± their standard
-# deviation. The theorem predicts slope one.
+# is below $\delta$ = {glue:text}`delta:.3g` (the event *benign*: the theorem's own condition),
+# $\tau_{\text{noisy}}$ the first step at which every noisy label is fitted, and $\tau_{\text{select}}$ the first
+# step at which fresh inputs select their relevant token (the event *test selected*). Each is multiplied by the
+# prefactor $P$ and its logarithm plotted against $1/(n\,\mathrm{SNR}^2)$. For each model and seed we fit a
+# least-squares line through the runs outside the harmful region ($\mathrm{SNR} \ge d^{-1/4}$) whose time was
+# measured; a slope is the mean of these lines' slopes over the seeds ± their standard deviation (the *spread over
+# seeds*), here and in the text below. The theorem predicts slope one — for its benign formula, in its benign region.
 
 # %%
 T_LEVEL = timing.lead(attention_level, T)  # the lead that gives attention_level
@@ -190,12 +205,15 @@ for model, key in model_keys.items():
     for quantity in ("benign", "noisy", "select"):
         slope, spread, used = timing.fitted_slope(main[main.model == model], f"tau_{quantity}")
         metrics.update({f"{quantity}_slope_{key}": slope, f"{quantity}_slope_{key}_std": spread,
-                        f"{quantity}_runs_{key}": used})
+                        f"{quantity}_runs_{key}": used,
+                        f"{quantity}_slope_words_{key}": timing.plus_minus(slope, spread)})
 TIMES = {"benign": "τ benign: every label fitted and test error < δ", "noisy": "τ noisy: every noisy label fitted",
          "select": f"τ select: test attention on the relevant token ≥ {attention_level:g}"}
 pd.DataFrame({model: {TIMES[q]: words.estimate(metrics[f"{q}_slope_{k}"], metrics[f"{q}_slope_{k}_std"],
-                                               metrics[f"{q}_runs_{k}"], "run", ".3f") for q in TIMES}
-              for model, k in model_keys.items()}).rename_axis("time whose slope is fitted (mean ± spread over seeds)")
+                                               metrics[f"{q}_runs_{k}"], "run",
+                                               timing.spread_format(metrics[f"{q}_slope_{k}_std"])) for q in TIMES}
+              for model, k in model_keys.items()}).rename_axis("time whose slope is fitted, runs outside the harmful "
+                                                              "region (mean ± spread over seeds)")
 
 # %%
 MARKERS = {"p only (W = I)": "o", "W and p": "s"}
@@ -267,6 +285,8 @@ ax.set(xscale="log", yscale="log", xlabel="n·SNR²", ylabel="κ = d lead / d lo
        title="how fast fresh inputs learn to select")
 for axis in (ax.xaxis, ax.yaxis):
     plots.plain_log_ticks(axis)
+ax.yaxis.set_major_locator(LogLocator(subs=(1, 2, 5)))  # κ spans less than a decade: 1, 2, 5 of each one labelled
+ax.yaxis.set_minor_formatter(NullFormatter())
 plots.legend_clear(ax)
 
 ax = axes[2, 1]
@@ -286,19 +306,6 @@ by_cell = alpha_grid.assign(t_noisy=alpha_grid.tau_noisy * alpha_grid.learning_r
 small, large = min(alpha_grid.factor), max(alpha_grid.factor)
 metrics["alpha_ratio_noisy"] = float((by_cell["t_noisy"][small] / by_cell["t_noisy"][large]).median())
 metrics["alpha_ratio_select"] = float((by_cell["t_select"][small] / by_cell["t_select"][large]).median())
-for model, key in model_keys.items():
-    g = main[(main.model == model) & (main.regime_by_order != "harmful") & (main.kappa > 0) & (main.n_snr2 <= 1)]
-    slope, se = timing.line_fit(np.log(g.n_snr2), np.log(g.kappa))
-    metrics.update({f"kappa_slope_{key}": slope, f"kappa_slope_{key}_se": se,
-                    f"kappa_trend_{key}": words.direction(slope, se)})  # how κ moves with n·SNR²
-    slope, spread = metrics[f"select_slope_{key}"], metrics[f"select_slope_{key}_std"]
-    metrics[f"select_vs_theorem_{key}"] = words.direction(slope - 1, spread, "steeper than", "less steep than",
-                                                          "as steep as")  # against the formula's slope one
-    metrics[f"select_trend_{key}"] = words.direction(slope, spread, "grows with", "shrinks with",
-                                                     "does not change measurably with")
-    metrics[f"benign_trend_{key}"] = words.direction(metrics[f"benign_slope_{key}"],
-                                                     metrics[f"benign_slope_{key}_std"], "grows", "shrinks",
-                                                     "does not change measurably")
 fair = main[main.regime_by_order != "harmful"]
 at0 = np.array([h["test_acc"][0] for h in fair.history])
 benign_by_order = main[main.regime_by_order == "benign"]
@@ -306,11 +313,56 @@ analysed_benign = benign_by_order[benign_by_order.model == "p only (W = I)"]
 experiments_benign = benign_by_order[benign_by_order.model == "W and p"]
 
 
-def count(mask):
+def count(mask, many="runs"):
     """How many of a table's runs a condition holds in, in words ("no runs", "3 of the 48 runs", "all 48 runs")."""
-    return words.share_words(int(np.sum(mask)), len(mask))
+    return words.share_words(int(np.sum(mask)), len(mask), many=many)
 
 
+def at_values(n_snr2) -> str:
+    """The values of n·SNR² of some runs, in words: 'n·SNR² = 1 only', 'n·SNR² = 0.5 and 1'."""
+    values = sorted({float(f"{x:.3g}") for x in n_snr2})
+    return "no n·SNR²" if not values else f"n·SNR² = {words.and_list([f'{x:g}' for x in values])}" + (
+        " only" if len(values) == 1 else "")
+
+
+for model, key in model_keys.items():
+    g = main[(main.model == model) & (main.regime_by_order != "harmful") & (main.kappa > 0) & (main.n_snr2 <= 1)]
+    slope, se = timing.line_fit(np.log(g.n_snr2), np.log(g.kappa))
+    metrics.update({f"kappa_slope_{key}": slope, f"kappa_slope_{key}_se": se,
+                    f"kappa_trend_{key}": words.direction(slope, se)})  # how κ moves with n·SNR²
+    metrics[f"benign_trend_{key}"] = words.direction(metrics[f"benign_slope_{key}"],
+                                                     metrics[f"benign_slope_{key}_std"], "grows", "shrinks",
+                                                     "does not change measurably")
+    # the selection time where the theorem's benign formula applies: the theory's benign region
+    region = benign_by_order[benign_by_order.model == model]
+    slope, spread, used = timing.fitted_slope(region, "tau_select")
+    bound, bounded = timing.censored_bound(region, "tau_select")
+    verdict, reason = timing.clock_verdict({"slope": slope, "spread": spread, "bound": bound})
+    selected = region[region.tau_select.notna()]
+    metrics.update({f"select_benign_slope_{key}": slope, f"select_benign_slope_{key}_std": spread,
+                    f"select_benign_runs_{key}": used, f"select_bound_{key}": bound,
+                    f"select_bound_cells_{key}": bounded, f"clock_verdict_{key}": verdict,
+                    f"clock_reason_{key}": reason, f"clock_said_{key}": timing.verdict_said(verdict, reason),
+                    f"select_benign_at_{key}": at_values(selected.n_snr2),
+                    f"select_benign_selected_{key}": count(region.tau_select.notna()),
+                    f"select_benign_steps_{key}": words.span_of(selected.tau_select, lambda t: f"{t:,.0f}")})
+    outside = fair[(fair.model == model) & fair.tau_select.notna()]  # the fit over every non-harmful run
+    metrics[f"select_where_{key}"] = (
+        f"{words.count(len(outside), 'run')}, {int((outside.regime_by_order == 'not_overfitting').sum())} of them in "
+        f"the theory's not-overfitting region and {int((outside.regime_by_order == 'benign').sum())} in its benign "
+        "region")
+for name in ("benign_trend", "kappa_trend"):
+    metrics[f"{name}_words"] = timing.models_words(metrics[f"{name}_p_only"], metrics[f"{name}_W_and_p"])
+analysed = fair[(fair.model == "p only (W = I)") & fair.tau_select.notna()]
+medians = analysed.groupby(analysed.n_snr2.round(6)).tau_select.agg(timing.median_step)
+metrics["select_medians_words"] = "step " + words.and_list(
+    [f"{t:,.0f} at n·SNR² = {x:g}" if i == 0 else f"{t:,.0f} at {x:g}" for i, (x, t) in enumerate(medians.items())])
+fell = at0 - fair.test_acc.to_numpy() > 1e-9  # the test accuracy ends below its step-0 value
+metrics.update(test_acc_fell_words=count(fell), test_acc_fell_most=float((at0 - fair.test_acc.to_numpy()).max()),
+               test_acc_fell_at=at_values(fair.n_snr2[fell]),
+               benign_settled_share=float(analysed_benign.benign_settled.notna().mean()),
+               benign_settled_words=count(analysed_benign.benign_settled.notna()),
+               benign_first_latest=float(analysed_benign.benign_first.max()))
 metrics.update(test_acc_step0_min=float(at0.min()), test_acc_step0_median=float(np.median(at0)),
                test_acc_last_min=float(fair.test_acc.min()),
                test_error_at_step0_share=float((fair.test_error_first == 0).mean()),
@@ -326,20 +378,20 @@ metrics.update(test_acc_step0_min=float(at0.min()), test_acc_step0_median=float(
                select_censored_benign=float(analysed_benign.tau_select.isna().mean()),  # the analysed model's
                select_censored_words=f"{count(analysed_benign.tau_select.isna())} of the analysed model and "
                                      f"{count(experiments_benign.tau_select.isna())} of the experiments' model",
-               select_max_inverse=float(fair[fair.tau_select > 0].inverse.max()),
                alpha_factor_ratio=large / small, num_steps=num_steps, num_steps_trained_W=num_steps_trained_W,
                delta=delta, attention_level=attention_level, block=block,  # block: steps the clock settles at once
                growth_at_log_T=float(theory.growth(np.log(T), T)),
                factors_words=f"{words.and_list([f'{c:g}' for c in learning_rate_factors])} on the main grid and "
                              f"{words.and_list([f'{c:g}' for c in learning_rate_factors_small])} at the second step "
                              "size",
-               training_wall_s=round(float(wall), 1))
+               training_wall_s=round(float(wall), 1), runs_said=words.sweep_said(cells))
 # the other candidates for an exp(1/(n SNR²)) law: noisy fitting at the small step size, no test error at all
 # (δ below 1/n_test, read off the logged steps), and the turn of the test loss
 small_alpha = cells[(cells.factor == small) & ~cells.train_W]
 slope, spread, _ = timing.fitted_slope(small_alpha, "tau_noisy")
 turned = fair.test_loss_min_step < fair.num_steps
 metrics.update(noisy_slope_small_alpha=slope, noisy_slope_small_alpha_std=spread,
+               noisy_slope_small_alpha_words=timing.plus_minus(slope, spread),
                noisy_trend_small_alpha=words.direction(slope, spread, "grows", "shrinks", "does not change measurably"))
 metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
                test_zero_at_step0_words=count(fair.tau_test_zero == 0),
@@ -351,21 +403,21 @@ metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
                                                                  "outside the harmful region (both models)"))
 
 # %% [markdown]
-# **Top left — the first step at which the theorem's conditions hold.** The theorem's $\tau$ is a time *by which*
-# every label is fitted and the test error is below $\delta$ (an order, $\Theta(\cdot)$, for when the conditions
-# are reached at the latest); a run that reaches them earlier does not contradict it. And with the fixed head they
-# are reached early: the test error is already below $\delta$ at step 0 in {glue:md}`test_error_at_step0_words`
-# outside the harmful region (both models; bottom right), so the first step with every label fitted and the test error
-# below $\delta$ measures only the time to fit the noisy labels. Against $1/(n\,\mathrm{SNR}^2)$ it
-# {glue:md}`benign_trend_p_only` for the analysed model (least-squares slope {glue:text}`benign_slope_p_only:.2f` ±
-# {glue:text}`benign_slope_p_only_std:.2f`, {glue:text}`benign_runs_p_only` runs) and
-# {glue:md}`benign_trend_W_and_p` for the experiments' model ({glue:text}`benign_slope_W_and_p:.2f` ±
-# {glue:text}`benign_slope_W_and_p_std:.2f`, {glue:text}`benign_runs_W_and_p` runs); for the noisy labels alone the
-# slopes are {glue:text}`noisy_slope_p_only:.2f` ± {glue:text}`noisy_slope_p_only_std:.2f` and
-# {glue:text}`noisy_slope_W_and_p:.2f` ± {glue:text}`noisy_slope_W_and_p_std:.2f` (means ± spread over seeds). These
-# slopes describe the data; they are not a test of the theorem's exponent, which bounds the time from above and says
-# nothing against an earlier arrival. Runs without a point never had every label fitted with the test error below
-# $\delta$ at the same step.
+# **Top left — the theorem's own condition.** The theorem's $\tau$ is a time at which every label is fitted and the
+# test error is below $\delta$ (an order, $\Theta(\cdot)$). With the fixed head that condition is half met before
+# any training: the test error is already below $\delta$ at step 0 in {glue:md}`test_error_at_step0_words` of the
+# main grid outside the harmful region (both models; bottom right), so the first step with every label fitted and
+# the test error below $\delta$ measures only the time to fit the noisy labels. Against $1/(n\,\mathrm{SNR}^2)$ it
+# {glue:md}`benign_trend_words` (slopes {glue:text}`benign_slope_words_p_only` for the analysed model over
+# {glue:text}`benign_runs_p_only` runs, {glue:text}`benign_slope_words_W_and_p` for the experiments' model over
+# {glue:text}`benign_runs_W_and_p`); for the noisy labels alone the slopes are
+# {glue:text}`noisy_slope_words_p_only` and {glue:text}`noisy_slope_words_W_and_p`. In the theory's benign region the
+# analysed model meets the condition by step {glue:text}`benign_first_latest:,.0f` at the latest, and it holds from
+# then to the last step in {glue:md}`benign_settled_words` (in the others a few test samples are lost again, near
+# the harmful boundary). By its own condition, then, the theorem's $\tau$ is met: whatever time its formula gives
+# inside the run, the conditions hold there. But the condition cannot measure the exponent: it holds as early at
+# every $n\,\mathrm{SNR}^2$, because the fixed head does the generalizing. Runs without a point never had every label
+# fitted with the test error below $\delta$ at the same step.
 #
 # **Top right — $\tau \propto 1/\alpha$.** At two step sizes {glue:text}`alpha_factor_ratio:.3g` times apart, the
 # median ratio of $\tau_{\text{noisy}}\cdot\alpha$ over matched runs is {glue:text}`alpha_ratio_noisy:.3f` (the
@@ -375,35 +427,43 @@ metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
 # **Middle row and bottom left — the test inputs' attention.** What training adds over the fixed head is not in the
 # test error but in the *test inputs' attention*: the mean softmax score $s$ that fresh inputs put on their relevant
 # token. Its lead $L = \log((T-1)s/(1-s))$ (zero for uniform attention) follows $L \approx \kappa \log(\text{step})$, a
-# straight line on a log axis (middle right), with a rate $\kappa$ that {glue:md}`kappa_trend_p_only` with
-# $n\,\mathrm{SNR}^2$ (bottom left: over the non-harmful runs with $n\,\mathrm{SNR}^2 \le 1$ the log–log slope of
-# $\kappa$ against $n\,\mathrm{SNR}^2$ is {glue:text}`kappa_slope_p_only:.2f` ± {glue:text}`kappa_slope_p_only_se:.2f`
-# for the analysed model, and {glue:text}`kappa_slope_W_and_p:.2f` ± {glue:text}`kappa_slope_W_and_p_se:.2f` for the
-# experiments' model, where κ {glue:md}`kappa_trend_W_and_p`). Were $\kappa$ proportional to $n\,\mathrm{SNR}^2$
-# (slope one), reaching a fixed lead $L^*$ would take $\exp(L^*/\kappa) \propto \exp(c/(n\,\mathrm{SNR}^2))$ steps,
-# the theorem's form with a constant $c$ in the exponent. The first step at which the test attention reaches
-# {glue:text}`attention_level:.2g` (the clock's event, exact to the step) has slope
-# {glue:text}`select_slope_p_only:.1f` ± {glue:text}`select_slope_p_only_std:.1f` on the theorem's axes for the
-# analysed model and {glue:text}`select_slope_W_and_p:.1f` ± {glue:text}`select_slope_W_and_p_std:.1f` for the
-# experiments' model (means ± spread over seeds): {glue:md}`select_vs_theorem_p_only` the theorem's formula, whose
-# slope on these axes is one, for the analysed model, and {glue:md}`select_vs_theorem_W_and_p` it for the
-# experiments' model. The level was reached only up to $1/(n\,\mathrm{SNR}^2)$ = {glue:text}`select_max_inverse:.2g`,
-# so the line is fitted there; in the theory's benign region it was not reached within the run in
-# {glue:md}`select_censored_words` (grey triangles: lower bounds). A reading consistent with these numbers: once a training
-# sample attends to one token, its gradient carries $s(1-s)$ and fades as the attention saturates, so the logits grow
-# only logarithmically; of that growth, a share that shrinks with $n\,\mathrm{SNR}^2$ is signal rather than
-# memorised noise, and only the signal carries over to fresh inputs.
+# straight line on a log axis (middle right). Its rate $\kappa$ (bottom left) has, over the non-harmful runs with
+# $n\,\mathrm{SNR}^2 \le 1$, a log–log slope against $n\,\mathrm{SNR}^2$ of
+# {glue:text}`kappa_slope_p_only:.2f` ± {glue:text}`kappa_slope_p_only_se:.2f` for the analysed model and
+# {glue:text}`kappa_slope_W_and_p:.2f` ± {glue:text}`kappa_slope_W_and_p_se:.2f` for the experiments' model (least
+# squares ± standard error): against $n\,\mathrm{SNR}^2$, $\kappa$ {glue:md}`kappa_trend_words`. Were $\kappa$
+# proportional to $n\,\mathrm{SNR}^2$ (slope one), reaching a fixed lead $L^*$ would take
+# $\exp(L^*/\kappa) \propto \exp(c/(n\,\mathrm{SNR}^2))$ steps, the theorem's form with a constant $c$ in the exponent.
+#
+# The first step at which the test attention reaches {glue:text}`attention_level:.2g` (the clock's event, exact to
+# the step) was reached, outside the harmful region, by {glue:text}`select_where_p_only` (analysed model). Fitted over
+# them it has slope {glue:text}`select_slope_words_p_only` on the theorem's axes, and
+# {glue:text}`select_slope_words_W_and_p` for the experiments' model; the median run's selection time is
+# {glue:text}`select_medians_words`. Those are mostly runs of the theory's not-overfitting region, where the theorem's
+# benign formula does not apply, so this slope describes the data and tests nothing. In the theory's *benign* region,
+# where it applies, fresh inputs select within the run in {glue:md}`select_benign_selected_p_only` of the analysed
+# model, all at {glue:text}`select_benign_at_p_only` (steps {glue:text}`select_benign_steps_p_only`), and never within
+# the run in {glue:md}`select_censored_words` (grey triangles: lower bounds, at the run's last step). No slope can be
+# fitted through one value of $n\,\mathrm{SNR}^2$, but the runs that do not select bound it: for each $d$, $n$ and
+# seed, from the step at which fresh inputs select to the last step of the run at the next smaller
+# $n\,\mathrm{SNR}^2$, the slope of $\log \tau$ against $1/(n\,\mathrm{SNR}^2)$ is at least
+# {glue:text}`select_bound_p_only:.1f` (the smallest over {glue:text}`select_bound_cells_p_only` such pairs; the
+# experiments' model, in runs five times shorter, at least {glue:text}`select_bound_W_and_p:.1f`), where the
+# theorem's formula has slope 1. A reading consistent with these numbers: once a training sample attends to one token, its gradient
+# carries $s(1-s)$ and fades as the attention saturates, so the logits grow only logarithmically; of that growth, a
+# share that shrinks with $n\,\mathrm{SNR}^2$ is signal rather than memorised noise, and only the signal carries
+# over to fresh inputs.
 #
 # **Bottom right — the fixed head.** With $\nu \propto \mu_+ - \mu_-$ fixed and $p = 0$, uniform attention already
 # averages the relevant token into the output: outside the harmful region (both models) the test accuracy at step 0
-# is at least
-# {glue:text}`test_acc_step0_min:.3f` (median {glue:text}`test_acc_step0_median:.3f`), and at the last step at least
-# {glue:text}`test_acc_last_min:.3f`. The delayed generalization of the theorem is therefore not a delay in test
-# accuracy here; it is the slow turn of fresh inputs' attention to the relevant token, timed in the next section.
+# is at least {glue:text}`test_acc_step0_min:.3f` (median {glue:text}`test_acc_step0_median:.3f`), and at the last
+# step at least {glue:text}`test_acc_last_min:.3f`. Training lowers it in {glue:md}`test_acc_fell_words` (at
+# {glue:text}`test_acc_fell_at`), by at most {glue:text}`test_acc_fell_most:.3f`: the hollow grey points below the
+# filled ones. The delayed generalization of the theorem is therefore not a delay in test accuracy here; it is the
+# slow turn of fresh inputs' attention to the relevant token, timed in the next section.
 #
 # **The other candidates.** Three more quantities could carry the exponential. The time to fit the noisy labels at
-# the smaller step size has slope {glue:text}`noisy_slope_small_alpha:.2f` ±
-# {glue:text}`noisy_slope_small_alpha_std:.2f` on the theorem's axes: against $1/(n\,\mathrm{SNR}^2)$ it
+# the smaller step size has slope {glue:text}`noisy_slope_small_alpha_words` on the theorem's axes: against $1/(n\,\mathrm{SNR}^2)$ it
 # {glue:md}`noisy_trend_small_alpha`, while a smaller $\alpha$ stretches it as $1/\alpha$. The time until no test
 # sample at all is misclassified ($\delta$ below $1/n_{\text{test}}$, read off the logged steps) is step 0 in
 # {glue:md}`test_zero_at_step0_words` outside the harmful region (both models), never comes in {glue:md}`test_zero_never_words`,
@@ -423,16 +483,17 @@ metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
 # **The rule, its thresholds fixed before the run.** A run is *benign* when at its last step every training label is
 # fitted and fresh inputs select their relevant token. The theorem states delayed generalization in its benign
 # regime, so the rule reads the benign runs of the analysed model (main grid) in the theory's benign region
-# ($n\,\mathrm{SNR}^2 \le 1$ and $\mathrm{SNR} \ge d^{-1/4}$, orders with constants one). It *holds* when (i) in more
-# than half of them the last noisy label is fitted before fresh inputs select ($t_{\text{select}} > t_{\text{fit}}$)
-# and (ii) the gap grows as $n\,\mathrm{SNR}^2$ falls: the least-squares slope of
-# $\log(t_{\text{select}} - t_{\text{fit}})$ against $1/(n\,\mathrm{SNR}^2)$ over the delayed runs lies more than two
-# standard errors above zero. It is *contradicted* when (i) fails or that slope lies more than two standard errors
-# below zero. It is *not seen* when there are fewer than {glue:text}`delay_min_runs` benign runs, or the slope cannot
-# be fitted (fresh inputs selected at one value of $n\,\mathrm{SNR}^2$ only) or cannot be told from zero. Runs in which
-# fresh inputs never select within the run are not benign here; as they are the slowest, leaving them out can only
-# flatten the slope. The same rule over every benign run of the grid, the theory's not-overfitting region included,
-# is reported beside it.
+# ($n\,\mathrm{SNR}^2 \le 1$ and $\mathrm{SNR} \ge d^{-1/4}$, orders with constants one). The claim has two parts:
+# (i) in more than half of them the last noisy label is fitted before fresh inputs select
+# ($t_{\text{select}} > t_{\text{fit}}$), and (ii) the gap grows as $n\,\mathrm{SNR}^2$ falls: the least-squares
+# slope of $\log(t_{\text{select}} - t_{\text{fit}})$ against $1/(n\,\mathrm{SNR}^2)$ over the delayed runs lies more
+# than two standard errors above zero. The rule *holds* when both parts do; it is *contradicted* when (i) fails or
+# that slope lies more than two standard errors below zero; it *holds in part* when (i) holds and (ii) cannot be told
+# (the slope cannot be fitted, fresh inputs selecting at one value of $n\,\mathrm{SNR}^2$ only, or cannot be told from
+# zero); and it is *not seen* with fewer than {glue:text}`delay_min_runs` benign runs. Runs in which fresh inputs never
+# select within the run are not benign here and the rule does not count them: they are the slowest, so counted as
+# lower bounds they could only make the gap grow faster, and whether that happens is for longer runs to show. The same
+# rule over every benign run of the grid, the theory's not-overfitting region included, is reported beside it.
 
 # %%
 fitted_end, selected_end = cells.all_fitted_settled.notna(), cells.test_selected_settled.notna()
@@ -446,17 +507,23 @@ SCOPES = {"": ("p only (W = I)", True), "_all": ("p only (W = I)", False), "_W_a
 for suffix, (model, benign_region_only) in SCOPES.items():  # "": the analysed model in the benign region, headline
     g = main[(main.model == model) & ((main.regime_by_order == "benign") | (not benign_region_only))]
     record = timing.delayed_generalization(g.t_fit, g.t_select, g.inverse)
-    record["verdict"], _ = timing.delay_verdict(record)
+    record["verdict"], record["reason"] = timing.delay_verdict(record)
     metrics.update({(k if k in HEADLINE else f"delay_{k}") + suffix: v for k, v in record.items()})
+    metrics[f"delay_said{suffix}"] = timing.verdict_said(record["verdict"], record["reason"])
     metrics[f"gap_words{suffix}"] = words.slope_words(record["gap_slope"], record["gap_slope_se"], "grows", "shrinks")
     metrics[f"delayed_words{suffix}"] = words.share_words(record["delayed_runs"], record["benign_runs"])
     metrics[f"delay_benign_words{suffix}"] = words.count(record["benign_runs"], "benign run")
 metrics["delay_min_runs"] = timing.DELAY_MIN_RUNS
+region = main[(main.model == "p only (W = I)") & (main.regime_by_order == "benign")]
+unselected = region[region.t_fit.notna() & region.tau_select.isna()]  # every label fitted, no selection in the run
+metrics.update(delay_unselected_runs=len(unselected), delay_unselected_fit_latest=float(unselected.t_fit.max()),
+               delay_unselected_words=words.count(len(unselected), "run"))
 benign_all = main[(main.model == "p only (W = I)") & main.t_select.notna() & main.t_fit.notna()]
 early = benign_all[benign_all.t_select <= benign_all.t_fit]  # fresh inputs select no later than the last noisy fit
 outside = int((benign_all.regime_by_order == "not_overfitting").sum())
-metrics["benign_all_words"] = (f"{words.count(len(benign_all), 'run')}, "
-                               f"{words.share_words(outside, len(benign_all))} in the theory's not-overfitting region")
+of_them = {0: "none", len(benign_all): "all"}.get(outside, str(outside))
+metrics["benign_all_words"] = (f"{words.count(len(benign_all), 'run')}, {of_them} of them in the theory's "
+                               "not-overfitting region")
 metrics["early_select_words"] = ("in none of the others" if early.empty else
                                  f"in the other {len(early)}, all at n·SNR² of {early.n_snr2.min():.3g} and above")
 
@@ -483,8 +550,7 @@ nb.save_metrics(metrics)
 table
 
 # %%
-fig, axes = plots.figure(1, 2, row_height=4.0)
-ax = axes[0]
+fig, ax = plots.figure(row_height=4.0)
 for model, g in main.groupby("model"):
     g = g[g.t_select.notna() & g.t_fit.notna()]
     ratio = g.t_select / g.t_fit
@@ -493,9 +559,30 @@ ax.axhline(1, color="black", ls=":", lw=1, label="fresh inputs select as the las
 ax.axvline(1, color="gray", ls="--", lw=1, label="n·SNR² = 1 (theory's benign region to the right)")
 ax.set(yscale="log", xlabel="1 / (n·SNR²)", ylabel=r"$t_{\mathrm{select}}\ /\ t_{\mathrm{fit}}$",
        title="benign runs: above 1, the noise is fitted first")
-ax = axes[1]
-for i, (regime, g) in enumerate(theorem.groupby("regime_by_order")):
-    color, region = f"C{i}", regime.replace("_", " ")
+plots.legend_above(fig, ax, ncols=2)  # above the panel: inside, the key covers its points
+nb.save_figure(fig, "theory_clock_delay")
+
+# %% [markdown]
+# **What the runs show** (the figure above). In the theory's benign region the analysed model has
+# {glue:md}`delay_benign_words`. In {glue:md}`delayed_words` the last noisy label is fitted before fresh inputs select
+# (median $t_{\text{fit}}$ {glue:text}`fit_time_median:,.0f` steps, median $t_{\text{select}}$
+# {glue:text}`select_time_median:,.0f`), and the gap $t_{\text{select}} - t_{\text{fit}}$, against
+# $1/(n\,\mathrm{SNR}^2)$, {glue:md}`gap_words`. Of the region's other runs, {glue:md}`delay_unselected_words` fit
+# every label too (by step {glue:text}`delay_unselected_fit_latest:,.0f`), and their fresh inputs do not select within
+# the run's {glue:text}`num_steps:,.0f` steps. The rule gives: {glue:md}`delay_said`.
+# Over every benign run of the grid ({glue:md}`benign_all_words`) the last noisy label is fitted first in
+# {glue:md}`delayed_words_all`; fresh inputs select first, and the noise is fitted afterwards (at or below the dotted
+# line), {glue:md}`early_select_words`. The same rule over all of them reads {glue:md}`delay_verdict_all`; among the
+# delayed ones the gap {glue:md}`gap_words_all`. The experiments' model in the theory's benign region
+# ({glue:md}`delay_benign_words_W_and_p`, {glue:text}`num_steps_trained_W:,.0f` steps): delayed in
+# {glue:md}`delayed_words_W_and_p`, the gap {glue:md}`gap_words_W_and_p`; the rule reads
+# {glue:md}`delay_verdict_W_and_p`.
+
+# %%
+fig, ax = plots.figure(row_height=4.0)
+REGION_COLORS = {"benign": "C2", "not_overfitting": "C4"}  # not the models' colours of the figure above
+for regime, g in theorem.groupby("regime_by_order"):
+    color, region = REGION_COLORS[regime], regime.replace("_", " ")
     ax.scatter(g.tau_theorem, g.t_select, color=color, s=22,
                label=rf"$t_{{\mathrm{{select}}}}$, theory's {region} region")
     ax.scatter(g.tau_theorem, g.t_fit, facecolors="none", edgecolors=color, s=22,
@@ -508,28 +595,16 @@ lims = [min(theorem.tau_theorem.min(), 1), theorem.num_steps.max() * 2]
 ax.plot(lims, lims, ls="--", color="black", lw=1, label="measured = theorem's τ")
 ax.set(xscale="log", yscale="log", xlabel="theorem's τ, constants set to one (steps)", ylabel="measured (steps)",
        title="measured times against the theorem's (p only)")
-plots.legend_above(fig, *axes, ncols=2)  # both panels' keys above the figure: inside, each covers its points
-nb.save_figure(fig, "theory_clock_delay")
+plots.legend_above(fig, ax, ncols=2)
+nb.save_figure(fig, "theory_clock_against_theorem")
 
 # %% [markdown]
-# **What the runs show.** In the theory's benign region the analysed model has {glue:md}`delay_benign_words`. In {glue:md}`delayed_words` the last noisy label is fitted before fresh inputs select (median
-# $t_{\text{fit}}$ {glue:text}`fit_time_median:.0f` steps, median $t_{\text{select}}$
-# {glue:text}`select_time_median:.0f`), and the gap $t_{\text{select}} - t_{\text{fit}}$, against
-# $1/(n\,\mathrm{SNR}^2)$, {glue:md}`gap_words`. The rule gives: **{glue:md}`delay_verdict`**. Over every benign run of
-# the grid ({glue:md}`benign_all_words`) the last noisy
-# label is fitted first in {glue:md}`delayed_words_all`; fresh inputs select first, and the noise is fitted
-# afterwards (left, at or below the dotted line), {glue:md}`early_select_words`. The same rule over all of them reads
-# {glue:md}`delay_verdict_all`; among the delayed ones the gap {glue:md}`gap_words_all`. The experiments' model in
-# the theory's benign region ({glue:md}`delay_benign_words_W_and_p`, {glue:text}`num_steps_trained_W`
-# steps): delayed in {glue:md}`delayed_words_W_and_p`, the gap {glue:md}`gap_words_W_and_p`; the rule reads
-# {glue:md}`delay_verdict_W_and_p`.
-#
-# **Against the theorem's time scales** (right, and the table): where the theorem gives a benign time,
-# $\exp(1/(n\,\mathrm{SNR}^2))$ over its prefactor, fresh inputs select later than it — or not within the run — in
-# {glue:md}`select_after_theorem_words` of the analysed model in the theory's benign region. Across that region, as the theorem's
-# $\tau$ rises, the measured fitting time {glue:md}`fit_vs_theorem_words` on log–log axes, and the selection time,
-# where it was reached, {glue:md}`select_vs_theorem_words`. The theorem fixes orders, not constants: the dashed line
-# (measured = its formula with constants set to one) is a reference, not a prediction of the level.
+# **Against the theorem's time scales** (the figure above, and the table): where the theorem gives a benign time,
+# $\exp(1/(n\,\mathrm{SNR}^2))/P$, fresh inputs select later than it — or not within the run — in
+# {glue:md}`select_after_theorem_words` of the analysed model in the theory's benign region. Across that region, as the
+# theorem's $\tau$ rises, the measured fitting time {glue:md}`fit_vs_theorem_words` on log–log axes, and the selection
+# time, where it was reached, {glue:md}`select_vs_theorem_words`. The theorem fixes orders, not constants: the dashed
+# line (measured = its formula with constants set to one) is a reference, not a prediction of the level.
 
 # %% [markdown]
 # ## Not overfitting: the other half of the theorem
@@ -539,7 +614,7 @@ nb.save_figure(fig, "theory_clock_delay")
 # outside the harmful region (uniform attention and the fixed head classify the clean samples and the test set and leave every flipped
 # label unfitted), and it stops holding once a noisy label is memorised: it held from some step to the end in
 # {glue:md}`not_overfitting_settled_words`, and every noisy label was fitted in {glue:md}`noisy_fitted_words` of
-# the grid, whose $n\,\mathrm{SNR}^2$ reaches {glue:text}`n_snr2_max:g`.
+# this page (both step sizes), whose $n\,\mathrm{SNR}^2$ reaches {glue:text}`n_snr2_max:g`.
 # Where every noisy label is fitted, the not-overfitting regime of the theorem (larger $n\,\mathrm{SNR}^2$, or its
 # constants) is not reached, and its time scale cannot be timed; the table above sets its formula beside the times
 # that were measured there.
@@ -570,23 +645,36 @@ nb.save_figure(fig, "theory_clock_growth")
 # %% [markdown]
 # ## Paper vs here
 #
-# The theorem gives its $\tau$ as a time by which the conditions hold, $\Theta(\exp(n^{-1}\mathrm{SNR}^{-2}))$ in
-# the units of the top-left panel, and $\tau \propto 1/\alpha$. The runs reach the conditions earlier — the test
-# error is below $\delta$ from step 0 in {glue:md}`test_error_at_step0_words` of both models outside the harmful
-# region — and
-# the first such step has slope {glue:text}`benign_slope_p_only:.2f` (analysed model) and
-# {glue:text}`benign_slope_W_and_p:.2f` (experiments' model) on those axes: consistent with a time by which the
-# conditions hold, and no measurement of its exponent. The $\tau\cdot\alpha$ ratios are
-# {glue:text}`alpha_ratio_noisy:.3f` and {glue:text}`alpha_ratio_select:.3f` between two step sizes. The time fresh
-# inputs take to select the relevant token {glue:md}`select_trend_p_only` $1/(n\,\mathrm{SNR}^2)$: slopes
-# {glue:text}`select_slope_p_only:.1f` and {glue:text}`select_slope_W_and_p:.1f` at attention
-# {glue:text}`attention_level:.2g` on axes where the theorem's formula has slope one. The paper's headline, delayed
-# generalization (the noise fitted first, fresh inputs selecting later, the later the smaller
-# $n\,\mathrm{SNR}^2$), by the rule fixed above: {glue:md}`delay_verdict` for the analysed model —
-# {glue:md}`delay_benign_words` in the theory's benign region, delayed in {glue:md}`delayed_words`, the
-# gap {glue:md}`gap_words` — and {glue:md}`delay_verdict_all` over every benign run of the grid. These numbers
-# come from {glue:text}`runs` runs of {glue:text}`num_steps` steps (analysed model) and
-# {glue:text}`num_steps_trained_W` steps (experiments' model); a run at the paper's profile
+# The paper reports no number for these times, only their orders, so no table below compares one; the claims ledger
+# ({doc}`../book/summary`) judges the page's three claims by the rules above, and says the same as this section.
+#
+# **The theorem's benign time, and the condition the verdict reads.** The theorem's own condition — every label
+# fitted and the test error below $\delta$ = {glue:text}`delta:.2g` — is met early and at every $n\,\mathrm{SNR}^2$: the
+# fixed head's test error is below $\delta$ at step 0 in {glue:md}`test_error_at_step0_words` outside the harmful
+# region, the first step with every label fitted as well has slope {glue:text}`benign_slope_words_p_only` (analysed
+# model) and {glue:text}`benign_slope_words_W_and_p` (experiments' model) on the theorem's axes, and in the theory's
+# benign region the condition holds from step {glue:text}`benign_first_latest:,.0f` at the latest to the end in
+# {glue:md}`benign_settled_words`. By that condition the theorem's time is met, and its exponent cannot be measured:
+# the condition times the fitting of the noisy labels, while the generalizing is the fixed head's. The verdict
+# therefore reads a stand-in for what training adds: the first step at which fresh inputs select their relevant
+# token (mean test attention at least {glue:text}`attention_level:.2g`). Where the two disagree — by the theorem's
+# condition every run generalizes within its first steps, by the stand-in most runs of the benign region never do
+# within the run — the verdict is the stand-in's, because only it measures a time that training sets. In the
+# theory's benign region fresh inputs select within the run in {glue:md}`select_benign_selected_p_only` (analysed
+# model), all at {glue:text}`select_benign_at_p_only`; where they do not, the slope of $\log\tau$ against
+# $1/(n\,\mathrm{SNR}^2)$ is at least {glue:text}`select_bound_p_only:.1f`, where the theorem's formula has slope 1.
+# The rule gives {glue:md}`clock_said_p_only`.
+#
+# **The step size.** The $\tau\cdot\alpha$ ratios between two step sizes are {glue:text}`alpha_ratio_noisy:.3f`
+# (noisy labels fitted) and {glue:text}`alpha_ratio_select:.3f` (fresh inputs selecting), against the theorem's 1.
+#
+# **Delayed generalization**, the paper's headline (the noise fitted first, fresh inputs selecting later, the later
+# the smaller $n\,\mathrm{SNR}^2$), by the rule fixed above. For the analysed model in the theory's benign region
+# ({glue:md}`delay_benign_words`, the noise fitted first in {glue:md}`delayed_words`): {glue:md}`delay_said`. Over
+# every benign run of the grid, the not-overfitting region included: {glue:md}`delay_said_all`.
+#
+# These numbers come from {glue:text}`runs` runs of {glue:text}`num_steps:,.0f` steps (analysed model) and
+# {glue:text}`num_steps_trained_W:,.0f` steps (experiments' model); a run at the paper's profile
 # (`benign run theory_clock --profile paper`) runs $10^6$ steps over three $d$, three $n$ and five seeds.
 
 # %%

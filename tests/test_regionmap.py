@@ -28,6 +28,9 @@ def test_fit_words_say_what_was_fitted_and_what_could_not_be():
     assert regionmap.fit_words(fit, "slope_d", 9, " at step 1,000") == \
         "not measurable at step 1,000 (only one row of the 9 holds both regimes)"
     assert regionmap.fit_words(fit | {"rows": 0}) == "not measurable (no column holds both regimes)"
+    assert regionmap.fit_words(fit, total=7) == "0.52 ± 0.10 (over all 7 columns)"
+    assert regionmap.fit_words(fit | {"slope": 0.0, "slope_se": 0.0}, total=39, when=" at step 1,000") == (
+        "0 at step 1,000 (flat: the boundary lies at the same ‖μ‖ in 7 of the 39 columns)")
     assert regionmap.fit_words(fit | {"slope": 3.0, "slope_se": float("nan"), "rows": 2}, total=7) == \
         "not measurable (only 2 columns of the 7 hold both regimes: no error to judge a line through two points by)"
 
@@ -83,8 +86,9 @@ def test_map_result_reads_a_known_map():
     assert result.paper_cells == {"balanced": (0.99, 1.0)}  # (2000, 20) is on this grid, the others are not
     metrics = result.metrics()
     assert no_nan(metrics) and metrics["harmful_cells"] == 3 and metrics["balanced_test_acc"] == 0.99
-    assert metrics["harmful_of_words"] == ("of the 3 cells the map calls harmful, 67% are cells whose head alone "
+    assert metrics["harmful_of_words"] == ("67% of the 3 cells the map calls harmful are cells whose head alone "
                                            "already scores below the threshold")
+    assert metrics["head_below_words"] == "some cell's head alone scores below 0.95 only at the grid's smallest ‖μ‖, 5"
     assert isinstance(metrics["overfit_rows_map"], int)  # counts stay counts in the record
     marked_d = float(re.search(r'data-value="([^"]+)"', metrics["test_loss_trend_words"]).group(1))
     assert marked_d == pytest.approx(0.1)  # the word is marked with its slope: 0.1 per unit of log d

@@ -150,6 +150,17 @@ def test_collapse_sentence():
         "and 500).")
 
 
+def test_unstated_n_said():
+    hit = {"as_paper": True}
+    miss = {"as_paper": False}
+    assert etasweep.unstated_n_said({20: miss, 200: hit}) == (
+        "The sweep over n above reproduces the paper's collapse at n = 200, so the unstated n can account for the "
+        "table's misses.")
+    assert etasweep.unstated_n_said({20: miss, 50: miss, 500: miss}) == (
+        "So the unstated n does not account for the table's misses: the sweep over n above reproduces the paper's "
+        "collapse at none of n = 20, 50 and 500.")
+
+
 def test_the_eta_table_says_where_no_label_is_flipped_and_a_floor_of_one_is_one():
     assert etasweep.ratio_cells([float("inf"), 2.4871]) == [etasweep.NO_FLIP, 2.4871]
     assert etasweep.at_least_words([1.0, 1.0]) == "1.000"
@@ -193,3 +204,14 @@ def test_save_metrics_keeps_good_shares(tmp_path):
     record = records.save_metrics(tmp_path, "nb", good, {})
     assert record["balanced_shown_noisy_on_irrelevant"] == 0.42 and record["harmful_attention_noisy_relevant"] is None
     assert (tmp_path / "metrics.json").exists()
+
+
+def test_conditions_heatmap_words():
+    from benign import heatmaps
+
+    table = pd.DataFrame({"d": [250, 750, 1000], "signal_norm": [5.0, 85.0, 100.0], "r": [0.9, 0.19, 1.4]})
+    assert heatmaps.smallest_cell(table, "r") == "(d, ‖μ‖) = (750, 85)"
+    assert heatmaps.bar_words(0.19, 1.43, (0.5, 2.5)) == ("reaches below its lower end 0.5 and stays short of its "
+                                                          "upper end 2.5")
+    assert heatmaps.bar_words(0.6, 3.0, (0.5, 2.5)) == ("stays above its lower end 0.5 and reaches above its upper "
+                                                        "end 2.5")

@@ -27,7 +27,42 @@ def test_delayed_generalization_on_known_runs():
     assert timing.delay_verdict(many)[0] == "holds"
     assert timing.delay_verdict(dict(many, delayed_share=0.5))[0] == "contradicted"
     assert timing.delay_verdict(dict(many, gap_slope=-1.0, gap_slope_se=0.2))[0] == "contradicted"
-    assert timing.delay_verdict(dict(many, gap_slope=0.3, gap_slope_se=0.2))[0] == "not seen"  # not told from zero
+    assert timing.delay_verdict(dict(many, gap_slope=0.3, gap_slope_se=0.2)) == (
+        "holds in part", "how the delay grows is untested: the spread cannot tell the gap's growth from none")
+    assert timing.delay_verdict(dict(many, gap_slope=float("nan"), gap_slope_se=float("nan")))[0] == "holds in part"
+
+
+def test_censored_bound_reads_the_step_to_the_first_run_that_never_arrives():
+    nan = float("nan")
+    table = pd.DataFrame({"d": 100, "n": 10, "seed": [0, 0, 0, 1, 1, 1], "inverse": [0.5, 1.0, 2.0] * 2,
+                          "num_steps": 1000, "tau": [5.0, 10.0, nan, 5.0, 20.0, nan]})
+    bound, groups = timing.censored_bound(table, "tau")
+    assert groups == 2 and bound == pytest.approx(np.log(1000 / 20))  # the smaller of log(100) and log(50), Δ = 1
+    assert type(bound) is float  # glued as a number
+    assert np.isnan(timing.censored_bound(table.assign(tau=5.0), "tau")[0])  # every run arrives: no bound
+
+
+def test_clock_verdict():
+    nan = float("nan")
+    assert timing.clock_verdict({"slope": nan, "spread": nan, "bound": 3.0})[0] == "contradicted"
+    assert timing.clock_verdict({"slope": nan, "spread": nan, "bound": 0.5})[0] == "not seen"
+    assert timing.clock_verdict({"slope": 1.1, "spread": 0.1, "bound": nan}) == ("holds", "")
+    assert timing.clock_verdict({"slope": 2.0, "spread": 0.1, "bound": nan})[0] == "contradicted"
+    assert timing.clock_verdict({"slope": 0.2, "spread": 0.1, "bound": nan})[0] == "holds in part"
+
+
+def test_plus_minus_rounds_to_the_spread():
+    assert timing.plus_minus(6.434, 0.244) == "6.4 ± 0.2"
+    assert timing.plus_minus(-0.127, 0.267) == "−0.1 ± 0.3"
+    assert timing.plus_minus(12.3, 3.1) == "12 ± 3"
+    assert timing.plus_minus(0.5, float("nan")) == "0.50" and timing.spread_format(0.0) == ".2f"
+
+
+def test_models_words_and_verdict_said():
+    assert timing.models_words("rises", "rises") == "rises for both models"
+    assert timing.models_words("rises", "falls") == "rises for the analysed model and falls for the experiments' model"
+    assert timing.verdict_said("holds", "") == "**holds**"
+    assert timing.verdict_said("not seen", "too few runs") == "**not seen** — too few runs"
 
 
 def test_line_fit():
