@@ -14,9 +14,10 @@ is above one or not.
 
 Each row holds three numbers: the target, the authors' code's (a transcription of their script, `benign.authors`,
 run by the notebook at the paper's stated setting and stored in its metrics as `authors_<key>`) and ours. A miss
-gets a cause, one of `CAUSES`: a static one where the numbers cannot decide (an offline substitute), else what the authors' number decides — within the tolerance of ours and on our side of every
-regime boundary means their published code agrees with us; missing the paper's number itself, it misses too;
-otherwise ours differs from their code.
+gets a cause, one of `CAUSES`: a static one where the numbers cannot decide (an offline substitute), else what the
+authors' number decides — within the tolerance of ours and on our side of every regime boundary means their
+published code agrees with us; missing the paper's number itself, it misses too; otherwise ours differs from their
+code.
 
 A row's `quantity` may name numbers of the record (`{n_train:.0f}`, formatted when the row is compared), so that it
 says the setting the page ran.

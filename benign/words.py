@@ -7,6 +7,7 @@ computed from (`marked`), so that `benign.textcheck`'s rule `direction` can read
 
 import math
 import re
+from decimal import ROUND_HALF_UP, Decimal
 
 from . import thresholds
 
@@ -34,11 +35,14 @@ def minus(text: str) -> str:
 
 
 def percent(x: float, fmt: str = ".0%") -> str:
-    """A share as a reader says it: 'none' for 0, 'all' for 1, else formatted with `fmt` ('49%'); a share that
+    """A share as a reader says it: 'none' for 0, 'all' for 1, else to `fmt`'s digits ('.0%': '49%'); a share that
     rounds to 0 % or 100 % without being it reads 'under 1%' or 'over 99%' (at `fmt`'s precision)."""
     if x == 0 or x == 1:
         return "none" if x == 0 else "all"
-    shown, step = format(x, fmt), 10 ** -(int(fmt[1:-1] or 0) + 2)  # the smallest share `fmt` shows
+    digits = int(fmt[1:-1] or 0)
+    step = 10 ** -(digits + 2)  # the smallest share `fmt` shows
+    shown = f"{(Decimal(repr(float(x))) * 100).quantize(Decimal(1).scaleb(-digits), ROUND_HALF_UP)}%"  # a half up,
+    # as a reader rounds the decimal they see (format's binary half-even made 12.5 % '12%' beside 87.5 % '88%')
     if float(shown.rstrip("%")) == 0:
         return f"under {format(step, fmt)}"
     if float(shown.rstrip("%")) == 100:

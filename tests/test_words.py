@@ -94,6 +94,10 @@ def test_a_share_that_rounds_to_none_or_all_says_so_without_lying():
     assert (words.percent(0.996), words.percent(0.004)) == ("over 99%", "under 1%")
     assert (words.percent(0.9996, ".1%"), words.percent(0.0004, ".1%")) == ("over 99.9%", "under 0.1%")
     assert [words.share_text(x) for x in (0.025, 0.49, 1.0, float("nan"))] == ["2.5%", "49%", "all", "—"]
+    # a half rounds up, as a reader rounds the decimal they see: 7 of 56 and 49 of 56 read 13% and 88%, not 12% and
+    # 88% (binary half-even); 0.0125 is below the float 1.25 % but reads as the decimal it prints
+    assert [words.percent(x) for x in (7 / 56, 49 / 56)] == ["13%", "88%"]
+    assert (words.share_text(0.0125), words.percent(0.985)) == ("1.3%", "99%")
 
 
 def test_plain_takes_the_marks_off_and_keeps_the_words():
