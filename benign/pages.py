@@ -89,14 +89,18 @@ def comparison(rows: list[expected.Row], titles: dict[str, str] | None = None) -
 
 
 def bound_said(e: expected.Expected) -> str:
-    """A row's tolerance as its check applies it: '±0.05' about the target; against a plot's limit, on which side
-    ('0.1 at or above, ±0.05'); against a range, inside it ('inside 0.405–0.55, ±0.05')."""
-    allowed = f"±{number(e.allowed)}"
+    """A row's tolerance as its check applies it: '±0.05' about the target; against a plot's limit, the bound a
+    value must meet ('at or above 0.25 (0.5 less 0.25)'); against a range, the widened range ('within 0.355–0.6
+    (0.405–0.55 widened by 0.05)')."""
     if e.bound == "inside":
-        return f"inside {number(e.limits[0])}–{number(e.limits[1])}, {allowed}"
-    if e.bound:
-        return f"{number(e.target)} {'at or above' if e.bound == 'lower' else 'at or below'}, {allowed}"
-    return allowed
+        low, high = e.limits
+        return (f"within {number(low - e.allowed)}–{number(high + e.allowed)} ({number(low)}–{number(high)} widened "
+                f"by {number(e.allowed)})")
+    if e.bound == "lower":
+        return f"at or above {number(e.target - e.allowed)} ({number(e.target)} less {number(e.allowed)})"
+    if e.bound == "upper":
+        return f"at or below {number(e.target + e.allowed)} ({number(e.target)} plus {number(e.allowed)})"
+    return f"±{number(e.allowed)}"
 
 
 def cell(value) -> str:
@@ -131,7 +135,8 @@ class Comparison:
 
     def _repr_html_(self) -> str:
         if not self.rows:
-            return "<p>None of this page's numbers is compared with the papers at the settings this build ran.</p>"
+            return ("<p>The papers print no number at the settings this build ran, so nothing on this page is compared "
+                    "with them.</p>")
         return comparison(self.rows, self.titles)
 
 

@@ -631,6 +631,7 @@ def test_misses_words_name_the_rows_that_miss():
 def test_a_one_sided_or_range_row_says_its_check_in_the_tolerance_column():
     """0.016 'matched' 0.55 ±0.05 on the Figure 7 page: the column now says the check is the range's inside."""
     rows = {e.key: e for page in expected.EXPECTED.values() for e in page}
-    assert pages.bound_said(rows["train_loss_max"]) == "inside 0.405–0.55, ±0.05"
-    assert pages.bound_said(rows["eq10_max_ratio"]) == "2.5 at or below, ±0.25"
+    assert pages.bound_said(rows["train_loss_max"]) == "within 0.355–0.6 (0.405–0.55 widened by 0.05)"
+    assert pages.bound_said(rows["eq10_max_ratio"]) == "at or below 2.75 (2.5 plus 0.25)"
+    assert pages.bound_said(rows["eq10_min_ratio"]) == "at or above 0.25 (0.5 less 0.25)"
     assert pages.bound_said(rows["balanced_test_acc"]).startswith("±")
