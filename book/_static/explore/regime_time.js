@@ -216,7 +216,7 @@ benignRegimeTime.maps holds one controller per block (step, setStep, counts of t
       ctx.textBaseline = "top";
       let lastRight = -Infinity;
       for (let t = 0; t <= N; t = t === 0 ? 1 : t * 10) {  // 0, 1, 10, 100, …
-        const text = t >= 10000 ? `10${power(Math.round(Math.log10(t)))}` : label(t);
+        const text = t >= 1000 ? `10${power(Math.round(Math.log10(t)))}` : String(t);  // 0, 1, 10, 100, 10³, …
         const w = ctx.measureText(text).width, x = xOf(t);
         if (x - w / 2 > lastRight + 4 && x + w / 2 <= p.x + p.w + 8) {
           ctx.fillText(text, x, p.y + p.h + 4);
@@ -300,7 +300,7 @@ benignRegimeTime.maps holds one controller per block (step, setStep, counts of t
       });
       const cell = payload.cells[selected], [at, train] = logged(cell.train), test = logged(cell.test)[1];
       said.textContent = `Cell d = ${label(cell.d)}, ‖μ‖ = ${cell.signal_norm}: ${nameOf[drawn[selected]]} ` +
-        `at step ${number(step)}; train accuracy ${train.toFixed(2)} and test accuracy ${test.toFixed(3)} at the ` +
+        `at step ${number(step)}; train accuracy ${train.toFixed(3)} and test accuracy ${test.toFixed(3)} at the ` +
         `logged step ${number(at)}. Point at or tap a cell (or use the arrow keys on the map) to follow another.`;
       canvas.setAttribute("aria-label", `Regime map at step ${number(step)}: ` +
         payload.regimes.map((r) => `${r.label} ${c[r.key]}`).join(", ") + " cells");
