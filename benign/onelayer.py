@@ -16,22 +16,57 @@ from . import regimes, thresholds
 from .data import RELEVANT
 from .words import and_list, direction, reader_name, share_words, span, trend
 
-NEAR_CHANCE = "near_chance"  # a costless run that generalizes nothing, with or without the flipped labels
+NEAR_CHANCE = "near_chance"  # a run that generalizes nothing, with or without the flipped labels
+
+
+def resolved_cost(test_acc, control_test_acc) -> np.ndarray:
+    """Whether the flipped labels cost a run more test accuracy than its test set can tell from sampling: more than
+    `thresholds.HARM` against its clean-label control, or, where both runs end near chance (below
+    `thresholds.NEAR_CHANCE`), more than `thresholds.CHANCE_GAP` — two runs near chance disagree on about half of the
+    test samples, so a gap of `HARM` between them is sampling, not the flipped labels."""
+    test, control = np.asarray(test_acc, dtype=float), np.asarray(control_test_acc, dtype=float)
+    near = (test < thresholds.NEAR_CHANCE.value) & (control < thresholds.NEAR_CHANCE.value)
+    return control - test > np.where(near, thresholds.CHANCE_GAP.value, thresholds.HARM.value)
 
 
 def seed_reading(train_acc, test_acc, control_test_acc) -> np.ndarray:
     """Each run's regime against its clean-label control (`regimes.trained_regime`: not overfitting while a label is
-    unfitted, harmful when the flipped labels cost more than `thresholds.HARM`, else benign), except that a run the
-    flipped labels cost nothing but that ends below `thresholds.NEAR_CHANCE` reads `NEAR_CHANCE`, not benign: its
-    clean-label twin is within `HARM` of it, so near chance too, and there was nothing to lose."""
+    unfitted, harmful when the flipped labels cost more than `thresholds.HARM`, else benign), except that a run that
+    ends below `thresholds.NEAR_CHANCE` and whose cost its test set cannot resolve (`resolved_cost`) reads
+    `NEAR_CHANCE`, neither benign nor harmful: its clean-label twin is near chance too, and there was nothing to
+    lose."""
     regime = regimes.trained_regime(train_acc, test_acc, control_test_acc)
     low = np.asarray(test_acc) < thresholds.NEAR_CHANCE.value
-    return np.where((regime == "benign") & low, NEAR_CHANCE, regime)
+    unresolved = ~resolved_cost(test_acc, control_test_acc)
+    return np.where(np.isin(regime, ["benign", "harmful"]) & low & unresolved, NEAR_CHANCE, regime)
+
+
+def cost_words(costs: pd.DataFrame, test_threshold: float) -> str:
+    """What the flipped labels cost a setting over its seeds (`encoder.noise_costs` rows of one setting), in words:
+    on how many seeds more than its test set resolves (`resolved_cost`), then what the clean-label runs say of the
+    rest. Where they end near chance on every seed (below `thresholds.NEAR_CHANCE`), the encoder generalizes nothing
+    at this signal, with or without the flipped labels, and the gap it takes to resolve a cost is
+    `thresholds.CHANCE_GAP`; where they end below `test_threshold` on every seed, the low accuracy is (the rest of
+    it, where some seed pays) the encoder's own; else, where most seeds pay, the loss is the flipped labels'."""
+    harm, near, gap = thresholds.HARM.value, thresholds.NEAR_CHANCE.value, thresholds.CHANCE_GAP.value
+    paid = int(resolved_cost(costs.test_acc, costs.clean_test_acc).sum())
+    seeds = share_words(paid, len(costs), "seed", "seeds")
+    if costs.clean_test_acc.max() < near:
+        return (f"the clean-label runs end near chance too (below {near:g} on every seed), where two runs differ by "
+                f"up to {gap:g} by sampling alone: the flipped labels cost more than that on {seeds}, and at this "
+                "signal the encoder generalizes nothing, with or without them")
+    out = f"the flipped labels cost more than {harm:g} of test accuracy on {seeds}"
+    if costs.clean_test_acc.max() < test_threshold:
+        return out + (f": part of the loss is theirs, and the clean-label runs end below {test_threshold:g} too, so "
+                      "the rest is the encoder's own at this signal" if paid else
+                      f": the clean-label runs end below {test_threshold:g} too, so the low accuracy is the "
+                      "encoder's own at this signal, not theirs")
+    return out + (": the loss is theirs" if paid / len(costs) > thresholds.MAJORITY.value else "")
 
 
 def readings_words(readings) -> str:
     """How a setting's seeds read (`seed_reading`), commonest first: 'all 3 seeds harmful', '2 of the 3 seeds near
-    chance and 1 of the 3 seeds harmful'."""
+    chance and 1 of the 3 seeds benign'."""
     readings = pd.Series(list(readings))
     return and_list([f"{share_words(k, len(readings), 'seed', 'seeds')} {reader_name(r)}"
                      for r, k in readings.value_counts().items()])
@@ -115,6 +150,15 @@ def per_setting(values: dict, fmt: str) -> str:
     if len(set(shown.values())) == 1 and len(shown) > 1:
         return f"{next(iter(shown.values()))} in every setting"
     return and_list([f"{text} ({reader_name(name)})" for name, text in shown.items()])
+
+
+def formatted(frame: pd.DataFrame, formats: dict) -> pd.DataFrame:
+    """`frame` as a page shows it: each column named in `formats` written by its format spec ('.3f') or function
+    (`words.reader_name`), the others as they are, so a table gives a number to the digits its prose does."""
+    out = frame.copy()
+    for column, how in formats.items():
+        out[column] = out[column].map(how if callable(how) else lambda v, spec=how: format(v, spec))
+    return out
 
 
 def value_span(values, fmt: str = ".3f") -> str:

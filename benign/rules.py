@@ -14,7 +14,7 @@ from typing import Callable
 
 from . import thresholds, timing
 from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, OFFLINE, PART, Finding, Record, fitted, seeds_fit_every_label, spread
-from .words import percent, share_words, signed
+from .words import and_list, percent, share_words, signed
 
 
 def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
@@ -278,9 +278,11 @@ def eta_rule(m: Record) -> Finding:
 
 def encoder_rule(m: Record) -> Finding:
     """Figure 6: each seed's regime against the same run on clean labels (the encoder's head starts at chance, so its
-    step 0 says nothing; a run the flipped labels cost nothing but that ends near chance reads 'near chance', never
-    benign: `onelayer.seed_reading`). A setting lands as named when more than `MAJORITY` of its seeds do: holds when
-    every seed of every setting lands as named, contradicted when no setting lands, in part otherwise."""
+    step 0 says nothing; a run near chance whose cost its test set cannot resolve reads 'near chance', neither benign
+    nor harmful: `onelayer.seed_reading`). A setting lands as named when more than `MAJORITY` of its seeds do: holds
+    when every seed of every setting lands as named, contradicted when no setting lands, in part otherwise. The
+    paper's test threshold alone is quoted beside it, and named in the cause where it reads otherwise; it does not
+    decide."""
     names = {"balanced": "balanced", "harmful": "harmful", "not_overfitting": "not overfitting"}
     seeds, most = int(m["replicates"]), thresholds.MAJORITY.value
 
@@ -288,21 +290,26 @@ def encoder_rule(m: Record) -> Finding:
         return share_words(round(m[key] * seeds), seeds, "seed", "seeds")
 
     shares = {k: m[f"{k}_as_named_trained_share"] for k in names}
-    evidence = ("against the same runs on clean labels the seeds read: " +
-                "; ".join(f"{label} {m[f'{k}_regime_trained_words']}" for k, label in names.items()) +
-                ". In the named regime by the paper's test threshold: " +
-                ", ".join(f"{label} {as_named(f'{k}_as_named_share')}" for k, label in names.items()) +
+    evidence = ("against the same runs on clean labels, the reading the verdict uses, the seeds read: " +
+                "; ".join(f"{label} setting: {m[f'{k}_regime_trained_words']}" for k, label in names.items()) +
+                ". In the named regime by the paper's test threshold alone, which the verdict does not use: " +
+                "; ".join(f"{label} setting: {as_named(f'{k}_as_named_share')}" for k, label in names.items()) +
                 ". Test accuracy: " +
-                "; ".join(f"{label} {spread(m, f'{k}_test_acc')}, on clean labels {spread(m, f'{k}_clean_test_acc')}"
-                          for k, label in names.items()))
+                "; ".join(f"{label} setting {spread(m, f'{k}_test_acc')}, on clean labels "
+                          f"{spread(m, f'{k}_clean_test_acc')}" for k, label in names.items()))
     if all(v == 1 for v in shares.values()):
         return Finding(HOLDS, evidence)
     landed = [k for k, v in shares.items() if v > most]
-    missed = ", ".join(names[k] for k in names if k not in landed)
+    by_threshold = [names[k] for k in names if k not in landed and m[f"{k}_as_named_share"] > most]
+    aside = (f"; by the paper's test threshold alone the {and_list(by_threshold)} setting"
+             f"{'s' if len(by_threshold) > 1 else ''} would land there" if by_threshold else "")
+    missed = [names[k] for k in names if k not in landed]
     if not landed:
-        return Finding(CONTRADICTED, evidence, "no setting lands in its named regime on most of its seeds")
-    return Finding(PART, evidence, f"most seeds of {missed} land outside the named regime" if missed else
-                   "some seeds land outside the named regime")
+        return Finding(CONTRADICTED, evidence, "against the same runs on clean labels, no setting lands in its named "
+                       "regime on most of its seeds" + aside)
+    return Finding(PART, evidence, (f"against the same runs on clean labels, most seeds of the {and_list(missed)} "
+                                    f"setting{'s' if len(missed) > 1 else ''} land outside the named regime" if missed
+                                    else "some seeds land outside the named regime") + aside)
 
 
 def attention_sharpens_rule(m: Record) -> Finding:

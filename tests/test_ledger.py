@@ -527,18 +527,21 @@ def claim_rule(prefix: str):
 
 def test_the_encoder_rule_needs_most_seeds_of_a_setting_and_says_how_each_seed_reads():
     rule = claim_rule("A one-layer Transformer encoder trained end to end lands")
-    record = encoder_record(0.0, 0.0)  # the book build's: one harmful seed of three is no landing
-    record.update({"harmful_as_named_trained_share": 1 / 3, "harmful_as_named_share": 1.0,
-                   "harmful_regime_trained_words": "2 of the 3 seeds near chance and 1 of the 3 seeds harmful"})
+    record = encoder_record(0.0, 0.0)  # the book build's: the harmful setting's seeds near chance with and without
+    record.update({"harmful_as_named_share": 1.0, "harmful_regime_trained_words": "all 3 seeds near chance"})
     finding = rule(ledger.Record(record))
     assert finding.verdict == ledger.CONTRADICTED
-    assert finding.cause == "no setting lands in its named regime on most of its seeds"
-    assert "harmful 2 of the 3 seeds near chance and 1 of the 3 seeds harmful" in finding.evidence
-    assert "balanced no seeds, harmful all 3 seeds, not overfitting no seeds" in finding.evidence
+    assert finding.cause == ("against the same runs on clean labels, no setting lands in its named regime on most of "
+                             "its seeds; by the paper's test threshold alone the harmful setting would land there")
+    assert "the seeds read: balanced setting: all 3 seeds harmful; harmful setting: all 3 seeds near chance" in (
+        finding.evidence)
+    assert ("by the paper's test threshold alone, which the verdict does not use: balanced setting: no seeds; harmful "
+            "setting: all 3 seeds; not overfitting setting: no seeds") in finding.evidence
     record["harmful_as_named_trained_share"] = 2 / 3
     finding = rule(ledger.Record(record))
     assert finding.verdict == ledger.PART and finding.cause == (
-        "most seeds of balanced, not overfitting land outside the named regime")
+        "against the same runs on clean labels, most seeds of the balanced and not overfitting settings land outside "
+        "the named regime")
 
 
 def test_the_snr_edge_rule_says_where_d_stands_against_n_squared():
