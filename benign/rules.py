@@ -178,14 +178,37 @@ def regions_rule(m: Record) -> Finding:
 
 
 def encoder_regions_rule(m: Record) -> Finding:
-    """Figure 7: the one-layer encoder's map shows the three regions (each at least `REGION` of the cells). The
-    encoder trains its head from a random start, so its step 0 is at chance and the map's threshold rule is fair."""
+    """Figure 7: the one-layer encoder's map shows Figure 5's three regions where the theory puts them. Two parts:
+    each regime holds at least `REGION` of the cells (`three_regions`; the encoder trains its head from a random
+    start, so its step 0 is at chance and the map's threshold rule is fair), and the test loss is ordered as the
+    theory orders harm (SNR ≍ d^(−1/4)): it grows towards large d and falls towards large ‖μ‖ (least-squares slopes
+    over the cells against log d and log ‖μ‖, a direction beyond `SLOPE_SE` standard errors). Holds when both parts
+    hold; contradicted when fewer than two regions appear or the test loss moves against the theory on either axis;
+    in part otherwise, the cause naming every part that fails."""
     shares = {k: m[f"share_{k}"] for k in ("benign", "harmful", "not_overfitting")}
+    errors = thresholds.SLOPE_SE.value
+    slopes = {axis: (m[f"test_loss_slope_log_{axis}"], m[f"test_loss_slope_log_{axis}_se"])
+              for axis in ("d", "signal_norm")}
     evidence = ("share of the encoder grid's cells: " + ", ".join(f"{k.replace('_', ' ')} {percent(v, '.1%')}"
                                                                   for k, v in shares.items()) +
+                "; the test loss against log d: slope {}, against log ‖μ‖: slope {} (the theory: above zero, below "
+                "zero); its largest at d = {:g}, ‖μ‖ = {:.3g}".format(
+                    *(f"{signed(b, '+.2f')} ± {se:.2f}" for b, se in slopes.values()), m["test_loss_max_d"],
+                    m["test_loss_max_signal_norm"]) +
                 f"; final losses inside the paper's colour limits: train {percent(m['share_train_loss_in_paper_limits'])}, "
                 f"test {percent(m['share_test_loss_in_paper_limits'])} of the cells")
-    return three_regions(shares, evidence)
+    regions = three_regions(shares, evidence)
+    wanted = {"d": (1, "grow towards large d"), "signal_norm": (-1, "fall towards large ‖μ‖")}
+    trend = {axis: (0 if abs(b) <= errors * se else 1 if b > 0 else -1) for axis, (b, se) in slopes.items()}
+    unordered = [f"it does not {words} (no measurable trend)" if trend[axis] == 0 else f"it does not {words}: it "
+                 f"{'falls' if trend[axis] < 0 else 'grows'} instead" for axis, (sign, words) in wanted.items()
+                 if trend[axis] != sign]
+    if regions.verdict == HOLDS and not unordered:
+        return Finding(HOLDS, evidence)
+    causes = ([regions.cause] if regions.cause else []) + (
+        ["the test loss is not ordered as the theory orders harm: " + "; ".join(unordered)] if unordered else [])
+    against = any(trend[axis] == -sign for axis, (sign, _) in wanted.items())
+    return Finding(CONTRADICTED if regions.verdict == CONTRADICTED or against else PART, evidence, "; ".join(causes))
 
 
 def boundary_rule(key: str, theory: float, alternative: float, what: str,

@@ -32,11 +32,6 @@ MAJORITY = Threshold(0.5, "a share of runs, cells or seeds above which a propert
 ALPHA_MATCH = Threshold(0.1, "relative change of τ·α between two step sizes within which τ ∝ 1/α holds")
 NEAR_CHANCE = Threshold(0.75, "test accuracy below which a model has collapsed to near chance: nearer chance "
                         "(0.5, balanced labels) than perfect (paper 2's harmful overfitting, the η sweep's collapse)")
-CHANCE_GAP = Threshold(0.05, "test accuracy lost against a control that counts as a cost where both runs end near "
-                       "chance (below NEAR_CHANCE): two classifiers near chance disagree on about half of the test "
-                       "samples, so on 1000 test samples (Figures 6 and 7) their accuracies differ by sampling alone "
-                       "with a standard error of about √(0.5/1000) ≈ 0.022, which HARM's 0.01 lies inside; 0.05 is "
-                       "more than two such errors")
 REGION = Threshold(0.01, "share of a map's cells a regime must hold to count as a region (15 of Figure 5's 1521 "
                    "cells): a handful of cells is a draw, not a region")
 VANISHED = Threshold(0.1, "a score 'goes to zero' when it ends below this fraction of its step-0 value 1/T")

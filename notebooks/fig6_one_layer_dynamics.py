@@ -301,7 +301,7 @@ metrics["replicates"] = replicates
 metrics["seed_count_words"] = words.count(replicates, "seed")
 metrics["harm_threshold"] = thresholds.HARM.value
 metrics["near_chance_threshold"] = thresholds.NEAR_CHANCE.value
-metrics["chance_gap_threshold"] = thresholds.CHANCE_GAP.value
+metrics["chance_gap_threshold"] = onelayer.CHANCE_GAP.value
 nb.save_metrics(metrics, extra={"trainer_wall_s": round(wall_s, 2),
                                 "settings_run": {k: list(v) for k, v in settings.items()}})
 

@@ -356,6 +356,16 @@ def encoder_record(trained_share: float, threshold_share: float = 1.0) -> dict:
     return record
 
 
+def encoder_map(benign: float, harmful: float, not_overfitting: float, d_slope: tuple, signal_slope: tuple) -> dict:
+    """Figure 7's record: the regimes' shares of the cells and the test loss's slopes (and their standard errors)
+    against log d and log ‖μ‖."""
+    return {"share_benign": benign, "share_harmful": harmful, "share_not_overfitting": not_overfitting,
+            "share_train_loss_in_paper_limits": 0.0, "share_test_loss_in_paper_limits": 0.04,
+            "test_loss_slope_log_d": d_slope[0], "test_loss_slope_log_d_se": d_slope[1],
+            "test_loss_slope_log_signal_norm": signal_slope[0], "test_loss_slope_log_signal_norm_se": signal_slope[1],
+            "test_loss_max_d": 50.0, "test_loss_max_signal_norm": 2.811707}
+
+
 def paper2_steps(train: float, test: float, clean: float = 0.9, noisy: float = 0.1) -> dict:
     return {"benign_steps_train_acc": train, "benign_steps_test_acc": test,
             "benign_steps_clean_signal_attention": clean, "benign_steps_noisy_signal_attention": noisy,
@@ -425,10 +435,7 @@ CASES = {  # claim → (a record on which it holds, one on which it is contradic
     # the test threshold names every seed as the paper does, but against clean-label runs none lands there
     "A one-layer Transformer encoder trained end to end lands": (encoder_record(1.0), encoder_record(0.0, 1.0)),
     "A one-layer Transformer encoder trained end to end shows": (
-        {"share_benign": 0.5, "share_harmful": 0.2, "share_not_overfitting": 0.3,
-         "share_train_loss_in_paper_limits": 0.1, "share_test_loss_in_paper_limits": 0.4},
-        {"share_benign": 1.0, "share_harmful": 0.0, "share_not_overfitting": 0.0,
-         "share_train_loss_in_paper_limits": 0.1, "share_test_loss_in_paper_limits": 0.4}),
+        encoder_map(0.5, 0.2, 0.3, (0.3, 0.05), (-0.3, 0.03)), encoder_map(1.0, 0.0, 0.0, (0.3, 0.05), (-0.3, 0.03))),
     "Fine-tuning the last attention layer": (realdata_record("text", 100.0, -1.0, -3.0),
                                              realdata_record("text", 100.0, -8.0, -12.0)),
     "The flipped labels cost more test accuracy as n grows": (
@@ -553,16 +560,23 @@ def test_the_snr_edge_rule_says_where_d_stands_against_n_squared():
     assert rule(ledger.Record(edge_record(-0.5, 0.016, 4.0))).verdict == ledger.HOLDS
 
 
-def test_a_map_without_a_region_says_how_little_of_the_grid_it_holds():
+def test_a_map_without_a_region_or_its_order_says_which_part_fails():
     rule = claim_rule("A one-layer Transformer encoder trained end to end shows")
-    record = {"share_benign": 0.49, "share_harmful": 0.51, "share_not_overfitting": 0.0,
-              "share_train_loss_in_paper_limits": 0.0, "share_test_loss_in_paper_limits": 0.04}
-    finding = rule(ledger.Record(record))
+    book = encoder_map(0.49, 0.51, 0.0, (-0.08, 0.07), (-0.29, 0.03))  # the book build's map
+    finding = rule(ledger.Record(book))
     assert finding.verdict == ledger.PART
-    assert finding.cause == "no region of not overfitting (no cell): a region needs at least 1% of the grid's cells"
-    finding = rule(ledger.Record({**record, "share_harmful": 0.004, "share_benign": 0.996}))
-    assert finding.cause == ("no region of harmful (0.4% of the cells) or not overfitting (no cell): a region needs "
-                             "at least 1% of the grid's cells")
+    assert finding.cause == ("no region of not overfitting (no cell): a region needs at least 1% of the grid's cells; "
+                             "the test loss is not ordered as the theory orders harm: it does not grow towards large d "
+                             "(no measurable trend)")
+    assert ("the test loss against log d: slope −0.08 ± 0.07, against log ‖μ‖: slope −0.29 ± 0.03 (the theory: above "
+            "zero, below zero); its largest at d = 50, ‖μ‖ = 2.81") in finding.evidence
+    finding = rule(ledger.Record({**book, "share_harmful": 0.004, "share_benign": 0.996}))
+    assert finding.verdict == ledger.CONTRADICTED and finding.cause.startswith(
+        "no region of harmful (0.4% of the cells) or not overfitting (no cell): a region needs at least 1% of the "
+        "grid's cells")
+    finding = rule(ledger.Record(encoder_map(0.5, 0.2, 0.3, (-0.3, 0.05), (-0.3, 0.03))))  # three regions, wrong order
+    assert finding.verdict == ledger.CONTRADICTED and finding.cause == (
+        "the test loss is not ordered as the theory orders harm: it does not grow towards large d: it falls instead")
 
 
 def test_a_colour_range_row_matches_only_inside_the_range_and_says_which_side():

@@ -9,7 +9,7 @@ from benign import onelayer, words
 
 def test_a_run_near_chance_is_neither_benign_nor_harmful_unless_its_test_set_resolves_the_cost():
     # the book build's harmful seeds: at chance with and without the flipped labels; one pays 0.018, inside the
-    # sampling noise of two runs near chance on 1000 test samples (thresholds.CHANCE_GAP)
+    # sampling noise of two runs near chance on 1000 test samples (onelayer.CHANCE_GAP)
     reading = onelayer.seed_reading([1.0] * 7, [0.52, 0.503, 0.524, 0.97, 0.99, 0.55, 0.60],
                                     [0.518, 0.499, 0.542, 0.975, 0.99, 0.62, 0.99])
     assert reading.tolist() == ["near_chance", "near_chance", "near_chance", "benign", "benign", "harmful",
@@ -139,3 +139,17 @@ def test_a_table_gives_its_numbers_to_the_digits_of_its_prose():
     assert shown.to_dict("list") == {"test_acc": ["0.520", "1.000"], "d": [200, 500],
                                      "regime": ["not overfitting", "harmful"]}
     assert frame.test_acc.tolist() == [0.52, 1.0]  # the frame itself untouched
+
+
+def test_a_map_marks_the_settings_on_its_grid_and_says_where_the_others_lie():
+    settings = {"balanced": (200, 11.246826503806983), "harmful": (500, 2.811706625951745),
+                "not_overfitting": (100, 56.23413251903491)}
+    d, mu = [50, 125, 500], [2.811706625951745, 53.42242589308317]
+    assert list(onelayer.on_grid(settings, d, mu)) == ["balanced", "harmful"]
+    assert onelayer.marked_words(settings, d, mu) == (
+        "balanced (d = 200, ‖μ‖ = 11.2) and harmful (d = 500, ‖μ‖ = 2.81); not overfitting (d = 100, ‖μ‖ = 56.2) "
+        "lies above the grid's largest ‖μ‖, 53.4, and has no star")
+    assert onelayer.marked_words({"harmful": (600, 1.0)}, d, mu) == (
+        "none of them; harmful (d = 600, ‖μ‖ = 1) lies above the grid's largest d, 500 and below the grid's smallest "
+        "‖μ‖, 2.81, and has no star")
+    assert onelayer.grid_words(d, mu) == "d = 50 to 500 and ‖μ‖ = 2.81 to 53.4, 3 × 2 cells"
