@@ -14,7 +14,7 @@ from typing import Callable
 
 from . import thresholds, timing
 from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, OFFLINE, PART, Finding, Record, fitted, seeds_fit_every_label, spread
-from .words import and_list, percent, share_words, signed
+from .words import and_list, count, percent, share_words, signed
 
 
 def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
@@ -424,9 +424,11 @@ def delayed_rule(m: Record) -> Finding:
 def realdata_rule(kind: str) -> Callable[[Record], Finding]:
     """Over the rows of a kind that can test the claim (`realdata.findings.row_checks`: clean labels fitted, most
     flipped labels within reach of free attention), against the right control: the same backbone, data and n on
-    clean labels. Holds when the flipped labels are fitted (`REAL_FITTED`) and no cell loses `REAL_COST` points to
-    its clean cell; contradicted when they are fitted and the cells lose that much on average (harmful); with no
-    row able to test it, the claim is not testable on these backbones, and the measured reach is the cause."""
+    clean labels, over the cells whose fit is measured (`realdata.findings.capped`: a cell the epoch cap stopped
+    before it fitted is left out). Holds when the flipped labels are fitted (`REAL_FITTED`) and no cell loses
+    `REAL_COST` points to its clean cell; contradicted when they are fitted and the cells lose that much on average
+    (harmful); in part otherwise, the cause saying when the cells lose that much; with no row able to test it, the
+    claim is not testable on these backbones, and the measured reach is the cause."""
     fitted_level, cost = 100 * thresholds.REAL_FITTED.value, thresholds.REAL_COST.value
 
     def rule(m: Record) -> Finding:
@@ -438,9 +440,12 @@ def realdata_rule(kind: str) -> Callable[[Record], Finding]:
                            "reach of any attention over their last layer's tokens, or the clean labels are not fitted")
         share = m[f"{kind}_testing_flipped_fitted_mean"]
         mean, worst = m[f"{kind}_testing_test_vs_clean_mean"], m[f"{kind}_testing_test_vs_clean_worst"]
-        evidence = (f"{kind} rows, cells with flipped labels: {percent(share / 100)} of them fitted; test accuracy minus the "
-                    f"clean cell's {signed(mean, '+.1f')} points on average, {signed(worst, '+.1f')} at worst; minus "
-                    f"the base accuracy "
+        capped = m.maybe(f"{kind}_testing_capped_cells")
+        left_out = (f" ({count(int(capped), 'cell')} that the epoch cap stopped before fitting left out: what the "
+                    "whole schedule would fit there is not measured)" if capped == capped and capped else "")
+        evidence = (f"{kind} rows, cells with flipped labels{left_out}: {percent(share / 100, '.1%')} of them fitted; "
+                    f"test accuracy minus the clean cell's {signed(mean, '+.1f')} points on average, "
+                    f"{signed(worst, '+.1f')} at worst; minus the base accuracy "
                     f"{signed(m[f'{kind}_testing_test_vs_base_mean'], '+.1f')} (means over cells and seeds)")
         if share < 100 * thresholds.MAJORITY.value:
             return Finding(NOT_SEEN, evidence, "within reach of attention, but phase 2 does not fit most flipped "
@@ -450,8 +455,11 @@ def realdata_rule(kind: str) -> Callable[[Record], Finding]:
         if share >= fitted_level and mean <= -cost:
             return Finding(CONTRADICTED, evidence, "fitting the flipped labels costs test accuracy against clean "
                            "labels: harmful, not benign, overfitting on this backbone")
-        return Finding(PART, evidence, "the flipped labels are fitted only in part" if share < fitted_level else
-                       "some cells lose more than the threshold to their clean cell")
+        costly = f"the cells lose {cost:g} points or more on average to their clean cells"
+        if share < fitted_level:
+            return Finding(PART, evidence, "the flipped labels are fitted only in part" +
+                           (f", and {costly}" if mean <= -cost else ""))
+        return Finding(PART, evidence, "some cells lose more than the threshold to their clean cell")
     return rule
 
 
@@ -473,22 +481,29 @@ def noise_cost_grows_rule(m: Record) -> Finding:
 
 
 def backbone_regimes_rule(m: Record) -> Finding:
-    """The backbone study: each of the three regimes appears among the image backbones made here. The evidence says
-    how many of those that do not overfit could have, by reach: free attention fits `REAL_FITTED` of their flipped
-    labels, so reach does not keep them from overfitting (it bounds what attention fits; it does not make it fit)."""
+    """The backbone study: each of the three regimes appears among the backbones the page reads: the image backbones
+    made here and Table 2's text rows beside them (`text_rows_…`, where the record has them). The evidence says
+    how many of the image backbones that do not overfit could have, by reach: free attention fits `REAL_FITTED` of
+    their flipped labels, so reach does not keep them from overfitting (it bounds what attention fits; it does not
+    make it fit)."""
     names = {"benign": "benign", "harmful": "harmful", "not_overfitting": "not overfitting"}
     counts = {k: m[f"backbones_{k}"] for k in names}
-    evidence = (f"of {m['backbones']:.0f} image backbones made here: " +
-                ", ".join(f"{label} {counts[k]:.0f}" for k, label in names.items()))
+    said = lambda found: ", ".join(f"{label} {found[k]:.0f}" for k, label in names.items())  # noqa: E731
+    evidence = f"of {m['backbones']:.0f} image backbones made here: {said(counts)}"
     reachable = m.maybe("backbones_not_overfitting_reachable")
     if counts["not_overfitting"] and reachable == reachable:
         evidence += (f" ({reachable:.0f} of these with enough of the flipped labels within reach of free attention "
                      f"to overfit, {percent(thresholds.REAL_FITTED.value)} or more)")
+    text = {k: m.maybe(f"text_rows_{k}") for k in names}
+    read = m["backbones"]
+    if all(v == v for v in text.values()):
+        evidence += f"; of Table 2's {m['text_rows']:.0f} text rows beside them: {said(text)}"
+        counts, read = {k: counts[k] + text[k] for k in names}, read + m["text_rows"]
     present = sum(v > 0 for v in counts.values())
     if present == 3:
         return Finding(HOLDS, evidence)
     missing = ", ".join(label for k, label in names.items() if counts[k] == 0)
-    if m["backbones"] < 3:
+    if read < 3:
         return Finding(NOT_SEEN, evidence, "fewer backbones than regimes: the build cannot show all three")
     return Finding(PART if present == 2 else CONTRADICTED, evidence, f"not every regime appears among these "
                    f"backbones: {missing}")

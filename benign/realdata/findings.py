@@ -132,18 +132,31 @@ def findings(summary: pd.DataFrame, tasks: list[Task], checks: pd.DataFrame | No
     return pd.DataFrame(rows)
 
 
-def finding_metrics(found: pd.DataFrame) -> dict:
+def capped(found: pd.DataFrame, max_epochs: int, max_epochs_from_n: int) -> pd.Series:
+    """Which cells of `found` the epoch cap (`max_epochs` for n ≥ `max_epochs_from_n`; 0: no cap) stopped before
+    they fitted `thresholds.REAL_FITTED` of their flipped labels: how many the whole schedule would fit is not
+    measured there."""
+    return (bool(max_epochs) & (found["flipped labels fitted (%)"] < 100 * CLEAN_FITTED)
+            & (found.n >= max_epochs_from_n) & (found.epochs <= max_epochs))
+
+
+def finding_metrics(found: pd.DataFrame, stopped: pd.Series | None = None) -> dict:
     """The numbers the page's reading quotes, per kind of row (text, image), over all its rows: how many rows and how
     many of them test the claim (`row_checks`), the shares of flipped labels within reach (free scores, a single
     token), cells with noise, how many fitted every flipped label in every seed, the share of flipped labels fitted,
     the most epochs a cell ran, and the test accuracy's change against the base accuracy (mean, worst, and at the
-    largest n) and against the clean cell; the same over the rows that test the claim alone as <kind>_testing_….
+    largest n) and against the clean cell; the same as <kind>_testing_… over the cells of the rows that test the
+    claim whose fit is measured: those the epoch cap stopped before they fitted (`stopped`, from `capped`) are left
+    out, and counted as <kind>_testing_capped_cells.
     """
+    stopped = pd.Series(False, index=found.index) if stopped is None else stopped
     out = {}
     for kind, every in found.groupby("kind"):
-        testing = every[every["tests the claim"].astype(bool)]
+        claim = every[every["tests the claim"].astype(bool)]
+        testing = claim[~stopped[claim.index]]
         out.update({f"{kind}_rows": float(every.dataset.nunique()),
-                    f"{kind}_rows_testing": float(testing.dataset.nunique()),
+                    f"{kind}_rows_testing": float(claim.dataset.nunique()),
+                    f"{kind}_testing_capped_cells": float(stopped[claim.index].sum()),
                     f"{kind}_reach_free_mean": float(every["within reach of free attention (%)"].mean()),
                     f"{kind}_reach_token_mean": float(every["a single token gives it (%)"].mean())})
         for prefix, part in ((kind, every), (f"{kind}_testing", testing)):
@@ -270,9 +283,9 @@ def _cell_shares(r) -> str:
 def unfitted_words(found: pd.DataFrame, num_epochs: int, max_epochs: int, max_epochs_from_n: int) -> str:
     """What stopped the cells of `found` that fit fewer than `thresholds.REAL_FITTED` of their flipped labels, each
     with its shares within reach of free attention and fitted: most flipped labels out of reach of any attention
-    (`REACH_TESTS_CLAIM`); or within reach and the run stopped by the epoch cap (`max_epochs` for n ≥
-    `max_epochs_from_n`), so what the schedule would fit is not measured; or within reach after the whole schedule
-    of `num_epochs`."""
+    (`REACH_TESTS_CLAIM`); or within reach and the run stopped by the epoch cap (`capped`), so what the schedule
+    would fit is not measured; or, with a seed that ran the whole schedule of `num_epochs`, labels within reach left
+    unfitted, or as many fitted as are within reach (the rest out of reach)."""
     cells = found.rename(columns={"within reach of free attention (%)": "reach",
                                   "flipped labels fitted (%)": "fitted"})
     short = cells[cells.fitted < 100 * CLEAN_FITTED]
@@ -281,20 +294,25 @@ def unfitted_words(found: pd.DataFrame, num_epochs: int, max_epochs: int, max_ep
     if short.empty:
         return "every cell fits its flipped labels"
     out = short.reach < 100 * REACH_TESTS_CLAIM
-    capped = ~out & bool(max_epochs) & (short.n >= max_epochs_from_n) & (short.epochs <= max_epochs)
-    whole = ~out & ~capped & (short.epochs >= num_epochs)
+    cap = ~out & capped(found, max_epochs, max_epochs_from_n)[short.index]
+    whole = ~out & ~cap & (short.epochs >= num_epochs)
+    reached = whole & (short.fitted.round() >= short.reach.round())  # fitted as many as reach allows
     named = lambda rows: and_list([_cell_shares(r) for r in rows.itertuples()])  # noqa: E731
     parts = []
     if out.any():
         parts.append(f"in {named(short[out])} most flipped labels are out of reach of any attention over the last "
                      "layer's tokens, so no query and key can fit them")
-    if capped.any():
-        parts.append(f"{named(short[capped])} stopped at the {max_epochs}-epoch cap with most of them within reach: "
+    if cap.any():
+        parts.append(f"{named(short[cap])} stopped at the {max_epochs}-epoch cap with most of them within reach: "
                      f"how many the whole schedule of {num_epochs} epochs would fit is not measured")
-    if whole.any():
-        parts.append(f"{named(short[whole])} ran the whole schedule of {num_epochs} epochs with most of them within "
-                     "reach, and phase 2 still left some unfitted")
-    if (rest := short[~out & ~capped & ~whole]).size:
+    schedule = f"with a seed that ran the whole schedule of {num_epochs} epochs"
+    if (whole & ~reached).any():
+        parts.append(f"{named(short[whole & ~reached])}, {schedule}, left flipped labels unfitted that are within "
+                     "reach")
+    if reached.any():
+        parts.append(f"{named(short[reached])}, {schedule}, fitted as many flipped labels as are within reach (the "
+                     "rest are out of reach of any attention over the last layer's tokens)")
+    if (rest := short[~out & ~cap & ~whole]).size:
         parts.append(f"{named(rest)} stopped at epoch {and_list([str(e) for e in rest.epochs])} with most of them "
                      "within reach")
     return "; ".join(parts) + ("" if out.any() else ": in none of them are most flipped labels out of reach")

@@ -111,12 +111,18 @@ def with_paper(ours: pd.DataFrame, paper: dict, nearest: dict) -> pd.DataFrame:
 
 
 def curves(runs: pd.DataFrame) -> pd.DataFrame:
-    """The max-attention curves in long form: dataset, noise_ratio, n, seed, epoch, max_attention, loss."""
+    """The max-attention curves in long form: dataset, noise_ratio, n, seed, epoch, max_attention, running. A seed
+    that stopped before the longest seed of its curve (data set, η and n) holds its last value up to that one's last
+    epoch (`running` False there), so the mean over seeds at a curve's end is the mean of each seed's last value,
+    the number `attention_ends` gives, and the mean does not jump where a seed stops."""
+    longest = runs.max_attention.map(len).groupby([runs.dataset, runs.noise_ratio, runs.n]).transform("max")
     parts = []
-    for _, r in runs.iterrows():
-        e = np.arange(1, len(r.max_attention) + 1)
+    for (_, r), end in zip(runs.iterrows(), longest):
+        ran = len(r.max_attention)
+        held = np.concatenate([r.max_attention, np.full(end - ran, r.max_attention[-1])])
         parts.append(pd.DataFrame({"dataset": r.dataset, "noise_ratio": r.noise_ratio, "n": r.n, "seed": r.seed,
-                                   "epoch": e, "max_attention": r.max_attention, "loss": r.loss[:len(e)]}))
+                                   "epoch": np.arange(1, end + 1), "max_attention": held,
+                                   "running": np.arange(1, end + 1) <= ran}))
     return pd.concat(parts, ignore_index=True)
 
 
@@ -161,13 +167,12 @@ def course_words(first: float, last: float) -> str:
 
 
 def ends_table(ends: pd.DataFrame) -> pd.DataFrame:
-    """`sharpening` as the page shows it: per data set, η and n, the largest score after the first and the last
-    epoch (three decimals), their ratio (`factor_said`) and whether it reached `thresholds.SHARPER`."""
+    """`sharpening` as the page shows it: per data set (its reader name), η and n, the largest score after the first
+    and the last epoch (three decimals), their ratio (`factor_said`) and whether it reached `thresholds.SHARPER`."""
     return pd.DataFrame({
-        "data set": ends.dataset, "η": ends.noise_ratio, "n": ends.n,
-        "largest score, first epoch": ends["first"].map(lambda v: f"{v:.3f}"),
-        "largest score, last epoch": ends["last"].map(lambda v: f"{v:.3f}"),
-        "last over first": ends.factor.map(factor_said),
+        "data set": ends.dataset.map(reader_name), "η": ends.noise_ratio, "n": ends.n,
+        "first epoch": ends["first"].map(lambda v: f"{v:.3f}"), "last epoch": ends["last"].map(lambda v: f"{v:.3f}"),
+        "last ÷ first": ends.factor.map(factor_said),
         f"sharpened (×{thresholds.SHARPER.value:g} or more)": ends.sharpened})
 
 
