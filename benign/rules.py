@@ -426,9 +426,9 @@ def realdata_rule(kind: str) -> Callable[[Record], Finding]:
     flipped labels within reach of free attention), against the right control: the same backbone, data and n on
     clean labels, over the cells whose fit is measured (`realdata.findings.capped`: a cell the epoch cap stopped
     before it fitted is left out). Holds when the flipped labels are fitted (`REAL_FITTED`) and no cell loses
-    `REAL_COST` points to its clean cell; contradicted when they are fitted and the cells lose that much on average
-    (harmful); in part otherwise, the cause saying when the cells lose that much; with no row able to test it, the
-    claim is not testable on these backbones, and the measured reach is the cause."""
+    `REAL_COST` points to its clean cell; contradicted when the cells lose that much on average, fitted (harmful)
+    or fitted in part (neither part of the claim holds); in part otherwise; with no row able to test it, the claim
+    is not testable on these backbones, and the measured reach is the cause."""
     fitted_level, cost = 100 * thresholds.REAL_FITTED.value, thresholds.REAL_COST.value
 
     def rule(m: Record) -> Finding:
@@ -455,11 +455,11 @@ def realdata_rule(kind: str) -> Callable[[Record], Finding]:
         if share >= fitted_level and mean <= -cost:
             return Finding(CONTRADICTED, evidence, "fitting the flipped labels costs test accuracy against clean "
                            "labels: harmful, not benign, overfitting on this backbone")
-        costly = f"the cells lose {cost:g} points or more on average to their clean cells"
-        if share < fitted_level:
-            return Finding(PART, evidence, "the flipped labels are fitted only in part" +
-                           (f", and {costly}" if mean <= -cost else ""))
-        return Finding(PART, evidence, "some cells lose more than the threshold to their clean cell")
+        if share < fitted_level and mean <= -cost:
+            return Finding(CONTRADICTED, evidence, "the flipped labels are fitted only in part, and the cells lose "
+                           f"{cost:g} points or more on average to their clean cells: neither part of the claim holds")
+        return Finding(PART, evidence, "the flipped labels are fitted only in part" if share < fitted_level else
+                       "some cells lose more than the threshold to their clean cell")
     return rule
 
 

@@ -178,7 +178,7 @@ nb.save_figure(fig)
 # against the claim, and the comparison below does not count them.
 
 # %%
-checks = findings.row_checks(summary)
+checks = findings.row_checks(summary, max_epochs, max_epochs_from_n)  # a cell the cap stopped unfitted: not measured
 found = findings.findings(summary, tasks, checks)
 findings.findings_table(found)
 

@@ -690,7 +690,8 @@ def test_differences_say_every_setting_in_words():
 
 def checks_table(clean_train_acc: float, reach_free: float, tests_claim: bool) -> pd.DataFrame:
     """`row_checks` for the Fashion-MNIST row alone."""
-    return pd.DataFrame([{"dataset": "fashion_mnist", "clean_train_acc": clean_train_acc, "reach_free": reach_free,
+    return pd.DataFrame([{"dataset": "fashion_mnist", "clean_train_acc": clean_train_acc, "clean_capped": 0,
+                          "reach_free": reach_free,
                           "reach_token": 0.24, "fitted_noisy": 0.41, "test_minus_base": -12.3,
                           "tests_claim": tests_claim, "why": ""}])
 
@@ -707,6 +708,11 @@ def test_check_words_say_the_clean_fit_against_its_threshold():
         "training labels, fewer than the 95% that count as fitted)")
     assert findings.check_words(checks_table(1.0, 0.71, True), kinds)["fashion_reading"] == (
         "on clean labels phase 2 fits all of the training labels, at least the 95% that count as fitted, and the row "
+        "tests the claim and is counted")
+    capped = checks_table(0.9575, 0.68, True).assign(clean_capped=1)  # the book build: 95.0% and 96.5%, n = 1000 capped
+    assert findings.check_words(capped, kinds)["fashion_reading"] == (
+        "on clean labels phase 2 fits 96% of the training labels over the clean cells whose fit is measured (1 cell "
+        "that the epoch cap stopped before fitting left out), at least the 95% that count as fitted, and the row "
         "tests the claim and is counted")
     out_of_reach = findings.check_words(checks_table(0.97, 0.3, False), kinds)
     assert out_of_reach["image_rows_reading"].endswith(
@@ -1270,3 +1276,17 @@ def test_the_text_rows_beside_the_backbones_are_counted_by_regime():
     found = pd.DataFrame({"kind": ["image", "text", "text"], "regime": [study.HARMFUL, study.BENIGN, study.BENIGN]})
     assert reading.text_regime_metrics(found) == {"text_rows": 2.0, "text_rows_benign": 2.0, "text_rows_harmful": 0.0,
                                                   "text_rows_not_overfitting": 0.0}
+
+
+def test_a_row_s_clean_fit_leaves_out_the_cells_the_epoch_cap_stopped():
+    # Fashion-MNIST at the book build: clean cells fit 95.0% (n = 20), 96.5% (n = 200) and, stopped by the
+    # 300-epoch cap at n = 1000, 83.1%
+    rows = [(0.0, 20, 0.950, 2000), (0.0, 200, 0.965, 2000), (0.0, 1000, 0.831, 300), (0.2, 20, 0.90, 2000)]
+    summary = pd.DataFrame([{"dataset": "fashion_mnist", "noise_ratio": eta, "n": n, "train_acc": acc,
+                             "epochs_max": epochs, "reach_free": 0.68, "reach_token": 0.3, "fitted_noisy": 0.6,
+                             "test_acc": 0.5, "base_acc": 0.66} for eta, n, acc, epochs in rows])
+    checks = findings.row_checks(summary, 300, 1000)
+    assert checks.clean_train_acc.item() == pytest.approx(0.9575) and checks.clean_capped.item() == 1
+    assert checks.tests_claim.item()
+    uncapped = findings.row_checks(summary)  # without the cap's parameters every clean cell counts
+    assert uncapped.clean_train_acc.item() == pytest.approx(0.9153, abs=1e-4) and not uncapped.tests_claim.item()

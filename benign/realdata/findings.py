@@ -17,11 +17,19 @@ REACH_TESTS_CLAIM = thresholds.MAJORITY.value  # a row tests the paper's claim o
 CLEAN_FITTED = thresholds.REAL_FITTED.value  # labels … and phase 2 fits (nearly) all its clean labels
 
 
-def row_checks(summary: pd.DataFrame) -> pd.DataFrame:
+def stopped_by_cap(fitted, n, epochs, max_epochs: int, max_epochs_from_n: int):
+    """Which cells (their shares of labels `fitted`, sizes `n` and most `epochs` a seed ran) the epoch cap
+    (`max_epochs` for n ≥ `max_epochs_from_n`; 0: no cap) stopped before they fitted `thresholds.REAL_FITTED` of
+    their labels: how many the whole schedule would fit is not measured there."""
+    return bool(max_epochs) & (fitted < CLEAN_FITTED) & (n >= max_epochs_from_n) & (epochs <= max_epochs)
+
+
+def row_checks(summary: pd.DataFrame, max_epochs: int = 0, max_epochs_from_n: int = 0) -> pd.DataFrame:
     """Per data set: can its runs test the paper's claim at all? Columns: dataset, clean_train_acc (mean over its
-    cells without noise), reach_free and reach_token (mean over its cells with noise: shares of the flipped labels
-    free scores can fit and a single token gives), fitted_noisy (the share phase 2 fitted), test_minus_base (points,
-    mean over its cells with noise), tests_claim and why not.
+    cells without noise whose fit is measured: those the epoch cap stopped before fitting, `stopped_by_cap`, are left
+    out and counted as clean_capped), reach_free and reach_token (mean over its cells with noise: shares of the
+    flipped labels free scores can fit and a single token gives), fitted_noisy (the share phase 2 fitted),
+    test_minus_base (points, mean over its cells with noise), tests_claim and why not.
 
     A row whose clean labels phase 2 does not fit, or most of whose flipped labels no attention over the last
     layer's tokens can fit, does not test "attention fits the noise and stays accurate": it is not a miss of the
@@ -29,6 +37,8 @@ def row_checks(summary: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for ds, part in summary.groupby("dataset", sort=False):
         clean, noisy = part[part.noise_ratio == 0], part[part.noise_ratio > 0]
+        capped_clean = stopped_by_cap(clean.train_acc, clean.n, clean.epochs_max, max_epochs, max_epochs_from_n)
+        clean = clean[~capped_clean]
         acc = float(clean.train_acc.mean()) if len(clean) else np.nan
         reach = float(noisy.reach_free.mean()) if len(noisy) and noisy.reach_free.notna().any() else np.nan
         why = ""
@@ -36,7 +46,8 @@ def row_checks(summary: pd.DataFrame) -> pd.DataFrame:
             why = "phase 2 does not fit its clean labels"
         elif reach == reach and reach < REACH_TESTS_CLAIM:
             why = "most flipped labels are out of reach of any attention over its last layer's tokens"
-        rows.append({"dataset": ds, "clean_train_acc": acc, "reach_free": reach,
+        rows.append({"dataset": ds, "clean_train_acc": acc, "clean_capped": int(capped_clean.sum()),
+                     "reach_free": reach,
                      "reach_token": float(noisy.reach_token.mean()) if len(noisy) else np.nan,
                      "fitted_noisy": float(noisy.fitted_noisy.mean()) if len(noisy) else np.nan,
                      "test_minus_base": float(100 * (noisy.test_acc - noisy.base_acc).mean()) if len(noisy) else np.nan,
@@ -54,13 +65,16 @@ def check_metrics(checks: pd.DataFrame) -> dict:
     return {k: float(v) for k, v in out.items() if v == v}
 
 
-def clean_fit_words(clean_train_acc: float) -> str:
-    """How much of its clean labels phase 2 fits (training accuracy at η = 0), against `thresholds.REAL_FITTED`:
-    'on clean labels phase 2 fits 92% of the training labels, fewer than the 95% that count as fitted'."""
+def clean_fit_words(clean_train_acc: float, capped: int = 0) -> str:
+    """How much of its clean labels phase 2 fits (training accuracy at η = 0), against `thresholds.REAL_FITTED`,
+    and how many clean cells the epoch cap stopped before fitting (`capped`, left out): 'on clean labels phase 2
+    fits 92% of the training labels, fewer than the 95% that count as fitted'."""
     if clean_train_acc != clean_train_acc:
         return "this profile runs no cell without noise, so whether phase 2 fits clean labels is not measured"
     side = "at least" if clean_train_acc >= CLEAN_FITTED else "fewer than"
-    return (f"on clean labels phase 2 fits {percent(clean_train_acc)} of the training labels, {side} the "
+    left = (f" over the clean cells whose fit is measured ({count(capped, 'cell')} that the epoch cap stopped before "
+            "fitting left out)" if capped else "")
+    return (f"on clean labels phase 2 fits {percent(clean_train_acc)} of the training labels{left}, {side} the "
             f"{percent(CLEAN_FITTED)} that count as fitted")
 
 
@@ -69,7 +83,7 @@ def why_words(r) -> str:
     if r.tests_claim:
         return ""
     if r.clean_train_acc == r.clean_train_acc and r.clean_train_acc < CLEAN_FITTED:
-        return clean_fit_words(r.clean_train_acc)
+        return clean_fit_words(r.clean_train_acc, r.clean_capped)
     return (f"free attention over its last layer's tokens reaches {percent(r.reach_free)} of its flipped labels, "
             f"below the {percent(REACH_TESTS_CLAIM)} a test of the claim needs")
 
@@ -95,7 +109,8 @@ def check_words(checks: pd.DataFrame, kinds: dict[str, str]) -> dict[str, str]:
     else:
         r = fashion.iloc[0]
         words["fashion_reading"] = (
-            f"{clean_fit_words(r.clean_train_acc)}, and the row tests the claim and is counted" if r.tests_claim else
+            f"{clean_fit_words(r.clean_train_acc, r.clean_capped)}, and the row tests the claim and is counted"
+            if r.tests_claim else
             "as its reading above says, the row does not test the claim: it stays in the table for what it shows, "
             "outside the paper-vs-here count")
     return words
@@ -133,11 +148,9 @@ def findings(summary: pd.DataFrame, tasks: list[Task], checks: pd.DataFrame | No
 
 
 def capped(found: pd.DataFrame, max_epochs: int, max_epochs_from_n: int) -> pd.Series:
-    """Which cells of `found` the epoch cap (`max_epochs` for n ≥ `max_epochs_from_n`; 0: no cap) stopped before
-    they fitted `thresholds.REAL_FITTED` of their flipped labels: how many the whole schedule would fit is not
-    measured there."""
-    return (bool(max_epochs) & (found["flipped labels fitted (%)"] < 100 * CLEAN_FITTED)
-            & (found.n >= max_epochs_from_n) & (found.epochs <= max_epochs))
+    """Which cells of `found` the epoch cap stopped before they fitted their flipped labels (`stopped_by_cap`)."""
+    return stopped_by_cap(found["flipped labels fitted (%)"] / 100, found.n, found.epochs, max_epochs,
+                          max_epochs_from_n)
 
 
 def finding_metrics(found: pd.DataFrame, stopped: pd.Series | None = None) -> dict:
