@@ -247,30 +247,30 @@ def paper_pretrain_size(dataset: str) -> str:
 
 
 def made_summary(record: dict) -> str:
-    """How a backbone made here was made, from its record's recipe: 'ViT, 2 layers of width 128, 4 heads, 7×7
-    patches, 30 epochs on 2000 digits'."""
+    """How a backbone made here was made, from its record's recipe: 'ViT made here, 2 layers of width 128, 4 heads,
+    7×7 patches, 30 epochs on 2000 digits'."""
     made, a = record["recipe"], record["recipe"]["architecture"]
-    return (f"ViT, {count(a['num_hidden_layers'], 'layer')} of width {a['hidden_size']}, "
+    return (f"ViT made here, {count(a['num_hidden_layers'], 'layer')} of width {a['hidden_size']}, "
             f"{count(a['num_attention_heads'], 'head')}, {a['patch_size']}×{a['patch_size']} patches, "
             f"{count(made['epochs'], 'epoch')} on {made['samples']} digits")
 
 
 def assets(tasks: list[Task], protocol: Protocol, sample_sizes) -> pd.DataFrame:
-    """What each row ran on: data, backbone, sizes (the pretrain subset beside the paper's) and where they came from."""
+    """What each row ran on: data (its reader name), sizes (the pretrain subset beside the paper's), where they came
+    from, and the backbone in one cell: its name and shape ('all-MiniLM-L6-v2: 6 layers of width 384, 12 heads'),
+    with, for one made here, how it was made and its own test accuracy."""
     rows = []
     for t in tasks:
         record = backbone_record(t.bb.folder)
-        made = ""
-        if record:
-            made = (f"made here: {made_summary(record)}, its own test accuracy on {record['test_split']} "
-                    f"{100 * record['test_accuracy']:.1f} %")
-        rows.append({"dataset": t.dataset, "source": t.data.source, "classes": t.data.num_classes,
+        backbone = (made_summary(record) + f", its own test accuracy on {record['test_split']} "
+                    f"{100 * record['test_accuracy']:.1f}%" if record else
+                    f"{BACKBONE_LABELS.get(t.backbone, t.backbone).split(' (')[0]}: "
+                    f"{count(t.bb.model.config.num_hidden_layers, 'layer')} of width {t.bb.hidden}, "
+                    f"{count(t.bb.heads, 'head')}")
+        rows.append({"data set": reader_name(t.dataset), "source": t.data.source, "classes": t.data.num_classes,
                      "train pool": len(t.data.train_labels), "test split": len(t.data.test_labels),
                      "pretrain subset": pretrain_size(t.data, protocol, sample_sizes),
-                     "paper's pretrain subset": paper_pretrain_size(t.dataset),
-                     "backbone": BACKBONE_LABELS.get(t.backbone, t.backbone),
-                     "layers": t.bb.model.config.num_hidden_layers, "hidden": t.bb.hidden, "heads": t.bb.heads,
-                     "made": made})
+                     "paper's pretrain subset": paper_pretrain_size(t.dataset), "backbone": backbone})
     return pd.DataFrame(rows)
 
 
