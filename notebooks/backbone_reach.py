@@ -82,16 +82,17 @@ pd.DataFrame({"backbone": [study.backbone_label(*shape) for shape in made],
 # %% [markdown]
 # ## On the paper's axes
 #
-# Left: the share of the flipped labels within reach of free attention (x) against the test accuracy with noise minus
-# the base accuracy (y), one point per backbone (colour; Table 2's text rows hollow) and $n$ (marker), means over
-# seeds, a backbone's points joined in increasing $n$ (points of different backbones at nearly the same share are
-# set a few hundredths apart sideways, so that none hides another); right: the same against the share phase 2
-# fitted. Above or below each point, a dash of its colour marks its clean-label cell (the same backbone and $n$
-# trained on clean labels, on the same y axis), joined to it by a dotted line whose length is what the flipped
-# labels cost; the grey dash under the clean cell is the harmful level of the rule above. On the right, a point far
-# left fits little noise (no overfitting); far right and above its grey dash fits it benignly; far right and on or
-# below it, harmfully (the regime is decided on the means over a backbone's cells, not point by point). On the left,
-# a point far right has its flipped labels within reach, whether phase 2 fits them or not. Phase 2 moves the test accuracy away
+# Two panels, named by their x axis. The first: the share of the flipped labels within reach of free attention (x)
+# against the test accuracy with noise minus the base accuracy (y), one point per backbone (colour; Table 2's text
+# rows hollow) and $n$ (marker), means over seeds, a backbone's points joined in increasing $n$ (points of different
+# backbones at nearly the same share are set a few hundredths apart sideways, so that none hides another); the
+# second: the same against the share phase 2 fitted. Above or below each point, a dash of its colour marks its
+# clean-label cell (the same backbone and $n$ trained on clean labels, on the same y axis), joined to it by a dotted
+# line whose length is what the flipped labels cost; the grey dash under the clean cell is the harmful level of the
+# rule above. Against the share fitted, a point far left fits little noise (no overfitting); far right and above its
+# grey dash fits it benignly; far right and on or below it, harmfully (the regime is decided on the means over a
+# backbone's cells, not point by point). Against the share within reach, a point far right has its flipped labels
+# within reach, whether phase 2 fits them or not. Phase 2 moves the test accuracy away
 # from the base accuracy (y = 0) even on clean labels, so y = 0 is the paper's axis here, not the control of harm.
 
 # %%

@@ -67,13 +67,13 @@ report.differences(protocol, seeds, noise_ratios, sample_sizes)
 # %% [markdown]
 # ## The figure
 #
-# One row per data set (its name above the row), one column per finetune size $n$; blue without label noise, red with
-# $\eta = 0.2$. Lines are the mean over the seeds, bands span them; a seed that stopped holds its last value until the
-# curve's last seed stops, so a line neither jumps where a seed stops nor ends on fewer seeds than the table's mean of
-# the last values, which it ends on. The epoch axis is logarithmic, since runs stop after a few epochs or after
-# hundreds. The dotted line is uniform attention over the
-# tokens of the input (its largest score, averaged over training inputs); the dashed line is twice the panel's
-# first-epoch largest score (the mean of its curves), the level a curve must reach to count as *sharpened* (below).
+# One row per data set (its name above the row), one panel per finetune size $n$ (titled by it); blue without label
+# noise, red with $\eta = 0.2$. Lines are the mean over the seeds, bands span them; a seed that stopped holds its last
+# value until the curve's last seed stops, so a line does not jump where a seed stops, and it ends on the mean of the
+# seeds' last values, the table's number. The epoch axis is logarithmic, since runs stop after a few epochs or after
+# hundreds. The dotted line is uniform attention over the tokens of the input (its largest score, averaged over
+# training inputs); the dashed line is twice the panel's first-epoch largest score (the mean of its curves), the
+# level a curve must reach to count as *sharpened* (below).
 # The table after the figure gives each curve's largest score after its first and its last epoch and their ratio.
 
 # %%

@@ -149,9 +149,11 @@ report.with_paper(report.table(summary, num_epochs), expected.TABLE2, expected.T
 report.epochs_table(summary)
 
 # %% [markdown]
-# The same numbers as a picture, one row per data set and its backbone: test accuracy against $n$ with the base
-# accuracy dashed (left), and the training loss of the last epoch each run ran, on its training labels — the noisy
-# ones where $\eta > 0$ (right).
+# The same numbers as a picture, one row of two panels per data set and its backbone: *test accuracy* against $n$
+# with the base accuracy dashed, and *train loss, last epoch run*: the training loss of the last epoch each run ran,
+# on its training labels — the noisy ones where $\eta > 0$. Runs stop at different epochs (the table above): once
+# they fit every label, at the epoch cap, or at the end of the schedule, so a loss there is read with the epochs it
+# ran.
 
 # %%
 fig, axes = plots.figure_rows([findings.row_title(task) for task in tasks], 2)
