@@ -20,10 +20,11 @@
 # left unfitted (not overfitting) towards strong signal and small $d$, benign overfitting between. The paper shows it
 # by the final train and test losses over the grid.
 #
-# The claims ledger ({doc}`../book/summary`) tests both parts: which regimes the map holds, each on at least
-# {glue:md}`region_share_pct` of the cells to count as a region, and whether the test loss is ordered as the theory
-# orders harm — growing towards large $d$ and falling towards strong signal (least-squares slopes of the cells' test
-# loss against $\log d$ and $\log \|\mu\|$, a direction only beyond {glue:text}`trend_errors:g` standard errors).
+# The claims ledger ({doc}`../book/summary`) tests both parts. First, which regimes the map holds: a regime counts as
+# a region on at least {glue:md}`region_share_pct` of the cells. Second, whether the test loss is ordered as the
+# theory orders harm, growing towards large $d$ and falling towards strong signal. That order is read from
+# least-squares slopes of the cells' test loss against $\log d$ and $\log \|\mu\|$, a direction only beyond
+# {glue:text}`trend_errors:g` standard errors.
 # Here {glue:md}`share_fitted_words` of the cells fit every training label ({glue:md}`share_not_overfitting_words`
 # leave a noisy label unfitted); {glue:md}`share_benign_words` of the cells are benign and
 # {glue:md}`share_harmful_words` harmful by the paper's test threshold. The test loss {glue:md}`test_loss_trend_d` and {glue:md}`test_loss_trend_signal_norm`; the
