@@ -27,9 +27,9 @@ def stopped_by_cap(fitted, n, epochs, max_epochs: int, max_epochs_from_n: int):
 def row_checks(summary: pd.DataFrame, max_epochs: int = 0, max_epochs_from_n: int = 0) -> pd.DataFrame:
     """Per data set: can its runs test the paper's claim at all? Columns: dataset, clean_train_acc (mean over its
     cells without noise whose fit is measured: those the epoch cap stopped before fitting, `stopped_by_cap`, are left
-    out and counted as clean_capped), reach_free and reach_token (mean over its cells with noise: shares of the
-    flipped labels free scores can fit and a single token gives), fitted_noisy (the share phase 2 fitted),
-    test_minus_base (points, mean over its cells with noise), tests_claim and why not.
+    out), reach_free and reach_token (mean over its cells with noise: shares of the flipped labels free scores can
+    fit and a single token gives), fitted_noisy (the share phase 2 fitted), test_minus_base (points, mean over its
+    cells with noise), tests_claim, why not, and clean_capped (how many clean cells were left out).
 
     A row whose clean labels phase 2 does not fit, or most of whose flipped labels no attention over the last
     layer's tokens can fit, does not test "attention fits the noise and stays accurate": it is not a miss of the
@@ -46,12 +46,11 @@ def row_checks(summary: pd.DataFrame, max_epochs: int = 0, max_epochs_from_n: in
             why = "phase 2 does not fit its clean labels"
         elif reach == reach and reach < REACH_TESTS_CLAIM:
             why = "most flipped labels are out of reach of any attention over its last layer's tokens"
-        rows.append({"dataset": ds, "clean_train_acc": acc, "clean_capped": int(capped_clean.sum()),
-                     "reach_free": reach,
+        rows.append({"dataset": ds, "clean_train_acc": acc, "reach_free": reach,
                      "reach_token": float(noisy.reach_token.mean()) if len(noisy) else np.nan,
                      "fitted_noisy": float(noisy.fitted_noisy.mean()) if len(noisy) else np.nan,
                      "test_minus_base": float(100 * (noisy.test_acc - noisy.base_acc).mean()) if len(noisy) else np.nan,
-                     "tests_claim": not why, "why": why})
+                     "tests_claim": not why, "why": why, "clean_capped": int(capped_clean.sum())})
     return pd.DataFrame(rows)
 
 
