@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import authors, synthetic, thresholds
+from . import authors, synthetic
 from .checks import ParameterError, check, check_all
 from .data import Run, TokenData, make_train_test, signals, token_types
 from .words import and_list, share_words, span
@@ -200,25 +200,3 @@ def gain_words(outcomes: pd.DataFrame, by: str) -> dict[str, str]:
         words[f"{group}_draws_gain_words"] = and_list([_draws(k, total, "ends", "end") + f" {where}"
                                                    for k, where in cases if k])
     return words
-
-
-def cost_words(costs: pd.DataFrame, test_threshold: float) -> str:
-    """What the flipped labels cost a setting over its seeds (`noise_costs` rows of one setting), in words: on how
-    many seeds more than `thresholds.HARM` of test accuracy, then what the clean-label runs say of the rest. Where
-    they end near chance on every seed (below `thresholds.NEAR_CHANCE`), the encoder generalizes nothing at this
-    signal, with or without the flipped labels, and the sentence says so whatever they cost; where they end below
-    `test_threshold` on every seed, the low accuracy is (the rest of it, where some seed pays) the encoder's own;
-    else, where most seeds pay, the loss is the flipped labels'."""
-    harm, near = thresholds.HARM.value, thresholds.NEAR_CHANCE.value
-    paid = int(costs.costly.sum())
-    out = (f"the flipped labels cost more than {harm:g} of test accuracy on "
-           f"{share_words(paid, len(costs), 'seed', 'seeds')}")
-    if costs.clean_test_acc.max() < near:
-        return (out + f"; the clean-label runs end near chance too (below {near:g} on every seed): at this signal the "
-                "encoder generalizes nothing, with or without the flipped labels")
-    if costs.clean_test_acc.max() < test_threshold:
-        return out + (f": part of the loss is theirs, and the clean-label runs end below {test_threshold:g} too, so "
-                      "the rest is the encoder's own at this signal" if paid else
-                      f": the clean-label runs end below {test_threshold:g} too, so the low accuracy is the "
-                      "encoder's own at this signal, not theirs")
-    return out + (": the loss is theirs" if costs.costly.mean() > thresholds.MAJORITY.value else "")

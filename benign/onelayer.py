@@ -16,22 +16,64 @@ from . import regimes, thresholds
 from .data import RELEVANT
 from .words import and_list, direction, reader_name, share_words, span, trend
 
-NEAR_CHANCE = "near_chance"  # a costless run that generalizes nothing, with or without the flipped labels
+NEAR_CHANCE = "near_chance"  # a run that generalizes nothing, with or without the flipped labels
+# Kept here, not in `benign.thresholds`: `benign.encoder` imports that module, so any edit of it re-keys the
+# cache of every encoder run (Figures 6 and 7 recompute); move it there with the next recompute.
+CHANCE_GAP = thresholds.Threshold(
+    0.05, "test accuracy lost against a control that counts as a cost where both runs end near chance (below "
+    "thresholds.NEAR_CHANCE): two classifiers near chance disagree on about half of the test samples, so on 1000 test "
+    "samples (Figures 6 and 7) their accuracies differ by sampling alone with a standard error of about "
+    "√(0.5/1000) ≈ 0.022, which HARM's 0.01 lies inside; 0.05 is more than two such errors")
+
+
+def resolved_cost(test_acc, control_test_acc) -> np.ndarray:
+    """Whether the flipped labels cost a run more test accuracy than its test set can tell from sampling: more than
+    `thresholds.HARM` against its clean-label control, or, where both runs end near chance (below
+    `thresholds.NEAR_CHANCE`), more than `CHANCE_GAP` — two runs near chance disagree on about half of the
+    test samples, so a gap of `HARM` between them is sampling, not the flipped labels."""
+    test, control = np.asarray(test_acc, dtype=float), np.asarray(control_test_acc, dtype=float)
+    near = (test < thresholds.NEAR_CHANCE.value) & (control < thresholds.NEAR_CHANCE.value)
+    return control - test > np.where(near, CHANCE_GAP.value, thresholds.HARM.value)
 
 
 def seed_reading(train_acc, test_acc, control_test_acc) -> np.ndarray:
     """Each run's regime against its clean-label control (`regimes.trained_regime`: not overfitting while a label is
-    unfitted, harmful when the flipped labels cost more than `thresholds.HARM`, else benign), except that a run the
-    flipped labels cost nothing but that ends below `thresholds.NEAR_CHANCE` reads `NEAR_CHANCE`, not benign: its
-    clean-label twin is within `HARM` of it, so near chance too, and there was nothing to lose."""
+    unfitted, harmful when the flipped labels cost more than `thresholds.HARM`, else benign), except that a run that
+    ends below `thresholds.NEAR_CHANCE` and whose cost its test set cannot resolve (`resolved_cost`) reads
+    `NEAR_CHANCE`, neither benign nor harmful: its clean-label twin is near chance too, and there was nothing to
+    lose."""
     regime = regimes.trained_regime(train_acc, test_acc, control_test_acc)
     low = np.asarray(test_acc) < thresholds.NEAR_CHANCE.value
-    return np.where((regime == "benign") & low, NEAR_CHANCE, regime)
+    unresolved = ~resolved_cost(test_acc, control_test_acc)
+    return np.where(np.isin(regime, ["benign", "harmful"]) & low & unresolved, NEAR_CHANCE, regime)
+
+
+def cost_words(costs: pd.DataFrame, test_threshold: float) -> str:
+    """What the flipped labels cost a setting over its seeds (`encoder.noise_costs` rows of one setting), in words:
+    on how many seeds more than its test set resolves (`resolved_cost`), then what the clean-label runs say of the
+    rest. Where they end near chance on every seed (below `thresholds.NEAR_CHANCE`), the encoder generalizes nothing
+    at this signal, with or without the flipped labels, and the gap it takes to resolve a cost is
+    `CHANCE_GAP`; where they end below `test_threshold` on every seed, the low accuracy is (the rest of
+    it, where some seed pays) the encoder's own; else, where most seeds pay, the loss is the flipped labels'."""
+    harm, near, gap = thresholds.HARM.value, thresholds.NEAR_CHANCE.value, CHANCE_GAP.value
+    paid = int(resolved_cost(costs.test_acc, costs.clean_test_acc).sum())
+    seeds = share_words(paid, len(costs), "seed", "seeds")
+    if costs.clean_test_acc.max() < near:
+        return (f"the clean-label runs end near chance too (below {near:g} on every seed), where two runs differ by "
+                f"up to {gap:g} by sampling alone: the flipped labels cost more than that on {seeds}, and at this "
+                "signal the encoder generalizes nothing, with or without them")
+    out = f"the flipped labels cost more than {harm:g} of test accuracy on {seeds}"
+    if costs.clean_test_acc.max() < test_threshold:
+        return out + (f": part of the loss is theirs, and the clean-label runs end below {test_threshold:g} too, so "
+                      "the rest is the encoder's own at this signal" if paid else
+                      f": the clean-label runs end below {test_threshold:g} too, so the low accuracy is the "
+                      "encoder's own at this signal, not theirs")
+    return out + (": the loss is theirs" if paid / len(costs) > thresholds.MAJORITY.value else "")
 
 
 def readings_words(readings) -> str:
     """How a setting's seeds read (`seed_reading`), commonest first: 'all 3 seeds harmful', '2 of the 3 seeds near
-    chance and 1 of the 3 seeds harmful'."""
+    chance and 1 of the 3 seeds benign'."""
     readings = pd.Series(list(readings))
     return and_list([f"{share_words(k, len(readings), 'seed', 'seeds')} {reader_name(r)}"
                      for r, k in readings.value_counts().items()])
@@ -115,6 +157,49 @@ def per_setting(values: dict, fmt: str) -> str:
     if len(set(shown.values())) == 1 and len(shown) > 1:
         return f"{next(iter(shown.values()))} in every setting"
     return and_list([f"{text} ({reader_name(name)})" for name, text in shown.items()])
+
+
+def formatted(frame: pd.DataFrame, formats: dict) -> pd.DataFrame:
+    """`frame` as a page shows it: each column named in `formats` written by its format spec ('.3f') or function
+    (`words.reader_name`), the others as they are, so a table gives a number to the digits its prose does."""
+    out = frame.copy()
+    for column, how in formats.items():
+        out[column] = out[column].map(how if callable(how) else lambda v, spec=how: format(v, spec))
+    return out
+
+
+def on_grid(settings: dict, d_values, mu_values) -> dict:
+    """The settings {name: (d, ‖μ‖)} that lie on a grid of `d_values` by `mu_values` (within its ranges)."""
+    return {name: (d, mu) for name, (d, mu) in settings.items()
+            if min(d_values) <= d <= max(d_values) and min(mu_values) <= mu <= max(mu_values)}
+
+
+def marked_words(settings: dict, d_values, mu_values) -> str:
+    """Which settings {name: (d, ‖μ‖)} a map marks (`on_grid`) and where the others lie:
+    'balanced (d = 200, ‖μ‖ = 11.2) and harmful (d = 500, ‖μ‖ = 2.81); not overfitting (d = 100, ‖μ‖ = 56.2) lies
+    above the grid's largest ‖μ‖, 53.4, and has no star'."""
+    def cell(name: str) -> str:
+        d, mu = settings[name]
+        return f"{reader_name(name)} (d = {d:g}, ‖μ‖ = {mu:.3g})"
+
+    shown = on_grid(settings, d_values, mu_values)
+    said = and_list([cell(name) for name in shown]) if shown else "none of them"
+    for name, (d, mu) in settings.items():
+        if name in shown:
+            continue
+        where = [f"{side} the grid's {'largest' if side == 'above' else 'smallest'} {axis}, {edge:.3g}"
+                 for axis, value, values in (("d", d, d_values), ("‖μ‖", mu, mu_values))
+                 for side, edge in (("above", max(values)), ("below", min(values)))
+                 if (value > edge if side == "above" else value < edge)]
+        said += f"; {cell(name)} lies {and_list(where)}, and has no star"
+    return said
+
+
+def grid_words(d_values, mu_values) -> str:
+    """A map's grid as run: 'd = 50 to 500 and ‖μ‖ = 2.81 to 53.4, 7 × 7 cells'."""
+    return (f"d = {span(f'{min(d_values):g}', f'{max(d_values):g}', ' to ')} and "
+            f"‖μ‖ = {span(f'{min(mu_values):.3g}', f'{max(mu_values):.3g}', ' to ')}, "
+            f"{len(d_values)} × {len(mu_values)} cells")
 
 
 def value_span(values, fmt: str = ".3f") -> str:

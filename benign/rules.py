@@ -14,7 +14,7 @@ from typing import Callable
 
 from . import thresholds, timing
 from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, OFFLINE, PART, Finding, Record, fitted, seeds_fit_every_label, spread
-from .words import percent, share_text, share_words, signed
+from .words import and_list, count, percent, share_text, share_words, signed
 
 
 def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
@@ -178,14 +178,37 @@ def regions_rule(m: Record) -> Finding:
 
 
 def encoder_regions_rule(m: Record) -> Finding:
-    """Figure 7: the one-layer encoder's map shows the three regions (each at least `REGION` of the cells). The
-    encoder trains its head from a random start, so its step 0 is at chance and the map's threshold rule is fair."""
+    """Figure 7: the one-layer encoder's map shows Figure 5's three regions where the theory puts them. Two parts:
+    each regime holds at least `REGION` of the cells (`three_regions`; the encoder trains its head from a random
+    start, so its step 0 is at chance and the map's threshold rule is fair), and the test loss is ordered as the
+    theory orders harm (SNR ≍ d^(−1/4)): it grows towards large d and falls towards large ‖μ‖ (least-squares slopes
+    over the cells against log d and log ‖μ‖, a direction beyond `SLOPE_SE` standard errors). Holds when both parts
+    hold; contradicted when fewer than two regions appear or the test loss moves against the theory on either axis;
+    in part otherwise, the cause naming every part that fails."""
     shares = {k: m[f"share_{k}"] for k in ("benign", "harmful", "not_overfitting")}
+    errors = thresholds.SLOPE_SE.value
+    slopes = {axis: (m[f"test_loss_slope_log_{axis}"], m[f"test_loss_slope_log_{axis}_se"])
+              for axis in ("d", "signal_norm")}
     evidence = ("share of the encoder grid's cells: " + ", ".join(f"{k.replace('_', ' ')} {percent(v, '.1%')}"
                                                                   for k, v in shares.items()) +
+                "; the test loss against log d: slope {}, against log ‖μ‖: slope {} (the theory: above zero, below "
+                "zero); its largest at d = {:g}, ‖μ‖ = {:.3g}".format(
+                    *(f"{signed(b, '+.2f')} ± {se:.2f}" for b, se in slopes.values()), m["test_loss_max_d"],
+                    m["test_loss_max_signal_norm"]) +
                 f"; final losses inside the paper's colour limits: train {percent(m['share_train_loss_in_paper_limits'])}, "
                 f"test {percent(m['share_test_loss_in_paper_limits'])} of the cells")
-    return three_regions(shares, evidence)
+    regions = three_regions(shares, evidence)
+    wanted = {"d": (1, "grow towards large d"), "signal_norm": (-1, "fall towards large ‖μ‖")}
+    trend = {axis: (0 if abs(b) <= errors * se else 1 if b > 0 else -1) for axis, (b, se) in slopes.items()}
+    unordered = [f"it does not {words} (no measurable trend)" if trend[axis] == 0 else f"it does not {words}: it "
+                 f"{'falls' if trend[axis] < 0 else 'grows'} instead" for axis, (sign, words) in wanted.items()
+                 if trend[axis] != sign]
+    if regions.verdict == HOLDS and not unordered:
+        return Finding(HOLDS, evidence)
+    causes = ([regions.cause] if regions.cause else []) + (
+        ["the test loss is not ordered as the theory orders harm: " + "; ".join(unordered)] if unordered else [])
+    against = any(trend[axis] == -sign for axis, (sign, _) in wanted.items())
+    return Finding(CONTRADICTED if regions.verdict == CONTRADICTED or against else PART, evidence, "; ".join(causes))
 
 
 def boundary_rule(key: str, theory: float, alternative: float, what: str,
@@ -282,9 +305,11 @@ def eta_rule(m: Record) -> Finding:
 
 def encoder_rule(m: Record) -> Finding:
     """Figure 6: each seed's regime against the same run on clean labels (the encoder's head starts at chance, so its
-    step 0 says nothing; a run the flipped labels cost nothing but that ends near chance reads 'near chance', never
-    benign: `onelayer.seed_reading`). A setting lands as named when more than `MAJORITY` of its seeds do: holds when
-    every seed of every setting lands as named, contradicted when no setting lands, in part otherwise."""
+    step 0 says nothing; a run near chance whose cost its test set cannot resolve reads 'near chance', neither benign
+    nor harmful: `onelayer.seed_reading`). A setting lands as named when more than `MAJORITY` of its seeds do: holds
+    when every seed of every setting lands as named, contradicted when no setting lands, in part otherwise. The
+    paper's test threshold alone is quoted beside it, and named in the cause where it reads otherwise; it does not
+    decide."""
     names = {"balanced": "balanced", "harmful": "harmful", "not_overfitting": "not overfitting"}
     seeds, most = int(m["replicates"]), thresholds.MAJORITY.value
 
@@ -292,21 +317,26 @@ def encoder_rule(m: Record) -> Finding:
         return share_words(round(m[key] * seeds), seeds, "seed", "seeds")
 
     shares = {k: m[f"{k}_as_named_trained_share"] for k in names}
-    evidence = ("against the same runs on clean labels the seeds read: " +
-                "; ".join(f"{label} {m[f'{k}_regime_trained_words']}" for k, label in names.items()) +
-                ". In the named regime by the paper's test threshold: " +
-                ", ".join(f"{label} {as_named(f'{k}_as_named_share')}" for k, label in names.items()) +
+    evidence = ("against the same runs on clean labels, the reading the verdict uses, the seeds read: " +
+                "; ".join(f"{label} setting: {m[f'{k}_regime_trained_words']}" for k, label in names.items()) +
+                ". In the named regime by the paper's test threshold alone, which the verdict does not use: " +
+                "; ".join(f"{label} setting: {as_named(f'{k}_as_named_share')}" for k, label in names.items()) +
                 ". Test accuracy: " +
-                "; ".join(f"{label} {spread(m, f'{k}_test_acc')}, on clean labels {spread(m, f'{k}_clean_test_acc')}"
-                          for k, label in names.items()))
+                "; ".join(f"{label} setting {spread(m, f'{k}_test_acc')}, on clean labels "
+                          f"{spread(m, f'{k}_clean_test_acc')}" for k, label in names.items()))
     if all(v == 1 for v in shares.values()):
         return Finding(HOLDS, evidence)
     landed = [k for k, v in shares.items() if v > most]
-    missed = ", ".join(names[k] for k in names if k not in landed)
+    by_threshold = [names[k] for k in names if k not in landed and m[f"{k}_as_named_share"] > most]
+    aside = (f"; by the paper's test threshold alone the {and_list(by_threshold)} setting"
+             f"{'s' if len(by_threshold) > 1 else ''} would land there" if by_threshold else "")
+    missed = [names[k] for k in names if k not in landed]
     if not landed:
-        return Finding(CONTRADICTED, evidence, "no setting lands in its named regime on most of its seeds")
-    return Finding(PART, evidence, f"most seeds of {missed} land outside the named regime" if missed else
-                   "some seeds land outside the named regime")
+        return Finding(CONTRADICTED, evidence, "against the same runs on clean labels, no setting lands in its named "
+                       "regime on most of its seeds" + aside)
+    return Finding(PART, evidence, (f"against the same runs on clean labels, most seeds of the {and_list(missed)} "
+                                    f"setting{'s' if len(missed) > 1 else ''} land outside the named regime" if missed
+                                    else "some seeds land outside the named regime") + aside)
 
 
 def attention_sharpens_rule(m: Record) -> Finding:
@@ -408,9 +438,11 @@ def delayed_rule(m: Record) -> Finding:
 def realdata_rule(kind: str) -> Callable[[Record], Finding]:
     """Over the rows of a kind that can test the claim (`realdata.findings.row_checks`: clean labels fitted, most
     flipped labels within reach of free attention), against the right control: the same backbone, data and n on
-    clean labels. Holds when the flipped labels are fitted (`REAL_FITTED`) and no cell loses `REAL_COST` points to
-    its clean cell; contradicted when they are fitted and the cells lose that much on average (harmful); with no
-    row able to test it, the claim is not testable on these backbones, and the measured reach is the cause."""
+    clean labels, over the cells whose fit is measured (`realdata.findings.capped`: a cell the epoch cap stopped
+    before it fitted is left out). Holds when the flipped labels are fitted (`REAL_FITTED`) and no cell loses
+    `REAL_COST` points to its clean cell; contradicted when the cells lose that much on average, fitted (harmful)
+    or fitted in part (neither part of the claim holds); in part otherwise; with no row able to test it, the claim
+    is not testable on these backbones, and the measured reach is the cause."""
     fitted_level, cost = 100 * thresholds.REAL_FITTED.value, thresholds.REAL_COST.value
 
     def rule(m: Record) -> Finding:
@@ -422,9 +454,12 @@ def realdata_rule(kind: str) -> Callable[[Record], Finding]:
                            "reach of any attention over their last layer's tokens, or the clean labels are not fitted")
         share = m[f"{kind}_testing_flipped_fitted_mean"]
         mean, worst = m[f"{kind}_testing_test_vs_clean_mean"], m[f"{kind}_testing_test_vs_clean_worst"]
-        evidence = (f"{kind} rows, cells with flipped labels: {percent(share / 100)} of them fitted; test accuracy minus the "
-                    f"clean cell's {signed(mean, '+.1f')} points on average, {signed(worst, '+.1f')} at worst; minus "
-                    f"the base accuracy "
+        capped = m.maybe(f"{kind}_testing_capped_cells")
+        left_out = (f" ({count(int(capped), 'cell')} that the epoch cap stopped before fitting left out: what the "
+                    "whole schedule would fit there is not measured)" if capped == capped and capped else "")
+        evidence = (f"{kind} rows, cells with flipped labels{left_out}: {percent(share / 100, '.1%')} of them fitted; "
+                    f"test accuracy minus the clean cell's {signed(mean, '+.1f')} points on average, "
+                    f"{signed(worst, '+.1f')} at worst; minus the base accuracy "
                     f"{signed(m[f'{kind}_testing_test_vs_base_mean'], '+.1f')} (means over cells and seeds)")
         if share < 100 * thresholds.MAJORITY.value:
             return Finding(NOT_SEEN, evidence, "within reach of attention, but phase 2 does not fit most flipped "
@@ -434,6 +469,9 @@ def realdata_rule(kind: str) -> Callable[[Record], Finding]:
         if share >= fitted_level and mean <= -cost:
             return Finding(CONTRADICTED, evidence, "fitting the flipped labels costs test accuracy against clean "
                            "labels: harmful, not benign, overfitting on this backbone")
+        if share < fitted_level and mean <= -cost:
+            return Finding(CONTRADICTED, evidence, "the flipped labels are fitted only in part, and the cells lose "
+                           f"{cost:g} points or more on average to their clean cells: neither part of the claim holds")
         return Finding(PART, evidence, "the flipped labels are fitted only in part" if share < fitted_level else
                        "some cells lose more than the threshold to their clean cell")
     return rule
@@ -457,22 +495,29 @@ def noise_cost_grows_rule(m: Record) -> Finding:
 
 
 def backbone_regimes_rule(m: Record) -> Finding:
-    """The backbone study: each of the three regimes appears among the image backbones made here. The evidence says
-    how many of those that do not overfit could have, by reach: free attention fits `REAL_FITTED` of their flipped
-    labels, so reach does not keep them from overfitting (it bounds what attention fits; it does not make it fit)."""
+    """The backbone study: each of the three regimes appears among the backbones the page reads: the image backbones
+    made here and Table 2's text rows beside them (`text_rows_…`, where the record has them). The evidence says
+    how many of the image backbones that do not overfit could have, by reach: free attention fits `REAL_FITTED` of
+    their flipped labels, so reach does not keep them from overfitting (it bounds what attention fits; it does not
+    make it fit)."""
     names = {"benign": "benign", "harmful": "harmful", "not_overfitting": "not overfitting"}
     counts = {k: m[f"backbones_{k}"] for k in names}
-    evidence = (f"of {m['backbones']:.0f} image backbones made here: " +
-                ", ".join(f"{label} {counts[k]:.0f}" for k, label in names.items()))
+    said = lambda found: ", ".join(f"{label} {found[k]:.0f}" for k, label in names.items())  # noqa: E731
+    evidence = f"of {m['backbones']:.0f} image backbones made here: {said(counts)}"
     reachable = m.maybe("backbones_not_overfitting_reachable")
     if counts["not_overfitting"] and reachable == reachable:
         evidence += (f" ({reachable:.0f} of these with enough of the flipped labels within reach of free attention "
                      f"to overfit, {percent(thresholds.REAL_FITTED.value)} or more)")
+    text = {k: m.maybe(f"text_rows_{k}") for k in names}
+    read = m["backbones"]
+    if all(v == v for v in text.values()):
+        evidence += f"; of Table 2's {m['text_rows']:.0f} text rows beside them: {said(text)}"
+        counts, read = {k: counts[k] + text[k] for k in names}, read + m["text_rows"]
     present = sum(v > 0 for v in counts.values())
     if present == 3:
         return Finding(HOLDS, evidence)
     missing = ", ".join(label for k, label in names.items() if counts[k] == 0)
-    if m["backbones"] < 3:
+    if read < 3:
         return Finding(NOT_SEEN, evidence, "fewer backbones than regimes: the build cannot show all three")
     return Finding(PART if present == 2 else CONTRADICTED, evidence, f"not every regime appears among these "
                    f"backbones: {missing}")

@@ -19,12 +19,10 @@
 # the input's class cannot fit flipped labels (no overfitting); one whose tokens still carry other classes can, and
 # then fitting the noise may cost test accuracy or not.
 #
-# **How.** A family of small ViTs made here on the same 2000 MNIST digits (`benign.realdata.image_backbone`, the
-# recipe of Table 2's backbone with another depth, and the deepest with another width, each cached under the code
-# that makes it) goes through Table 2's
-# phase 2 unchanged — same data, subsets, seeds, noise and schedule, read from Table 2's profile
-# ({doc}`table2_finetune`). For every run the
-# reach diagnostic (`benign.realdata.reach`) measures the share of the flipped labels that *free* attention scores
+# **How.** A family of small ViTs made here on the same 2000 MNIST digits (the recipe of Table 2's backbone at
+# other depths, at width 128, each cached under the code that makes it; the `paper` profile adds the deepest at
+# another width) goes through Table 2's phase 2 unchanged — same data, subsets, seeds, noise and schedule, read
+# from Table 2's profile ({doc}`table2_finetune`). For every run the reach diagnostic (`benign.realdata.reach`) measures the share of the flipped labels that *free* attention scores
 # per sample and head could fit, with everything else frozen as in phase 2: an upper bound of what any query and key
 # can fit. Each backbone is then placed on the paper's axes: how much of the noise is within reach (and fitted),
 # against the test accuracy with noise minus the base accuracy. Its regime is read against the right control, not
@@ -58,8 +56,8 @@ nb = notebooks.start("backbone_reach", globals())
 #
 # Each backbone is made once (about a minute on a CPU for the deepest) and kept with a record of its recipe, data
 # hashes and its own test accuracy; its runs are cached as Table 2's are, so Table 2's backbone is not run twice.
-# Shares are whole percents and costs tenths of a point, except where that would put a number on a threshold of the
-# rule, or past it, when it is not: there it is shown to the hundredth, so that a share just short of the fitted
+# Shares are whole percents and costs tenths of a point. Where that rounding would put a number on a threshold of
+# the rule, or past it, the number gets the decimals that keep it on its own side: a share just short of the fitted
 # level, or a cost just short of the harmful one, never reads as that level.
 
 # %%
@@ -84,16 +82,17 @@ pd.DataFrame({"backbone": [study.backbone_label(*shape) for shape in made],
 # %% [markdown]
 # ## On the paper's axes
 #
-# Left: the share of the flipped labels within reach of free attention (x) against the test accuracy with noise minus
-# the base accuracy (y), one point per backbone (colour; Table 2's text rows hollow) and $n$ (marker), means over
-# seeds, a backbone's points joined in increasing $n$ (points of different backbones at nearly the same share are
-# set a few hundredths apart sideways, so that none hides another); right: the same against the share phase 2
-# fitted. Above or below each point, a dash of its colour marks its clean-label cell (the same backbone and $n$
-# trained on clean labels, on the same y axis), joined to it by a dotted line whose length is what the flipped
-# labels cost; the grey dash under the clean cell is the harmful level of the rule above. On the right, a point far
-# left fits little noise (no overfitting); far right and above its grey dash fits it benignly; far right and on or
-# below it, harmfully (the regime is decided on the means over a backbone's cells, not point by point). On the left,
-# a point far right has its flipped labels within reach, whether phase 2 fits them or not. Phase 2 moves the test accuracy away
+# Two panels, named by their x axis. The first: the share of the flipped labels within reach of free attention (x)
+# against the test accuracy with noise minus the base accuracy (y), one point per backbone (colour; Table 2's text
+# rows hollow) and $n$ (marker), means over seeds, a backbone's points joined in increasing $n$ (points of different
+# backbones at nearly the same share are set a few hundredths apart sideways, so that none hides another); the
+# second: the same against the share phase 2 fitted. Above or below each point, a dash of its colour marks its
+# clean-label cell (the same backbone and $n$ trained on clean labels, on the same y axis), joined to it by a dotted
+# line whose length is what the flipped labels cost; the grey dash under the clean cell is the harmful level of the
+# rule above. Against the share fitted, a point far left fits little noise (no overfitting); far right and above its
+# grey dash fits it benignly; far right and on or below it, harmfully (the regime is decided on the means over a
+# backbone's cells, not point by point). Against the share within reach, a point far right has its flipped labels
+# within reach, whether phase 2 fits them or not. Phase 2 moves the test accuracy away
 # from the base accuracy (y = 0) even on clean labels, so y = 0 is the paper's axis here, not the control of harm.
 
 # %%
@@ -128,6 +127,7 @@ control  # test − base in points at the smallest n (epochs trained, mean over 
 chosen = study.choose(found)
 default_layers = notebooks.defaults("table2_finetune")["vit_layers"]
 metrics = study.study_metrics(found, chosen)
+metrics.update(reading.text_regime_metrics(found))  # the text rows the page lists beside them
 metrics["default_layers"] = float(default_layers)
 metrics["study_wall_s"] = round(wall_s, 1)
 words = {**reading.regime_words(found), **reading.cost_words(costs, found),

@@ -71,17 +71,17 @@ out_dir = ""  # empty: results/fig6_one_layer_dynamics/book
 # %%
 import pandas as pd
 
-from benign import (authors, data, draws, encoder, notebooks, onelayer, paths, plots, sweep, tables, theory,
-                    thresholds, words)
+from benign import (authors, data, encoder, notebooks, onelayer, paths, plots, sweep, tables, theory, thresholds,
+                    words)
 
 nb = notebooks.start("fig6_one_layer_dynamics", globals())
 paper_settings = {"balanced": (d_balanced, signal_norm_balanced), "harmful": (d_harmful, signal_norm_harmful),
                   "not_overfitting": (d_not_overfitting, signal_norm_not_overfitting)}
 settings = {name: encoder.reduced(d, mu, hidden, scale) for name, (d, mu) in paper_settings.items()}
-pd.DataFrame([{"setting: paper → run": name, "d": f"{d0} → {d}", "‖μ‖": f"{mu0:g} → {mu:.4g}",
+pd.DataFrame([{"setting: paper → run": name, "d": f"{d0} → {d}", "‖μ‖": f"{mu0:g} → {mu:.3g}",
                "MLP width": f"{hidden} → {width}",
-               "n·SNR²": f"{theory.n_snr2(mu0, d0, n):.3g} → {theory.n_snr2(mu, d, n):.4g}",
-               "‖μ‖ / ∜d, kept": round(mu / d ** 0.25, 3)}
+               "n·SNR²": f"{theory.n_snr2(mu0, d0, n):.3g} → {theory.n_snr2(mu, d, n):.3g}",
+               "‖μ‖ / ∜d, kept": f"{mu / d ** 0.25:.3g}"}
               for (name, (d, mu, width)), (d0, mu0) in zip(settings.items(), paper_settings.values())])
 
 # %% [markdown]
@@ -119,11 +119,12 @@ wall_s = sum(sim.info["wall_s"] for sim in sims.values())
 # %% [markdown]
 # ## The figure
 #
-# Left and middle: the [CLS] attention on every input token of one clean and one noisy training sample, each the
-# median of its group by its final attention on the relevant token (half the group ends above it; relevant
-# token in blue, the weakly relevant token aligned with the true class in green, the one aligned with the *flipped*
-# label in red, irrelevant tokens in grey; the rest of the row goes to the [CLS] token itself). Right: train and
-# test accuracy, and, thin and grey, the test accuracy of the same run on clean labels.
+# One row of panels per setting. The panels titled *median clean sample* and *median noisy sample*: the [CLS]
+# attention on every input token of one clean and one noisy training sample, each the median of its group by its
+# final attention on the relevant token (half the group ends above it; relevant token in blue, the weakly relevant
+# token aligned with the true class in green, the one aligned with the *flipped* label in red, irrelevant tokens in
+# grey; the rest of the row goes to the [CLS] token itself). The panel titled *accuracy*: train and test accuracy,
+# and, thin and grey, the test accuracy of the same run on clean labels.
 
 # %%
 titles = {"balanced": "balanced", "harmful": "harmful", "not_overfitting": "not overfitting"}
@@ -156,9 +157,11 @@ attention = pd.concat([sim.history[sim.history.step == num_steps] for sim in sim
 every_seed["attention_clean_relevant"] = attention.loc[every_seed.run, "score_clean_relevant"].to_numpy()
 every_seed["attention_noisy_relevant"] = attention.loc[every_seed.run, "score_noisy_relevant"].to_numpy()
 final = every_seed[every_seed.run.isin(list(settings))].reset_index(drop=True)  # the plotted seed's runs
-final.set_index("run")[["d", "signal_norm", "train_acc", "test_acc", "regime", "regime_trained",
-                         "attention_clean_relevant", "attention_noisy_relevant"]].round(
-    {"attention_clean_relevant": 2, "attention_noisy_relevant": 2}).rename(
+onelayer.formatted(final.set_index("run")[["d", "signal_norm", "train_acc", "test_acc", "regime", "regime_trained",
+                                            "attention_clean_relevant", "attention_noisy_relevant"]],
+                   {"signal_norm": ".3g", "train_acc": ".3f", "test_acc": ".3f", "regime": words.reader_name,
+                    "regime_trained": words.reader_name, "attention_clean_relevant": ".2f",
+                    "attention_noisy_relevant": ".2f"}).rename(
     columns={"regime": "regime by the test threshold", "regime_trained": "regime against clean labels"}).T.rename_axis(
     index="quantity", columns=None)  # a row per quantity, a column per setting
 
@@ -186,13 +189,16 @@ final.set_index("run")[["d", "signal_norm", "train_acc", "test_acc", "regime", "
 # A low test accuracy is harm only if the flipped labels cause it, and a high one is benign only if fitting them
 # costs nothing. The encoder's step 0 cannot tell: its head is random, so it starts near chance (test accuracy
 # {glue:md}`test_acc_step0_words` on the plotted seed). The control is the same run on clean labels —
-# same inputs, same initialisation, same seed, no flipped label (the thin grey line in the right panels, for the
+# same inputs, same initialisation, same seed, no flipped label (the thin grey line in the *accuracy* panels, for the
 # plotted seed). On the plotted seed the test accuracy with flipped labels against clean labels
 # is {glue:text}`balanced_test_acc:.3f` against {glue:text}`balanced_clean_test_acc:.3f` (balanced),
 # {glue:text}`harmful_test_acc:.3f` against {glue:text}`harmful_clean_test_acc:.3f` (harmful) and
 # {glue:text}`not_overfitting_test_acc:.3f` against {glue:text}`not_overfitting_clean_test_acc:.3f` (not
 # overfitting). Over {glue:md}`seed_count_words`, clean labels minus flipped labels, with a cost counted where it
-# exceeds {glue:text}`harm_threshold:.2f` of test accuracy (`benign.thresholds.HARM`):
+# exceeds {glue:text}`harm_threshold:.2f` of test accuracy — or, where both runs end near chance (below
+# {glue:text}`near_chance_threshold:.2f`), {glue:text}`chance_gap_threshold:.2f`: two runs near chance disagree on
+# about half of the test samples, so on these 1000 a gap of {glue:text}`harm_threshold:.2f` between them is sampling,
+# not the flipped labels:
 #
 # - balanced ({glue:md}`balanced_test_acc_span` with flipped labels, {glue:md}`balanced_clean_test_acc_span` on
 #   clean labels): {glue:md}`balanced_cost_spread_words`; {glue:md}`balanced_cost_words`;
@@ -203,9 +209,13 @@ final.set_index("run")[["d", "signal_norm", "train_acc", "test_acc", "regime", "
 #   {glue:md}`not_overfitting_cost_words`.
 
 # %%
-pd.concat(costs.values(), ignore_index=True).drop(columns="clean_run").rename(columns={  # every seed
-    "test_acc": "test accuracy", "clean_test_acc": "on clean labels", "noise_cost": "cost",
-    "costly": f"cost above {thresholds.HARM.value:g}"})
+every_cost = pd.concat(costs.values(), ignore_index=True).set_index("run")  # every seed
+every_cost["reading"] = every_seed.set_index("run").regime_trained.loc[every_cost.index]
+onelayer.formatted(every_cost[["test_acc", "clean_test_acc", "noise_cost", "reading"]],
+                   {"test_acc": ".3f", "clean_test_acc": ".3f", "noise_cost": lambda v: words.signed(v, "+.3f"),
+                    "reading": words.reader_name}).rename(columns={
+    "test_acc": "test accuracy", "clean_test_acc": "on clean labels", "noise_cost": "cost (clean minus flipped)",
+    "reading": "reading against clean labels"})
 
 # %% [markdown]
 # ## The authors' code
@@ -232,8 +242,10 @@ if authors_code:
     table["regime"] = theory.observed_regime(table.train_acc, table.test_acc, test_threshold)
     by_cell = {(row["d"], row["signal_norm"]): row for row in table.to_dict("records")}
     theirs = {name: by_cell[(d, mu)] for name, (d, mu, _) in settings.items()}
-    print(words.sweep_said(table))
-    display(table[["d", "signal_norm", "train_acc", "test_acc", "train_loss", "test_loss", "regime"]])
+    display(onelayer.formatted(table[["d", "signal_norm", "train_acc", "test_acc", "train_loss", "test_loss",
+                                      "regime"]],  # as the prose gives them
+                               {"signal_norm": ".3g", "train_acc": ".3f", "test_acc": ".3f", "train_loss": ".4f",
+                                "test_loss": ".3f", "regime": words.reader_name}))
 
 # %%
 expected_regime = {"balanced": "benign", "harmful": "harmful", "not_overfitting": "not_overfitting"}
@@ -274,7 +286,7 @@ for name in settings:  # over every seed: the share of runs in the regime the se
     metrics[f"{name}_costly_share"] = float(costs[name].costly.mean())
     metrics[f"{name}_cost_spread_words"] = words.span(*(words.signed(metrics[f"{name}_noise_cost_{end}"], "+.3f")
                                                          for end in ("min", "max")))
-    metrics[f"{name}_cost_words"] = draws.cost_words(costs[name], test_threshold)
+    metrics[f"{name}_cost_words"] = onelayer.cost_words(costs[name], test_threshold)
 metrics["landed_words"] = onelayer.landed_words({name: metrics[f"{name}_as_named_trained_share"]
                                                  for name in settings})
 metrics["train_acc_words"] = onelayer.fitted_words({name: metrics[f"{name}_train_acc"] for name in settings})
@@ -289,6 +301,7 @@ metrics["replicates"] = replicates
 metrics["seed_count_words"] = words.count(replicates, "seed")
 metrics["harm_threshold"] = thresholds.HARM.value
 metrics["near_chance_threshold"] = thresholds.NEAR_CHANCE.value
+metrics["chance_gap_threshold"] = onelayer.CHANCE_GAP.value
 nb.save_metrics(metrics, extra={"trainer_wall_s": round(wall_s, 2),
                                 "settings_run": {k: list(v) for k, v in settings.items()}})
 
@@ -302,15 +315,20 @@ nb.save_metrics(metrics, extra={"trainer_wall_s": round(wall_s, 2),
 # regime; it gives no numbers, so nothing on this page is compared as a number. Whether each setting lands in the
 # regime it is named after is a claim of the ledger ({doc}`../book/summary`), judged from this page's record against
 # the control of the section above, seed by seed: *not overfitting* while a training label is unfitted; *harmful*
-# when the flipped labels cost more than {glue:text}`harm_threshold:.2f` of test accuracy against the same run on
-# clean labels; *near chance* when they cost no more but the run ends below {glue:text}`near_chance_threshold:.2f`
-# (`benign.thresholds.NEAR_CHANCE`), its clean-label twin then near chance too — nothing generalized, so nothing
-# to lose, which is no benign overfitting; *benign* otherwise. By that reading the seeds are: balanced
-# {glue:md}`balanced_regime_trained_words`; harmful {glue:md}`harmful_regime_trained_words`; not overfitting
-# {glue:md}`not_overfitting_regime_trained_words`. {glue:md}`landed_words` The paper's own reading, a test
-# accuracy threshold of 0.95,
-# calls the plotted seed's runs {glue:md}`balanced_regime`, {glue:md}`harmful_regime` and
-# {glue:md}`not_overfitting_regime` (balanced / harmful / not overfitting).
+# when the flipped labels cost more test accuracy than the test set resolves, as counted above; *near chance* when
+# the run ends below {glue:text}`near_chance_threshold:.2f` and they cost no more than that — its clean-label twin
+# then near chance too: nothing generalized, so nothing to lose, which is neither benign nor harmful overfitting;
+# *benign* otherwise. By that reading the seeds of each setting read:
+#
+# - the *balanced* setting: {glue:md}`balanced_regime_trained_words`;
+# - the *harmful* setting: {glue:md}`harmful_regime_trained_words`;
+# - the *not overfitting* setting: {glue:md}`not_overfitting_regime_trained_words`.
+#
+# {glue:md}`landed_words` This is the reading the ledger's verdict uses. The paper's own reading, a test accuracy
+# threshold of 0.95 alone, calls the plotted seed's runs {glue:md}`balanced_regime`, {glue:md}`harmful_regime` and
+# {glue:md}`not_overfitting_regime` (balanced / harmful / not overfitting); the ledger quotes it beside the verdict,
+# but it does not decide, since it cannot tell a cost of the flipped labels from an encoder that generalizes nothing
+# at that signal on clean labels either.
 #
 # The authors' script, at the same shrunk settings and by that threshold, ends {glue:md}`authors_balanced_regime`,
 # {glue:md}`authors_harmful_regime` and {glue:md}`authors_not_overfitting_regime`: train accuracy

@@ -24,7 +24,7 @@
 # same offline rows — **all-MiniLM-L6-v2** on Rotten-Tomatoes snippets (two and three classes) and a **small ViT
 # pre-trained here on MNIST digits** (not ViT-B/16-in21k) on the digits it was not trained on and on Fashion-MNIST —
 # and the same phase 2, which stops a run once it fits every training label (see Table 2's page for what differs
-# from the paper's protocol). A curve ends where its run stopped.
+# from the paper's protocol). A curve ends where the last of its seeds stopped.
 
 # %% tags=["parameters"]
 datasets = ["rotten_tomatoes", "rotten_tomatoes_3class", "mnist_5k", "fashion_mnist"]  # offline; online mnist, sst2…
@@ -67,11 +67,13 @@ report.differences(protocol, seeds, noise_ratios, sample_sizes)
 # %% [markdown]
 # ## The figure
 #
-# One row per data set (its name above the row), one column per finetune size $n$; blue without label noise, red with
-# $\eta = 0.2$. Lines are the mean over the seeds still running at that epoch, bands span them; the epoch axis is
-# logarithmic, since runs stop after a few epochs or after hundreds. The dotted line is uniform attention over the
-# tokens of the input (its largest score, averaged over training inputs); the dashed line is twice the panel's
-# first-epoch largest score (the mean of its curves), the level a curve must reach to count as *sharpened* (below).
+# One row per data set (its name above the row), one panel per finetune size $n$ (titled by it); blue without label
+# noise, red with $\eta = 0.2$. Lines are the mean over the seeds, bands span them; a seed that stopped holds its last
+# value until the curve's last seed stops, so a line does not jump where a seed stops, and it ends on the mean of the
+# seeds' last values, the table's number. The epoch axis is logarithmic, since runs stop after a few epochs or after
+# hundreds. The dotted line is uniform attention over the tokens of the input (its largest score, averaged over
+# training inputs); the dashed line is twice the panel's first-epoch largest score (the mean of its curves), the
+# level a curve must reach to count as *sharpened* (below).
 # The table after the figure gives each curve's largest score after its first and its last epoch and their ratio.
 
 # %%
@@ -125,7 +127,7 @@ report.ends_table(ends)
 # after the first phase-2 epoch the re-initialised query and key still spread attention almost uniformly, so any
 # training raises the largest score a little — a rise alone could not fail. A curve counts as *sharpened* when its
 # largest score at least doubles (the effective number of tokens attended, one over the largest score, halves; the
-# threshold is `benign.thresholds.SHARPER`, fixed before these runs). The claim holds when every curve sharpens and
+# threshold was fixed before these runs). The claim holds when every curve sharpens and
 # is contradicted when at most half of them do; the ledger ({doc}`../book/summary`) gives the verdict. No number of
 # the paper is compared on this page.
 

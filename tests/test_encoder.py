@@ -4,7 +4,7 @@ against runs trained alone, the grid kernel against `simulate`, and bad input.""
 import pytest
 import torch
 
-from benign import data, device, draws, encoder, models, sweep
+from benign import data, device, encoder, models, sweep
 from benign.checks import ParameterError
 
 D, HIDDEN = 24, 16
@@ -211,30 +211,3 @@ def test_noise_costs_refuse_a_control_that_is_not_the_same_run():
         encoder.noise_costs(None, [run], [small_run(seed=3, label="c")])
     with pytest.raises(ParameterError, match="1 runs but 2 clean runs"):
         encoder.noise_costs(None, [run], [run, run])
-
-
-def test_cost_words_name_whose_loss_it_is():
-    import pandas as pd
-
-    def costs(clean, noisy):
-        rows = pd.DataFrame({"clean_test_acc": clean, "test_acc": noisy})
-        rows["costly"] = rows.clean_test_acc - rows.test_acc > 0.01
-        return rows
-
-    assert draws.cost_words(costs([0.99, 0.98, 0.99], [0.90, 0.91, 0.99]), 0.95) == (
-        "the flipped labels cost more than 0.01 of test accuracy on 2 of the 3 seeds: the loss is theirs")
-    assert draws.cost_words(costs([0.90, 0.92, 0.91], [0.90, 0.915, 0.91]), 0.95) == (
-        "the flipped labels cost more than 0.01 of test accuracy on no seeds: the clean-label runs end below 0.95 "
-        "too, so the low accuracy is the encoder's own at this signal, not theirs")
-    assert draws.cost_words(costs([0.80, 0.85], [0.70, 0.72]), 0.95) == (
-        "the flipped labels cost more than 0.01 of test accuracy on both seeds: part of the loss is theirs, and the "
-        "clean-label runs end below 0.95 too, so the rest is the encoder's own at this signal")
-    assert draws.cost_words(costs([0.99], [0.985]), 0.95) == (
-        "the flipped labels cost more than 0.01 of test accuracy on no seeds")
-    # the book build's harmful setting: one seed pays 0.018, but every clean-label run is near chance too
-    near_chance = ("; the clean-label runs end near chance too (below 0.75 on every seed): at this signal the "
-                   "encoder generalizes nothing, with or without the flipped labels")
-    assert draws.cost_words(costs([0.518, 0.499, 0.542], [0.52, 0.503, 0.524]), 0.95) == (
-        "the flipped labels cost more than 0.01 of test accuracy on 1 of the 3 seeds" + near_chance)
-    assert draws.cost_words(costs([0.52, 0.50], [0.52, 0.50]), 0.95) == (
-        "the flipped labels cost more than 0.01 of test accuracy on no seeds" + near_chance)

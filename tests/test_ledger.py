@@ -83,7 +83,12 @@ def test_a_table2_row_that_cannot_test_the_claim_is_not_counted_and_says_why():
     assert row_of("table2_finetune", key, metrics).cause == (
         f"{expected.NOT_TESTABLE}: on clean labels (η = 0) phase 2 fits 92% of the training labels, fewer than the "
         "95% that count as fitted")
-    assert row_of("table2_finetune", key, metrics).expected.note == "against MNIST: another backbone and data set"
+    assert row_of("table2_finetune", key, metrics).expected.note == (
+        "against MNIST: another backbone, on a subset of its data set")
+    assert not row_of("table2_finetune", "mnist_5k_base_acc", {**metrics, "mnist_5k_base_acc": 0.9}).counted
+    fashion = {"fashion_mnist_base_acc": 0.7, "fashion_mnist_tests_claim": 1.0}
+    assert row_of("table2_finetune", "fashion_mnist_base_acc", fashion).expected.note == (
+        "against MNIST: another backbone and data set")
 
 
 def test_the_image_claim_is_not_testable_where_no_image_row_can_test_it():
@@ -373,6 +378,16 @@ def encoder_record(trained_share: float, threshold_share: float = 1.0) -> dict:
     return record
 
 
+def encoder_map(benign: float, harmful: float, not_overfitting: float, d_slope: tuple, signal_slope: tuple) -> dict:
+    """Figure 7's record: the regimes' shares of the cells and the test loss's slopes (and their standard errors)
+    against log d and log ‖μ‖."""
+    return {"share_benign": benign, "share_harmful": harmful, "share_not_overfitting": not_overfitting,
+            "share_train_loss_in_paper_limits": 0.0, "share_test_loss_in_paper_limits": 0.04,
+            "test_loss_slope_log_d": d_slope[0], "test_loss_slope_log_d_se": d_slope[1],
+            "test_loss_slope_log_signal_norm": signal_slope[0], "test_loss_slope_log_signal_norm_se": signal_slope[1],
+            "test_loss_max_d": 50.0, "test_loss_max_signal_norm": 2.811707}
+
+
 def paper2_steps(train: float, test: float, clean: float = 0.9, noisy: float = 0.1) -> dict:
     """Paper 2's two-step page: the benign steps as given, the harmful steps with the same train accuracy, the test
     accuracy mirrored about 0.75 and every training input on its noise token."""
@@ -460,10 +475,7 @@ CASES = {  # claim → (a record on which it holds, one on which it is contradic
     # the test threshold names every seed as the paper does, but against clean-label runs none lands there
     "A one-layer Transformer encoder trained end to end lands": (encoder_record(1.0), encoder_record(0.0, 1.0)),
     "A one-layer Transformer encoder trained end to end shows": (
-        {"share_benign": 0.5, "share_harmful": 0.2, "share_not_overfitting": 0.3,
-         "share_train_loss_in_paper_limits": 0.1, "share_test_loss_in_paper_limits": 0.4},
-        {"share_benign": 1.0, "share_harmful": 0.0, "share_not_overfitting": 0.0,
-         "share_train_loss_in_paper_limits": 0.1, "share_test_loss_in_paper_limits": 0.4}),
+        encoder_map(0.5, 0.2, 0.3, (0.3, 0.05), (-0.3, 0.03)), encoder_map(1.0, 0.0, 0.0, (0.3, 0.05), (-0.3, 0.03))),
     "Fine-tuning the last attention layer": (realdata_record("text", 100.0, -1.0, -3.0),
                                              realdata_record("text", 100.0, -8.0, -12.0)),
     "The flipped labels cost more test accuracy as n grows": (
@@ -555,6 +567,33 @@ def test_the_backbone_study_says_how_many_backbones_that_do_not_overfit_could_by
     assert entry.finding.evidence == ("of 4 image backbones made here: benign 0, harmful 1, not overfitting 3 (1 of "
                                       "these with enough of the flipped labels within reach of free attention to "
                                       "overfit, 95% or more)")
+    assert entry.finding.cause == "not every regime appears among these backbones: benign"
+    # the book build: the page lists Table 2's two text rows as benign beside the image backbones
+    record.update({"text_rows": 2.0, "text_rows_benign": 2.0, "text_rows_harmful": 0.0,
+                   "text_rows_not_overfitting": 0.0})
+    entry = next(e for e in ledger.evaluate({"backbone_reach": record}) if e.claim.page == "backbone_reach")
+    assert entry.finding.verdict == ledger.HOLDS
+    assert entry.finding.evidence.endswith("; of Table 2's 2 text rows beside them: benign 2, harmful 0, "
+                                           "not overfitting 0")
+
+
+def test_the_image_claim_leaves_out_the_cells_the_epoch_cap_stopped_and_a_cost_contradicts_it_fitted_or_not():
+    rule = claim_rule("The same holds for a pretrained image model")
+    book = {**realdata_record("image", 95.3, -13.6, -22.3), "image_testing_capped_cells": 1.0,
+            "image_testing_test_vs_base_mean": -28.7}  # the book build: MNIST digits at n = 20 and 200
+    finding = rule(ledger.Record(book))
+    assert finding.verdict == ledger.CONTRADICTED
+    assert finding.evidence == ("image rows, cells with flipped labels (1 cell that the epoch cap stopped before "
+                                "fitting left out: what the whole schedule would fit there is not measured): 95.3% of "
+                                "them fitted; test accuracy minus the clean cell's −13.6 points on average, −22.3 at "
+                                "worst; minus the base accuracy −28.7 (means over cells and seeds)")
+    finding = rule(ledger.Record({**book, "image_testing_flipped_fitted_mean": 75.6}))  # Fashion-MNIST beside
+    assert finding.verdict == ledger.CONTRADICTED and finding.cause == (
+        "the flipped labels are fitted only in part, and the cells lose 5 points or more on average to their clean "
+        "cells: neither part of the claim holds")
+    finding = rule(ledger.Record(realdata_record("image", 71.8, -2.0, -4.0)))
+    assert finding.verdict == ledger.PART and finding.cause == "the flipped labels are fitted only in part"
+    assert "left out" not in finding.evidence
 
 
 def claim_rule(prefix: str):
@@ -563,18 +602,21 @@ def claim_rule(prefix: str):
 
 def test_the_encoder_rule_needs_most_seeds_of_a_setting_and_says_how_each_seed_reads():
     rule = claim_rule("A one-layer Transformer encoder trained end to end lands")
-    record = encoder_record(0.0, 0.0)  # the book build's: one harmful seed of three is no landing
-    record.update({"harmful_as_named_trained_share": 1 / 3, "harmful_as_named_share": 1.0,
-                   "harmful_regime_trained_words": "2 of the 3 seeds near chance and 1 of the 3 seeds harmful"})
+    record = encoder_record(0.0, 0.0)  # the book build's: the harmful setting's seeds near chance with and without
+    record.update({"harmful_as_named_share": 1.0, "harmful_regime_trained_words": "all 3 seeds near chance"})
     finding = rule(ledger.Record(record))
     assert finding.verdict == ledger.CONTRADICTED
-    assert finding.cause == "no setting lands in its named regime on most of its seeds"
-    assert "harmful 2 of the 3 seeds near chance and 1 of the 3 seeds harmful" in finding.evidence
-    assert "balanced no seeds, harmful all 3 seeds, not overfitting no seeds" in finding.evidence
+    assert finding.cause == ("against the same runs on clean labels, no setting lands in its named regime on most of "
+                             "its seeds; by the paper's test threshold alone the harmful setting would land there")
+    assert "the seeds read: balanced setting: all 3 seeds harmful; harmful setting: all 3 seeds near chance" in (
+        finding.evidence)
+    assert ("by the paper's test threshold alone, which the verdict does not use: balanced setting: no seeds; harmful "
+            "setting: all 3 seeds; not overfitting setting: no seeds") in finding.evidence
     record["harmful_as_named_trained_share"] = 2 / 3
     finding = rule(ledger.Record(record))
     assert finding.verdict == ledger.PART and finding.cause == (
-        "most seeds of balanced, not overfitting land outside the named regime")
+        "against the same runs on clean labels, most seeds of the balanced and not overfitting settings land outside "
+        "the named regime")
 
 
 def test_the_snr_edge_rule_says_where_d_stands_against_n_squared():
@@ -586,16 +628,23 @@ def test_the_snr_edge_rule_says_where_d_stands_against_n_squared():
     assert rule(ledger.Record(edge_record(-0.5, 0.016, 4.0))).verdict == ledger.HOLDS
 
 
-def test_a_map_without_a_region_says_how_little_of_the_grid_it_holds():
+def test_a_map_without_a_region_or_its_order_says_which_part_fails():
     rule = claim_rule("A one-layer Transformer encoder trained end to end shows")
-    record = {"share_benign": 0.49, "share_harmful": 0.51, "share_not_overfitting": 0.0,
-              "share_train_loss_in_paper_limits": 0.0, "share_test_loss_in_paper_limits": 0.04}
-    finding = rule(ledger.Record(record))
+    book = encoder_map(0.49, 0.51, 0.0, (-0.08, 0.07), (-0.29, 0.03))  # the book build's map
+    finding = rule(ledger.Record(book))
     assert finding.verdict == ledger.PART
-    assert finding.cause == "no region of not overfitting (no cell): a region needs at least 1% of the grid's cells"
-    finding = rule(ledger.Record({**record, "share_harmful": 0.004, "share_benign": 0.996}))
-    assert finding.cause == ("no region of harmful (0.4% of the cells) or not overfitting (no cell): a region needs "
-                             "at least 1% of the grid's cells")
+    assert finding.cause == ("no region of not overfitting (no cell): a region needs at least 1% of the grid's cells; "
+                             "the test loss is not ordered as the theory orders harm: it does not grow towards large d "
+                             "(no measurable trend)")
+    assert ("the test loss against log d: slope −0.08 ± 0.07, against log ‖μ‖: slope −0.29 ± 0.03 (the theory: above "
+            "zero, below zero); its largest at d = 50, ‖μ‖ = 2.81") in finding.evidence
+    finding = rule(ledger.Record({**book, "share_harmful": 0.004, "share_benign": 0.996}))
+    assert finding.verdict == ledger.CONTRADICTED and finding.cause.startswith(
+        "no region of harmful (0.4% of the cells) or not overfitting (no cell): a region needs at least 1% of the "
+        "grid's cells")
+    finding = rule(ledger.Record(encoder_map(0.5, 0.2, 0.3, (-0.3, 0.05), (-0.3, 0.03))))  # three regions, wrong order
+    assert finding.verdict == ledger.CONTRADICTED and finding.cause == (
+        "the test loss is not ordered as the theory orders harm: it does not grow towards large d: it falls instead")
 
 
 def test_a_colour_range_row_matches_only_inside_the_range_and_says_which_side():

@@ -7,13 +7,41 @@ import pandas as pd
 from benign import onelayer, words
 
 
-def test_a_costless_run_near_chance_is_not_called_benign():
-    # the book build's harmful seeds: at chance with and without the flipped labels; one pays 0.018
-    reading = onelayer.seed_reading([1.0, 1.0, 1.0, 1.0, 0.95], [0.52, 0.503, 0.524, 0.97, 0.99],
-                                    [0.518, 0.499, 0.542, 0.975, 0.99])
-    assert reading.tolist() == ["near_chance", "near_chance", "harmful", "benign", "not_overfitting"]
-    assert onelayer.readings_words(reading[:3]) == "2 of the 3 seeds near chance and 1 of the 3 seeds harmful"
+def test_a_run_near_chance_is_neither_benign_nor_harmful_unless_its_test_set_resolves_the_cost():
+    # the book build's harmful seeds: at chance with and without the flipped labels; one pays 0.018, inside the
+    # sampling noise of two runs near chance on 1000 test samples (onelayer.CHANCE_GAP)
+    reading = onelayer.seed_reading([1.0] * 7, [0.52, 0.503, 0.524, 0.97, 0.99, 0.55, 0.60],
+                                    [0.518, 0.499, 0.542, 0.975, 0.99, 0.62, 0.99])
+    assert reading.tolist() == ["near_chance", "near_chance", "near_chance", "benign", "benign", "harmful",
+                                "harmful"]
+    assert onelayer.seed_reading([0.95], [0.99], [0.99]).tolist() == ["not_overfitting"]
+    assert onelayer.resolved_cost([0.524, 0.93, 0.55], [0.542, 0.945, 0.62]).tolist() == [False, True, True]
+    assert onelayer.readings_words(reading[:4]) == "3 of the 4 seeds near chance and 1 of the 4 seeds benign"
     assert onelayer.readings_words(["harmful"] * 3) == "all 3 seeds harmful"
+
+
+def costs(clean, noisy) -> pd.DataFrame:
+    return pd.DataFrame({"clean_test_acc": clean, "test_acc": noisy})
+
+
+def test_cost_words_name_whose_loss_it_is():
+    assert onelayer.cost_words(costs([0.99, 0.98, 0.99], [0.90, 0.91, 0.99]), 0.95) == (
+        "the flipped labels cost more than 0.01 of test accuracy on 2 of the 3 seeds: the loss is theirs")
+    assert onelayer.cost_words(costs([0.90, 0.92, 0.91], [0.90, 0.915, 0.91]), 0.95) == (
+        "the flipped labels cost more than 0.01 of test accuracy on no seeds: the clean-label runs end below 0.95 "
+        "too, so the low accuracy is the encoder's own at this signal, not theirs")
+    assert onelayer.cost_words(costs([0.80, 0.85], [0.70, 0.72]), 0.95) == (
+        "the flipped labels cost more than 0.01 of test accuracy on both seeds: part of the loss is theirs, and the "
+        "clean-label runs end below 0.95 too, so the rest is the encoder's own at this signal")
+    assert onelayer.cost_words(costs([0.99], [0.985]), 0.95) == (
+        "the flipped labels cost more than 0.01 of test accuracy on no seeds")
+    # the book build's harmful setting: one seed pays 0.018, but every clean-label run is near chance too, where
+    # a gap that small is sampling
+    near_chance = ("the clean-label runs end near chance too (below 0.75 on every seed), where two runs differ by up "
+                   "to 0.05 by sampling alone: the flipped labels cost more than that on no seeds, and at this signal "
+                   "the encoder generalizes nothing, with or without them")
+    assert onelayer.cost_words(costs([0.518, 0.499, 0.542], [0.52, 0.503, 0.524]), 0.95) == near_chance
+    assert onelayer.cost_words(costs([0.70, 0.50], [0.60, 0.50]), 0.95) == near_chance.replace("no seeds", "1 of the 2 seeds")
 
 
 def scores_table(run: str, clean: dict, noisy: dict) -> pd.DataFrame:
@@ -103,3 +131,25 @@ def test_whether_the_settings_land_as_named_is_said_as_the_ledger_judges_it():
         "Only the balanced setting lands in the regime it is named after on most of its seeds.")
     assert onelayer.landed_words({"balanced": 1.0, "harmful": 1.0}) == (
         "Every setting lands in the regime it is named after on every seed.")
+
+
+def test_a_table_gives_its_numbers_to_the_digits_of_its_prose():
+    frame = pd.DataFrame({"test_acc": [0.52, 1.0], "d": [200, 500], "regime": ["not_overfitting", "harmful"]})
+    shown = onelayer.formatted(frame, {"test_acc": ".3f", "regime": words.reader_name})
+    assert shown.to_dict("list") == {"test_acc": ["0.520", "1.000"], "d": [200, 500],
+                                     "regime": ["not overfitting", "harmful"]}
+    assert frame.test_acc.tolist() == [0.52, 1.0]  # the frame itself untouched
+
+
+def test_a_map_marks_the_settings_on_its_grid_and_says_where_the_others_lie():
+    settings = {"balanced": (200, 11.246826503806983), "harmful": (500, 2.811706625951745),
+                "not_overfitting": (100, 56.23413251903491)}
+    d, mu = [50, 125, 500], [2.811706625951745, 53.42242589308317]
+    assert list(onelayer.on_grid(settings, d, mu)) == ["balanced", "harmful"]
+    assert onelayer.marked_words(settings, d, mu) == (
+        "balanced (d = 200, ‖μ‖ = 11.2) and harmful (d = 500, ‖μ‖ = 2.81); not overfitting (d = 100, ‖μ‖ = 56.2) "
+        "lies above the grid's largest ‖μ‖, 53.4, and has no star")
+    assert onelayer.marked_words({"harmful": (600, 1.0)}, d, mu) == (
+        "none of them; harmful (d = 600, ‖μ‖ = 1) lies above the grid's largest d, 500 and below the grid's smallest "
+        "‖μ‖, 2.81, and has no star")
+    assert onelayer.grid_words(d, mu) == "d = 50 to 500 and ‖μ‖ = 2.81 to 53.4, 3 × 2 cells"

@@ -17,11 +17,19 @@ REACH_TESTS_CLAIM = thresholds.MAJORITY.value  # a row tests the paper's claim o
 CLEAN_FITTED = thresholds.REAL_FITTED.value  # labels … and phase 2 fits (nearly) all its clean labels
 
 
-def row_checks(summary: pd.DataFrame) -> pd.DataFrame:
+def stopped_by_cap(fitted, n, epochs, max_epochs: int, max_epochs_from_n: int):
+    """Which cells (their shares of labels `fitted`, sizes `n` and most `epochs` a seed ran) the epoch cap
+    (`max_epochs` for n ≥ `max_epochs_from_n`; 0: no cap) stopped before they fitted `thresholds.REAL_FITTED` of
+    their labels: how many the whole schedule would fit is not measured there."""
+    return bool(max_epochs) & (fitted < CLEAN_FITTED) & (n >= max_epochs_from_n) & (epochs <= max_epochs)
+
+
+def row_checks(summary: pd.DataFrame, max_epochs: int = 0, max_epochs_from_n: int = 0) -> pd.DataFrame:
     """Per data set: can its runs test the paper's claim at all? Columns: dataset, clean_train_acc (mean over its
-    cells without noise), reach_free and reach_token (mean over its cells with noise: shares of the flipped labels
-    free scores can fit and a single token gives), fitted_noisy (the share phase 2 fitted), test_minus_base (points,
-    mean over its cells with noise), tests_claim and why not.
+    cells without noise whose fit is measured: those the epoch cap stopped before fitting, `stopped_by_cap`, are left
+    out), reach_free and reach_token (mean over its cells with noise: shares of the flipped labels free scores can
+    fit and a single token gives), fitted_noisy (the share phase 2 fitted), test_minus_base (points, mean over its
+    cells with noise), tests_claim, why not, and clean_capped (how many clean cells were left out).
 
     A row whose clean labels phase 2 does not fit, or most of whose flipped labels no attention over the last
     layer's tokens can fit, does not test "attention fits the noise and stays accurate": it is not a miss of the
@@ -29,6 +37,8 @@ def row_checks(summary: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for ds, part in summary.groupby("dataset", sort=False):
         clean, noisy = part[part.noise_ratio == 0], part[part.noise_ratio > 0]
+        capped_clean = stopped_by_cap(clean.train_acc, clean.n, clean.epochs_max, max_epochs, max_epochs_from_n)
+        clean = clean[~capped_clean]
         acc = float(clean.train_acc.mean()) if len(clean) else np.nan
         reach = float(noisy.reach_free.mean()) if len(noisy) and noisy.reach_free.notna().any() else np.nan
         why = ""
@@ -40,7 +50,7 @@ def row_checks(summary: pd.DataFrame) -> pd.DataFrame:
                      "reach_token": float(noisy.reach_token.mean()) if len(noisy) else np.nan,
                      "fitted_noisy": float(noisy.fitted_noisy.mean()) if len(noisy) else np.nan,
                      "test_minus_base": float(100 * (noisy.test_acc - noisy.base_acc).mean()) if len(noisy) else np.nan,
-                     "tests_claim": not why, "why": why})
+                     "tests_claim": not why, "why": why, "clean_capped": int(capped_clean.sum())})
     return pd.DataFrame(rows)
 
 
@@ -54,13 +64,16 @@ def check_metrics(checks: pd.DataFrame) -> dict:
     return {k: float(v) for k, v in out.items() if v == v}
 
 
-def clean_fit_words(clean_train_acc: float) -> str:
-    """How much of its clean labels phase 2 fits (training accuracy at η = 0), against `thresholds.REAL_FITTED`:
-    'on clean labels phase 2 fits 92% of the training labels, fewer than the 95% that count as fitted'."""
+def clean_fit_words(clean_train_acc: float, capped: int = 0) -> str:
+    """How much of its clean labels phase 2 fits (training accuracy at η = 0), against `thresholds.REAL_FITTED`,
+    and how many clean cells the epoch cap stopped before fitting (`capped`, left out): 'on clean labels phase 2
+    fits 92% of the training labels, fewer than the 95% that count as fitted'."""
     if clean_train_acc != clean_train_acc:
         return "this profile runs no cell without noise, so whether phase 2 fits clean labels is not measured"
     side = "at least" if clean_train_acc >= CLEAN_FITTED else "fewer than"
-    return (f"on clean labels phase 2 fits {percent(clean_train_acc)} of the training labels, {side} the "
+    left = (f" over the clean cells whose fit is measured ({count(capped, 'cell')} that the epoch cap stopped before "
+            "fitting left out)" if capped else "")
+    return (f"on clean labels phase 2 fits {percent(clean_train_acc)} of the training labels{left}, {side} the "
             f"{percent(CLEAN_FITTED)} that count as fitted")
 
 
@@ -69,7 +82,7 @@ def why_words(r) -> str:
     if r.tests_claim:
         return ""
     if r.clean_train_acc == r.clean_train_acc and r.clean_train_acc < CLEAN_FITTED:
-        return clean_fit_words(r.clean_train_acc)
+        return clean_fit_words(r.clean_train_acc, r.clean_capped)
     return (f"free attention over its last layer's tokens reaches {percent(r.reach_free)} of its flipped labels, "
             f"below the {percent(REACH_TESTS_CLAIM)} a test of the claim needs")
 
@@ -95,7 +108,8 @@ def check_words(checks: pd.DataFrame, kinds: dict[str, str]) -> dict[str, str]:
     else:
         r = fashion.iloc[0]
         words["fashion_reading"] = (
-            f"{clean_fit_words(r.clean_train_acc)}, and the row tests the claim and is counted" if r.tests_claim else
+            f"{clean_fit_words(r.clean_train_acc, r.clean_capped)}, and the row tests the claim and is counted"
+            if r.tests_claim else
             "as its reading above says, the row does not test the claim: it stays in the table for what it shows, "
             "outside the paper-vs-here count")
     return words
@@ -132,18 +146,29 @@ def findings(summary: pd.DataFrame, tasks: list[Task], checks: pd.DataFrame | No
     return pd.DataFrame(rows)
 
 
-def finding_metrics(found: pd.DataFrame) -> dict:
+def capped(found: pd.DataFrame, max_epochs: int, max_epochs_from_n: int) -> pd.Series:
+    """Which cells of `found` the epoch cap stopped before they fitted their flipped labels (`stopped_by_cap`)."""
+    return stopped_by_cap(found["flipped labels fitted (%)"] / 100, found.n, found.epochs, max_epochs,
+                          max_epochs_from_n)
+
+
+def finding_metrics(found: pd.DataFrame, stopped: pd.Series | None = None) -> dict:
     """The numbers the page's reading quotes, per kind of row (text, image), over all its rows: how many rows and how
     many of them test the claim (`row_checks`), the shares of flipped labels within reach (free scores, a single
     token), cells with noise, how many fitted every flipped label in every seed, the share of flipped labels fitted,
     the most epochs a cell ran, and the test accuracy's change against the base accuracy (mean, worst, and at the
-    largest n) and against the clean cell; the same over the rows that test the claim alone as <kind>_testing_….
+    largest n) and against the clean cell; the same as <kind>_testing_… over the cells of the rows that test the
+    claim whose fit is measured: those the epoch cap stopped before they fitted (`stopped`, from `capped`) are left
+    out, and counted as <kind>_testing_capped_cells.
     """
+    stopped = pd.Series(False, index=found.index) if stopped is None else stopped
     out = {}
     for kind, every in found.groupby("kind"):
-        testing = every[every["tests the claim"].astype(bool)]
+        claim = every[every["tests the claim"].astype(bool)]
+        testing = claim[~stopped[claim.index]]
         out.update({f"{kind}_rows": float(every.dataset.nunique()),
-                    f"{kind}_rows_testing": float(testing.dataset.nunique()),
+                    f"{kind}_rows_testing": float(claim.dataset.nunique()),
+                    f"{kind}_testing_capped_cells": float(stopped[claim.index].sum()),
                     f"{kind}_reach_free_mean": float(every["within reach of free attention (%)"].mean()),
                     f"{kind}_reach_token_mean": float(every["a single token gives it (%)"].mean())})
         for prefix, part in ((kind, every), (f"{kind}_testing", testing)):
@@ -270,9 +295,9 @@ def _cell_shares(r) -> str:
 def unfitted_words(found: pd.DataFrame, num_epochs: int, max_epochs: int, max_epochs_from_n: int) -> str:
     """What stopped the cells of `found` that fit fewer than `thresholds.REAL_FITTED` of their flipped labels, each
     with its shares within reach of free attention and fitted: most flipped labels out of reach of any attention
-    (`REACH_TESTS_CLAIM`); or within reach and the run stopped by the epoch cap (`max_epochs` for n ≥
-    `max_epochs_from_n`), so what the schedule would fit is not measured; or within reach after the whole schedule
-    of `num_epochs`."""
+    (`REACH_TESTS_CLAIM`); or within reach and the run stopped by the epoch cap (`capped`), so what the schedule
+    would fit is not measured; or, with a seed that ran the whole schedule of `num_epochs`, labels within reach left
+    unfitted, or as many fitted as are within reach (the rest out of reach)."""
     cells = found.rename(columns={"within reach of free attention (%)": "reach",
                                   "flipped labels fitted (%)": "fitted"})
     short = cells[cells.fitted < 100 * CLEAN_FITTED]
@@ -281,20 +306,25 @@ def unfitted_words(found: pd.DataFrame, num_epochs: int, max_epochs: int, max_ep
     if short.empty:
         return "every cell fits its flipped labels"
     out = short.reach < 100 * REACH_TESTS_CLAIM
-    capped = ~out & bool(max_epochs) & (short.n >= max_epochs_from_n) & (short.epochs <= max_epochs)
-    whole = ~out & ~capped & (short.epochs >= num_epochs)
+    cap = ~out & capped(found, max_epochs, max_epochs_from_n)[short.index]
+    whole = ~out & ~cap & (short.epochs >= num_epochs)
+    reached = whole & (short.fitted.round() >= short.reach.round())  # fitted as many as reach allows
     named = lambda rows: and_list([_cell_shares(r) for r in rows.itertuples()])  # noqa: E731
     parts = []
     if out.any():
         parts.append(f"in {named(short[out])} most flipped labels are out of reach of any attention over the last "
                      "layer's tokens, so no query and key can fit them")
-    if capped.any():
-        parts.append(f"{named(short[capped])} stopped at the {max_epochs}-epoch cap with most of them within reach: "
+    if cap.any():
+        parts.append(f"{named(short[cap])} stopped at the {max_epochs}-epoch cap with most of them within reach: "
                      f"how many the whole schedule of {num_epochs} epochs would fit is not measured")
-    if whole.any():
-        parts.append(f"{named(short[whole])} ran the whole schedule of {num_epochs} epochs with most of them within "
-                     "reach, and phase 2 still left some unfitted")
-    if (rest := short[~out & ~capped & ~whole]).size:
+    schedule = f"with a seed that ran the whole schedule of {num_epochs} epochs"
+    if (whole & ~reached).any():
+        parts.append(f"{named(short[whole & ~reached])}, {schedule}, left flipped labels unfitted that are within "
+                     "reach")
+    if reached.any():
+        parts.append(f"{named(short[reached])}, {schedule}, fitted as many flipped labels as are within reach (the "
+                     "rest are out of reach of any attention over the last layer's tokens)")
+    if (rest := short[~out & ~cap & ~whole]).size:
         parts.append(f"{named(rest)} stopped at epoch {and_list([str(e) for e in rest.epochs])} with most of them "
                      "within reach")
     return "; ".join(parts) + ("" if out.any() else ": in none of them are most flipped labels out of reach")

@@ -31,6 +31,15 @@ def regime_words(found: pd.DataFrame) -> dict[str, str]:
     return words
 
 
+def text_regime_metrics(found: pd.DataFrame) -> dict:
+    """Table 2's text rows as the page reads them beside the image backbones (`found`, one row per backbone or text
+    row): text_rows, and per regime text_rows_<regime>, counts the claims ledger adds to the image backbones'."""
+    text = found[found.kind == "text"]
+    return {"text_rows": float(len(text)),
+            **{f"text_rows_{name.replace(' ', '_')}": float((text.regime == name).sum())
+               for name in (BENIGN, HARMFUL, NOT_OVERFITTING)}}
+
+
 def reach_words(found: pd.DataFrame) -> str:
     """What reach says of the backbones that do not overfit: where free attention itself fits fewer than `FITTED` of
     the flipped labels, no query and key could overfit them, and the backbone decides; where it reaches `FITTED` or
@@ -125,7 +134,7 @@ def unfitted_cost(quiet: pd.DataFrame) -> str:
     share = lambda v: f"{100 * v:.0f}"  # noqa: E731
     lost = int((quiet.noise <= -COST).sum())
     said = (f"the backbones that do not overfit ({and_list(quiet.backbone_label, '; ')}) fit "
-            f"{span_of(quiet.flipped_fitted, share)} % of the flipped labels and {span_of(quiet.clean_fitted, share)} % "
+            f"{span_of(quiet.flipped_fitted, share)}% of the flipped labels and {span_of(quiet.clean_fitted, share)}% "
             f"of the clean ones beside them, and the noise moves their test accuracy by "
             f"{span_of(quiet.noise, cost_points, ' to ')} points against clean runs; ")
     if not lost:
@@ -172,7 +181,7 @@ def control_reading(costs: pd.DataFrame) -> str:
     part = float(lost[worst] / noise[worst])
     several = len(costly) > 1
     rest = "; the others lose nothing" if several and int((lost == 0).sum()) == len(costly) - 1 else ""
-    return said + (f"lose {'up to ' if several else ''}{100 * part:.0f} % of what the noise costs, against those "
+    return said + (f"lose {'up to ' if several else ''}{100 * part:.0f}% of what the noise costs, against those "
                    f"stopped once fitted ({costly.backbone_label[worst] + ': ' if several else ''}"
                    f"{lost[worst]:.1f} of {noise[worst]:.1f} points{rest}): " +
                    ("most of the loss is the noise's, not the longer training's" if part < 1 / 3 else

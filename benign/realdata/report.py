@@ -111,12 +111,18 @@ def with_paper(ours: pd.DataFrame, paper: dict, nearest: dict) -> pd.DataFrame:
 
 
 def curves(runs: pd.DataFrame) -> pd.DataFrame:
-    """The max-attention curves in long form: dataset, noise_ratio, n, seed, epoch, max_attention, loss."""
+    """The max-attention curves in long form: dataset, noise_ratio, n, seed, epoch, max_attention, running. A seed
+    that stopped before the longest seed of its curve (data set, η and n) holds its last value up to that one's last
+    epoch (`running` False there), so the mean over seeds at a curve's end is the mean of each seed's last value,
+    the number `attention_ends` gives, and the mean does not jump where a seed stops."""
+    longest = runs.max_attention.map(len).groupby([runs.dataset, runs.noise_ratio, runs.n]).transform("max")
     parts = []
-    for _, r in runs.iterrows():
-        e = np.arange(1, len(r.max_attention) + 1)
+    for (_, r), end in zip(runs.iterrows(), longest):
+        ran = len(r.max_attention)
+        held = np.concatenate([r.max_attention, np.full(end - ran, r.max_attention[-1])])
         parts.append(pd.DataFrame({"dataset": r.dataset, "noise_ratio": r.noise_ratio, "n": r.n, "seed": r.seed,
-                                   "epoch": e, "max_attention": r.max_attention, "loss": r.loss[:len(e)]}))
+                                   "epoch": np.arange(1, end + 1), "max_attention": held,
+                                   "running": np.arange(1, end + 1) <= ran}))
     return pd.concat(parts, ignore_index=True)
 
 
@@ -161,13 +167,12 @@ def course_words(first: float, last: float) -> str:
 
 
 def ends_table(ends: pd.DataFrame) -> pd.DataFrame:
-    """`sharpening` as the page shows it: per data set, η and n, the largest score after the first and the last
-    epoch (three decimals), their ratio (`factor_said`) and whether it reached `thresholds.SHARPER`."""
+    """`sharpening` as the page shows it: per data set (its reader name), η and n, the largest score after the first
+    and the last epoch (three decimals), their ratio (`factor_said`) and whether it reached `thresholds.SHARPER`."""
     return pd.DataFrame({
-        "data set": ends.dataset, "η": ends.noise_ratio, "n": ends.n,
-        "largest score, first epoch": ends["first"].map(lambda v: f"{v:.3f}"),
-        "largest score, last epoch": ends["last"].map(lambda v: f"{v:.3f}"),
-        "last over first": ends.factor.map(factor_said),
+        "data set": ends.dataset.map(reader_name), "η": ends.noise_ratio, "n": ends.n,
+        "first epoch": ends["first"].map(lambda v: f"{v:.3f}"), "last epoch": ends["last"].map(lambda v: f"{v:.3f}"),
+        "last ÷ first": ends.factor.map(factor_said),
         f"sharpened (×{thresholds.SHARPER.value:g} or more)": ends.sharpened})
 
 
@@ -242,30 +247,30 @@ def paper_pretrain_size(dataset: str) -> str:
 
 
 def made_summary(record: dict) -> str:
-    """How a backbone made here was made, from its record's recipe: 'ViT, 2 layers of width 128, 4 heads, 7×7
-    patches, 30 epochs on 2000 digits'."""
+    """How a backbone made here was made, from its record's recipe: 'ViT made here, 2 layers of width 128, 4 heads,
+    7×7 patches, 30 epochs on 2000 digits'."""
     made, a = record["recipe"], record["recipe"]["architecture"]
-    return (f"ViT, {count(a['num_hidden_layers'], 'layer')} of width {a['hidden_size']}, "
+    return (f"ViT made here, {count(a['num_hidden_layers'], 'layer')} of width {a['hidden_size']}, "
             f"{count(a['num_attention_heads'], 'head')}, {a['patch_size']}×{a['patch_size']} patches, "
             f"{count(made['epochs'], 'epoch')} on {made['samples']} digits")
 
 
 def assets(tasks: list[Task], protocol: Protocol, sample_sizes) -> pd.DataFrame:
-    """What each row ran on: data, backbone, sizes (the pretrain subset beside the paper's) and where they came from."""
+    """What each row ran on: data (its reader name), sizes (the pretrain subset beside the paper's), where they came
+    from, and the backbone in one cell: its name and shape ('all-MiniLM-L6-v2: 6 layers of width 384, 12 heads'),
+    with, for one made here, how it was made and its own test accuracy."""
     rows = []
     for t in tasks:
         record = backbone_record(t.bb.folder)
-        made = ""
-        if record:
-            made = (f"made here: {made_summary(record)}, its own test accuracy on {record['test_split']} "
-                    f"{100 * record['test_accuracy']:.1f} %")
-        rows.append({"dataset": t.dataset, "source": t.data.source, "classes": t.data.num_classes,
+        backbone = (made_summary(record) + f", its own test accuracy on {record['test_split']} "
+                    f"{100 * record['test_accuracy']:.1f}%" if record else
+                    f"{BACKBONE_LABELS.get(t.backbone, t.backbone).split(' (')[0]}: "
+                    f"{count(t.bb.model.config.num_hidden_layers, 'layer')} of width {t.bb.hidden}, "
+                    f"{count(t.bb.heads, 'head')}")
+        rows.append({"data set": reader_name(t.dataset), "source": t.data.source, "classes": t.data.num_classes,
                      "train pool": len(t.data.train_labels), "test split": len(t.data.test_labels),
                      "pretrain subset": pretrain_size(t.data, protocol, sample_sizes),
-                     "paper's pretrain subset": paper_pretrain_size(t.dataset),
-                     "backbone": BACKBONE_LABELS.get(t.backbone, t.backbone),
-                     "layers": t.bb.model.config.num_hidden_layers, "hidden": t.bb.hidden, "heads": t.bb.heads,
-                     "made": made})
+                     "paper's pretrain subset": paper_pretrain_size(t.dataset), "backbone": backbone})
     return pd.DataFrame(rows)
 
 
