@@ -113,8 +113,8 @@ CLAIMS = [
           "(d, ‖μ‖) grid.", "fig7_one_layer_heatmap", "the Figure-5 grid shrunk: d and the MLP width divided by "
           "{p[scale]}, ‖μ‖ by its fourth root; seed {p[seed]}",
           encoder_regions_rule),
-    Claim(S, "Table 2", "Fine-tuning the last attention layer of a pretrained text model fits flipped labels and keeps "
-          "its test accuracy near the base accuracy.", "table2_finetune",
+    Claim(S, "Table 2", "Fine-tuning the last attention layer of a pretrained text model fits flipped labels and tests "
+          "about as well as the same fine-tuning on clean labels (benign).", "table2_finetune",
           "all-MiniLM-L6-v2 on Rotten Tomatoes; seeds {p[seeds]}", realdata_rule("text")),
     Claim(S, "Table 2", "The flipped labels cost more test accuracy as n grows (text rows).", "table2_finetune",
           "all-MiniLM-L6-v2 on Rotten Tomatoes, n = {p[sample_sizes]}; seeds {p[seeds]}", noise_cost_grows_rule),

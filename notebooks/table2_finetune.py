@@ -238,7 +238,7 @@ nb.save_metrics(metrics, extra={"assets": assets.to_dict(orient="records"),  # t
 # The runs above took {glue:text}`finetune_wall_s:.0f` s (cached runs are read back, not recomputed). The paper's
 # rows need the hub; the offline rows are compared with the nearest paper row only as a rough guide, since model and
 # data differ. Read the table for the shape of the result: does the training loss on noisy labels fall while the
-# test accuracy stays near the base accuracy?
+# test accuracy stays near that of the clean labels (the claims ledger's control) and the base accuracy?
 
 # %%
 nb.compare(metrics)
