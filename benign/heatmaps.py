@@ -98,9 +98,9 @@ def theory_overlay(ax, d_values, n: int, sigma: float = 1.0, settings: dict | No
     for label, (d0, mu0) in (settings or {}).items():
         ax.scatter([d0], [mu0], marker="*", s=140, color="white", edgecolor="black", zorder=5)
         right = d0 > xlim[0] + 0.75 * (xlim[1] - xlim[0])  # label to the left near the right edge
-        box = dict(boxstyle="round,pad=0.15", lw=0, alpha=0.6, fc="black" if color == "white" else "white")
+        box = dict(boxstyle="round,pad=0.15", lw=0, alpha=0.85, fc="black" if color == "white" else "white")
         ax.annotate(label, (d0, mu0), textcoords="offset points", xytext=(-6 if right else 6, 4), color=color,
-                    fontweight="bold", ha="right" if right else "left", bbox=box if label_box else None)
+                    fontweight="bold", ha="right" if right else "left", bbox=box if label_box else None, zorder=6)
     ax.set(xlim=xlim, ylim=ylim)
 
 

@@ -1026,7 +1026,7 @@ def test_the_study_s_regime_is_read_against_the_clean_cell_with_the_book_s_thres
     assert metrics["vit1_test_minus_clean"] == pytest.approx(-7) and metrics["vit1_test_minus_base"] == pytest.approx(-2)
     assert (metrics["backbones_harmful"], metrics["backbones_benign"]) == (1, 0)
     words = reading.regime_words(found)
-    assert words["rule_words"] == ("a backbone overfits when phase 2 fits at least 95 % of its flipped labels (means "
+    assert words["rule_words"] == ("a backbone overfits when phase 2 fits at least 95% of its flipped labels (means "
                                    "over its cells with noise and seeds), and overfits harmfully when its test "
                                    "accuracy is on average 5 points or more below that of its clean-label cells (the "
                                    "same backbone, n and seed trained on clean labels), benignly when it is not")

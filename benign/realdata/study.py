@@ -232,7 +232,7 @@ def regime(fitted: float, test_minus_clean: float) -> str:
 
 def rule_words() -> str:
     """Glued words: the rule that decides a backbone's regime, with the book's thresholds."""
-    return (f"a backbone overfits when phase 2 fits at least {100 * FITTED:.0f} % of its flipped labels (means over "
+    return (f"a backbone overfits when phase 2 fits at least {100 * FITTED:.0f}% of its flipped labels (means over "
             f"its cells with noise and seeds), and overfits harmfully when its test accuracy is on average "
             f"{COST:g} points or more below that of its clean-label cells (the same backbone, n and seed "
             f"trained on clean labels), benignly when it is not")
