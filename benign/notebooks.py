@@ -100,7 +100,8 @@ class Notebook:
         saved = save_figure(fig, self.out, name, dpi=DPI, description=describe(fig))
         alt, phone = alt_text(fig), as_column(fig, ncols=phone_columns) is not None
         if phone:
-            save_figure(fig, self.out, f"{name}.phone", dpi=DPI, description=describe(fig), formats=("png",))
+            save_figure(fig, self.out, f"{name}.phone", dpi=DPI, formats=("png",),
+                        description=describe(fig) | {"phone_columns": phone_columns})  # the columns it was laid in
         plt.close(fig)
         display(Image(filename=str(saved[0])),
                 metadata={FIGURE_KEY: {"notebook": self.name, "name": name, "alt": alt, "phone": phone}})

@@ -142,7 +142,8 @@ def local_file(url: str, root: Path, base: str) -> Path | None:
 def figure_problems(browser, page: str, root: Path, base: str) -> list[str]:
     """Each figure shown (not one the style sheet hides at this width: a figure's wide or phone version): its smallest
     text at the width it is shown, its click to the full-size PNG and its PDF link; in a window of 700 px or less
-    (benign.css shows phone versions there) its panels in one column, and above it not a phone version."""
+    (benign.css shows phone versions there) its panels in the columns its phone version was laid in (one, or a pair
+    side by side: `phone_columns`), and above it not a phone version."""
     from PIL import Image
 
     problems = []
@@ -161,7 +162,7 @@ def figure_problems(browser, page: str, root: Path, base: str) -> list[str]:
         if "overlaps" not in described or "columns" not in described:
             problems.append(f"{page}: a figure that does not record what overlaps on it or its columns of panels: "
                             f"{figure['src']}")
-        if width <= 700 and described.get("columns", 1) > 1:
+        if width <= 700 and described.get("columns", 1) > described.get("phone_columns", 1):  # laid for a phone so
             problems.append(f"{page}: a figure of {described['columns']} columns of panels at {width} px: "
                             f"{figure['src']}")
         if width > 700 and file.name.endswith(".phone.png"):
