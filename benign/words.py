@@ -166,10 +166,10 @@ class Settings(dict):
 
 
 def share_words(count: int, total: int, one: str = "run", many: str = "runs") -> str:
-    """A count out of a total as a reader says it: 'no runs', 'the only run', 'both runs', 'all 12 runs',
-    '3 of the 12 runs'."""
+    """A count out of a total as a reader says it: 'none of the 12 runs', 'neither run', 'no run' (of one), 'the
+    only run', 'both runs', 'all 12 runs', '3 of the 12 runs'."""
     if count == 0:
-        return f"no {many}"
+        return {1: f"no {one}", 2: f"neither {one}"}.get(total, f"none of the {total} {many}")
     if count == total:
         return {1: f"the only {one}", 2: f"both {many}"}.get(total, f"all {total} {many}")
     return f"{count} of the {total} {many}"

@@ -223,8 +223,9 @@ onelayer.formatted(every_cost[["test_acc", "clean_test_acc", "noise_cost", "read
 # `benign.authors.one_layer` transcribes the authors' main_one_layer.py as they published it last (commit c563aae, May
 # 2025; its config's seed is 42, this page's default), independently of the trainer above: their module (every token
 # position computed, [CLS] included), every parameter trained by full-batch SGD through autograd, on data drawn as
-# the data set class of their main.py, which it imports, draws them (`np.random.default_rng(seed)`, float32, their
-# label-noise pattern, the test set drawn with the training seed), from the initialisation their code draws, here
+# the data set class of their main.py draws them (main_one_layer.py imports it): `np.random.default_rng(seed)`,
+# float32, their label-noise pattern, the test set drawn with the training seed; from the initialisation their code
+# draws, here
 # right after `torch.manual_seed(seed)` (theirs is unseeded). Run that way, it gives the numbers their real script
 # gives (checked at three settings by the tests `pytest -m slow` runs). Its losses are theirs as logged,
 # $\log(1 + e^{-yf})$ in float32: 0 once every margin exceeds about $16.6$. It runs at the settings run above — shrunk
@@ -312,12 +313,12 @@ nb.save_metrics(metrics, extra={"trainer_wall_s": round(wall_s, 2),
 # Harmful: train {glue:text}`harmful_train_acc:.3f`, test {glue:text}`harmful_test_acc:.3f`.
 # Not overfitting: train {glue:text}`not_overfitting_train_acc:.3f`, test
 # {glue:text}`not_overfitting_test_acc:.3f`. The paper shows Figure 6 as curves and names the settings by their
-# regime; it gives no numbers, so nothing on this page is compared as a number. Whether each setting lands in the
+# regime, with no numbers to compare. Whether each setting lands in the
 # regime it is named after is a claim of the ledger ({doc}`../book/summary`), judged from this page's record against
 # the control of the section above, seed by seed: *not overfitting* while a training label is unfitted; *harmful*
 # when the flipped labels cost more test accuracy than the test set resolves, as counted above; *near chance* when
 # the run ends below {glue:text}`near_chance_threshold:.2f` and they cost no more than that — its clean-label twin
-# then near chance too: nothing generalized, so nothing to lose, which is neither benign nor harmful overfitting;
+# is then near chance too: nothing generalized, so nothing to lose, which is neither benign nor harmful overfitting;
 # *benign* otherwise. By that reading the seeds of each setting read:
 #
 # - the *balanced* setting: {glue:md}`balanced_regime_trained_words`;

@@ -703,8 +703,8 @@ def test_check_words_say_the_clean_fit_against_its_threshold():
         "as its reading above says, the row does not test the claim: it stays in the table for what it shows, outside "
         "the paper-vs-here count")
     assert words["image_rows_reading"] == (
-        "Fashion-MNIST: 71% of the flipped labels within reach, 24% given by a single token, 41% fitted by phase 2, "
-        "test minus base −12.3 points (not testable with this backbone: on clean labels phase 2 fits 92% of the "
+        "Fashion-MNIST: 71% of the flipped labels within reach, 24% given by a single token, 41% fitted by phase 2 "
+        "over all its cells, test minus base −12.3 points (not testable with this backbone: on clean labels phase 2 fits 92% of the "
         "training labels, fewer than the 95% that count as fitted)")
     assert findings.check_words(checks_table(1.0, 0.71, True), kinds)["fashion_reading"] == (
         "on clean labels phase 2 fits all of the training labels, at least the 95% that count as fitted, and the row "

@@ -610,8 +610,8 @@ def test_the_encoder_rule_needs_most_seeds_of_a_setting_and_says_how_each_seed_r
                              "its seeds; by the paper's test threshold alone the harmful setting would land there")
     assert "the seeds read: balanced setting: all 3 seeds harmful; harmful setting: all 3 seeds near chance" in (
         finding.evidence)
-    assert ("by the paper's test threshold alone, which the verdict does not use: balanced setting: no seeds; harmful "
-            "setting: all 3 seeds; not overfitting setting: no seeds") in finding.evidence
+    assert ("by the paper's test threshold alone, which the verdict does not use: balanced setting: none of the 3 seeds; harmful "
+            "setting: all 3 seeds; not overfitting setting: none of the 3 seeds") in finding.evidence
     record["harmful_as_named_trained_share"] = 2 / 3
     finding = rule(ledger.Record(record))
     assert finding.verdict == ledger.PART and finding.cause == (

@@ -28,20 +28,20 @@ def test_cost_words_name_whose_loss_it_is():
     assert onelayer.cost_words(costs([0.99, 0.98, 0.99], [0.90, 0.91, 0.99]), 0.95) == (
         "the flipped labels cost more than 0.01 of test accuracy on 2 of the 3 seeds: the loss is theirs")
     assert onelayer.cost_words(costs([0.90, 0.92, 0.91], [0.90, 0.915, 0.91]), 0.95) == (
-        "the flipped labels cost more than 0.01 of test accuracy on no seeds: the clean-label runs end below 0.95 "
-        "too, so the low accuracy is the encoder's own at this signal, not theirs")
+        "the flipped labels cost more than 0.01 of test accuracy on none of the 3 seeds: the clean-label runs "
+        "end below 0.95 too, so the low accuracy is the encoder's own at this signal, not theirs")
     assert onelayer.cost_words(costs([0.80, 0.85], [0.70, 0.72]), 0.95) == (
         "the flipped labels cost more than 0.01 of test accuracy on both seeds: part of the loss is theirs, and the "
         "clean-label runs end below 0.95 too, so the rest is the encoder's own at this signal")
     assert onelayer.cost_words(costs([0.99], [0.985]), 0.95) == (
-        "the flipped labels cost more than 0.01 of test accuracy on no seeds")
+        "the flipped labels cost more than 0.01 of test accuracy on no seed")
     # the book build's harmful setting: one seed pays 0.018, but every clean-label run is near chance too, where
     # a gap that small is sampling
     near_chance = ("the clean-label runs end near chance too (below 0.75 on every seed), where two runs differ by up "
-                   "to 0.05 by sampling alone: the flipped labels cost more than that on no seeds, and at this signal "
-                   "the encoder generalizes nothing, with or without them")
+                   "to 0.05 by sampling alone: the flipped labels cost more than that on none of the 3 seeds, and at "
+                   "this signal the encoder generalizes nothing, with or without them")
     assert onelayer.cost_words(costs([0.518, 0.499, 0.542], [0.52, 0.503, 0.524]), 0.95) == near_chance
-    assert onelayer.cost_words(costs([0.70, 0.50], [0.60, 0.50]), 0.95) == near_chance.replace("no seeds", "1 of the 2 seeds")
+    assert onelayer.cost_words(costs([0.70, 0.50], [0.60, 0.50]), 0.95) == near_chance.replace("none of the 3 seeds", "1 of the 2 seeds")
 
 
 def scores_table(run: str, clean: dict, noisy: dict) -> pd.DataFrame:

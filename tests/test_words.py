@@ -37,8 +37,8 @@ def test_a_slopes_direction_and_counts_in_words():
         '<span class="benign-direction" data-value="0.5" data-se="nan">does not change measurably</span>')
     assert words.slope_words(np.nan, np.nan).startswith("cannot be fitted") and words.direction(np.nan, 1) == (
         "cannot be fitted")  # no number, no mark
-    assert [words.share_words(k, t) for k, t in ((0, 48), (48, 48), (3, 48), (1, 1), (2, 2))] == [
-        "no runs", "all 48 runs", "3 of the 48 runs", "the only run", "both runs"]
+    assert [words.share_words(k, t) for k, t in ((0, 48), (48, 48), (3, 48), (1, 1), (2, 2), (0, 2), (0, 1))] == [
+        "none of the 48 runs", "all 48 runs", "3 of the 48 runs", "the only run", "both runs", "neither run", "no run"]
 
 
 def test_names_from_code_read_as_words_on_a_page():

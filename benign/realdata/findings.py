@@ -99,7 +99,8 @@ def check_words(checks: pd.DataFrame, kinds: dict[str, str]) -> dict[str, str]:
         for _, r in checks[checks.dataset.map(kinds) == kind].iterrows():
             verdict = "tests the claim" if r.tests_claim else f"not testable with this backbone: {why_words(r)}"
             parts.append(f"{reader_name(r.dataset)}: {share(r.reach_free)} of the flipped labels within reach, "
-                         f"{share(r.reach_token)} given by a single token, {share(r.fitted_noisy)} fitted by phase 2, "
+                         f"{share(r.reach_token)} given by a single token, {share(r.fitted_noisy)} fitted by phase 2 over "
+                         f"all its cells, "
                          f"test minus base {signed(r.test_minus_base, '+.1f')} points ({verdict})")
         words[f"{kind}_rows_reading"] = "; ".join(parts) or "no row of this kind at this profile"
     fashion = checks[checks.dataset == "fashion_mnist"]
