@@ -134,12 +134,12 @@ def collapse_sentence(rows: dict[str, dict[int, dict]]) -> str:
 def unstated_n_said(by_n: dict[int, dict]) -> str:
     """Whether the appendix's unstated n can account for the comparison table's misses, from this page's trainer's
     `collapse` results by n: 'The sweep over n above reproduces the paper's collapse at n = 200, so the unstated n
-    can account for them.' or 'So the unstated n does not account for them: the sweep over n above reproduces the
+    can account for them.' or 'The unstated n does not account for them: the sweep over n above reproduces the
     paper's collapse at none of n = 20, 50 and 500.'"""
     ns = sorted(by_n)
     hits = [m for m in ns if by_n[m]["as_paper"]]
     if hits:
         return (f"The sweep over n above reproduces the paper's collapse at n = {and_list([f'{m:,}' for m in hits])}, "
                 "so the unstated n can account for the table's misses.")
-    return ("So the unstated n does not account for the table's misses: the sweep over n above reproduces the "
+    return ("The unstated n does not account for the table's misses: the sweep over n above reproduces the "
             f"paper's collapse at none of n = {and_list([f'{m:,}' for m in ns])}.")

@@ -325,7 +325,7 @@ class TimeResult:
                 f"The rank correlation of d with that step over the cells that fit is {signed(r, '.2f')} "
                 f"({correlation_words(r, 'the smaller d', 'the later', 'the earlier')})")
         end = (f"At step {self.steps[-1]:,} no cell is left not overfitting" if not self.not_overfitting_end_cells
-               else f"At step {self.steps[-1]:,} {count(self.not_overfitting_end_cells, 'cell')} "
+               else f"At step {self.steps[-1]:,}, {count(self.not_overfitting_end_cells, 'cell')} "
                f"{'is' if self.not_overfitting_end_cells == 1 else 'are'} left not overfitting, none with d above "
                f"{self.not_overfitting_end_max_d:,.0f} (the long runs start at d = {self.d_min:,.0f})")
         agree = (f"The long runs stop before step {self.num_steps:,}, the map's step, so they are not compared with it"

@@ -60,8 +60,9 @@ def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
             attention_high = m[f"{prefix}_test_attention_relevant_max"]
             cost_high = m[f"{prefix}_noise_cost_max"]
             evidence += (f"; fresh inputs' attention on their relevant token "
-                         f"{spread(m, f'{prefix}_test_attention_relevant', '.2f')} (1/T at step 0)")
-            evidence += f"; the same runs on clean labels end {spread(m, f'{prefix}_noise_cost', '+.3f')} higher"
+                         f"{spread(m, f'{prefix}_test_attention_relevant', '.2f')} (uniform, 1/T, at step 0)")
+            evidence += (f"; test accuracy of the same runs on clean labels minus theirs "
+                         f"{spread(m, f'{prefix}_noise_cost', '+.3f')}")
             if every and gain_low >= -harm and attention_low > selected and cost_high <= harm:
                 return Finding(HOLDS, evidence)
             if none or gain_high < -harm or attention_high <= selected:
@@ -73,8 +74,8 @@ def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
                            "fresh inputs do not select their relevant token on every seed" if attention_low <= selected
                            else "the flipped labels cost test accuracy against the same runs on clean labels")
         cost_low, cost_high = m[f"{prefix}_noise_cost_min"], m[f"{prefix}_noise_cost_max"]
-        evidence += (f"; the same runs on clean labels end {spread(m, f'{prefix}_noise_cost', '+.3f')} higher; "
-                     f"balanced setting {spread(m, 'balanced_test_acc')}")
+        evidence += (f"; test accuracy of the same runs on clean labels minus theirs "
+                     f"{spread(m, f'{prefix}_noise_cost', '+.3f')}; balanced setting {spread(m, 'balanced_test_acc')}")
         if every and gain_high < -harm and cost_low > harm:
             return Finding(HOLDS, evidence)
         if none or gain_low >= -harm or cost_high <= harm:
@@ -85,7 +86,7 @@ def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
         return Finding(PART, evidence, "not every seed fits every label" if not every else
                        "training costs test accuracy against step 0 on some seeds only" if gain_high >= -harm else
                        "training costs test accuracy against step 0, but on some seeds the same run on clean labels "
-                       "loses as much: the cost is training's, not the flipped labels'")
+                       "loses as much: there the cost is training's, not the flipped labels'")
     return rule
 
 
@@ -109,8 +110,9 @@ def fig1_rule(column: str) -> Callable[[Record], Finding]:
             share = m[f"{column}_draws_none_fitted_share" if column == "not_overfitting" else
                       f"{column}_draws_all_fitted_share"]
             test = m[f"{column}_draws_test_acc_median"]
-            evidence = (f"over {draws:.0f} data draws: {percent(share)} " +
-                        ("fit none of the flipped labels" if column == "not_overfitting" else "fit every label") +
+            evidence = (f"over {draws:.0f} data draws: " +
+                        (f"{percent(share)} leave every flipped label unfitted" if column == "not_overfitting" else
+                         f"{percent(share)} fit every label") +
                         f"; median test accuracy {test:.2f}")
             ok_train = share > most
             if column == "harmful":
@@ -350,7 +352,7 @@ def attention_sharpens_rule(m: Record) -> Finding:
     pairs = m.maybe("sharpening_pairs")
     if pairs and pairs > 0:
         evidence += (f"; with flipped labels the curve ended sharper than on clean labels in "
-                     f"{percent(m['noisy_sharper_share'])} of {pairs:.0f} pairs")
+                     f"{round(m['noisy_sharper_share'] * pairs):.0f} of {pairs:.0f} pairs")
     if share == 1:
         return Finding(HOLDS, evidence)
     if share > thresholds.MAJORITY.value:
@@ -502,7 +504,7 @@ def backbone_regimes_rule(m: Record) -> Finding:
     make it fit)."""
     names = {"benign": "benign", "harmful": "harmful", "not_overfitting": "not overfitting"}
     counts = {k: m[f"backbones_{k}"] for k in names}
-    said = lambda found: ", ".join(f"{label} {found[k]:.0f}" for k, label in names.items())  # noqa: E731
+    said = lambda found: ", ".join(f"{found[k]:.0f} {label}" for k, label in names.items())  # noqa: E731
     evidence = f"of {m['backbones']:.0f} image backbones made here: {said(counts)}"
     reachable = m.maybe("backbones_not_overfitting_reachable")
     if counts["not_overfitting"] and reachable == reachable:

@@ -213,6 +213,15 @@ def missing_value(blocks: list[Block]) -> list[Finding]:
                     lambda b, m: not (m.group() == "None" and english_none(b.text, m.start())))
 
 
+OBJECT = re.compile(r"<[A-Za-z_][\w.]* object(?: at 0x[0-9a-fA-F]+)?>")
+
+
+def object_repr(blocks: list[Block]) -> list[Finding]:
+    """A Python object's default repr where its text belongs ("<IPython.core.display.Markdown object>": a word glued
+    with {glue:text}, which shows a Markdown object's repr, instead of {glue:md})."""
+    return _matches(blocks, OBJECT, "object_repr", EVERYWHERE)
+
+
 EXPONENT = re.compile(r"(?<![\w.])\d+(?:\.\d+)?[eE][-+−]?\d+(?!\w)")
 
 
@@ -377,7 +386,7 @@ def direction(blocks: list[Block]) -> list[Finding]:
 
 RULES = {rule.__name__: rule for rule in (identifier, code_in_prose, missing_value, exponent, repeated_word,
                                           zero_hundred_percent, too_many_digits, plural, direction, degenerate_range,
-                                          caret, signed_zero, hyphen_minus, share_as_decimal)}
+                                          caret, signed_zero, hyphen_minus, share_as_decimal, object_repr)}
 SKIPPED_PAGES = {"genindex.html", "search.html", "py-modindex.html"}
 
 

@@ -209,11 +209,11 @@ def plus_minus(value: float, spread: float) -> str:
 
 
 def models_words(first: str, second: str, names=("the analysed model", "the experiments' model")) -> str:
-    """Two models' words said once where they read alike: 'does not change measurably for both models', else
-    'rises for the analysed model and falls for the experiments' model' (direction words may be marked: compared
-    without their marks)."""
-    if plain(first) == plain(second):
-        return f"{first} for both models"
+    """Two models' words said once where they read alike: 'rises for both models', 'does not change measurably for
+    either model'; else 'rises for the analysed model and falls for the experiments' model' (direction words may be
+    marked: compared without their marks)."""
+    if plain(first) == plain(second):  # a negative reads 'for either model' ('does not change … for both' misleads)
+        return f"{first} for {'either model' if plain(first).startswith(('does not', 'cannot')) else 'both models'}"
     return f"{first} for {names[0]} and {second} for {names[1]}"
 
 

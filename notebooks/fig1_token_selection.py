@@ -116,9 +116,9 @@ above = int(sum(expected.regime_of(regime, a) == "above chance" for a in harmful
 on_line = int(((harmful_test - line).abs() < 1e-9).sum())  # a test accuracy exactly at the line
 median_side = expected.regime_of(regime, harmful_test.median())
 draw_metrics.update(chance_line=line, chance_samples=int(regime.partition(":")[2]),
-                    harmful_above_chance_words=draws.sides_words(above, len(harmful_test),
-                                                                 "it or on it" if on_line else "it")
-                    + (f" ({on_line} of them exactly on it, at {line:.2f})" if on_line else ""),
+                    harmful_above_chance_words=draws.sides_words(
+                        above, len(harmful_test),
+                        f"it or on it ({on_line} of them exactly on it, at {line:.2f})" if on_line else "it"),
                     harmful_median_side_words=("on the line itself, which the comparison counts as above chance"
                                                if f"{harmful_test.median():.2f}" == f"{line:.2f}"
                                                else "above it" if median_side == "above chance" else "below it"),

@@ -118,10 +118,11 @@ plotted.assign(SNR=three_digits(theory.snr(plotted.signal_norm, plotted.d)),
 # %% [markdown]
 # ## The figure
 #
-# Left and middle: the softmax score of every token of one clean and one noisy training sample of the plotted seed,
+# The panels *median clean sample* and *median noisy sample*: the softmax score of every token of one clean and one
+# noisy training sample of the plotted seed,
 # each the median of its group by its final attention on the relevant token (so half the group ends above it and
 # half below; a sample drawn first would be one draw, not a representative). Relevant token in blue, the weakly relevant token aligned with the true class in green, the one aligned with the *flipped* label in
-# red, irrelevant tokens in grey. Right: train and test accuracy.
+# red, irrelevant tokens in grey. The panels *accuracy*: train and test accuracy.
 
 # %%
 titles = {"balanced": "balanced", "large_noise": "large noise", "large_signal": "large signal"}
@@ -164,7 +165,7 @@ nb.save_figure(fig)
 # The fixed head classifies before any training. At step 0, $p = 0$ and the attention is uniform, so
 # $f(X) = \nu^\top \bar x$ and the test accuracy is the head's own: {glue:text}`balanced_test_acc_step0:.3f`
 # (balanced), {glue:text}`large_noise_test_acc_step0:.3f` (large noise) and
-# {glue:text}`large_signal_test_acc_step0:.3f` (large signal) on the plotted seed — the dotted line in each right
+# {glue:text}`large_signal_test_acc_step0:.3f` (large signal) on the plotted seed — the dotted line in each *accuracy*
 # panel (where training leaves the test accuracy at that level, the test curve covers it). A claim about generalizing or harm is a claim about what training does to that level, so the claims ledger
 # reads three controls, on every seed:
 #
@@ -319,8 +320,8 @@ cost_low, cost_high, harm = (metrics["large_noise_noise_cost_min"], metrics["lar
 metrics["large_noise_cost_source"] = (
     f"on no seed do the flipped labels cost more than {harm:g} against the same run on clean labels, so the loss is "
     "training's, not the flipped labels'" if cost_high <= harm else
-    f"on some seeds the same run on clean labels loses as much (within {harm:g}), so the loss is training's, not the "
-    "flipped labels'" if cost_low <= harm else
+    f"on some seeds the same run on clean labels loses as much (within {harm:g}), so there the loss is training's, "
+    f"not the flipped labels'; on the others the flipped labels cost more than {harm:g}" if cost_low <= harm else
     f"on every seed the flipped labels cost more than {harm:g} against the same run on clean labels")
 gap = metrics["balanced_test_acc"] - metrics["large_noise_test_acc"]  # the paper's contrast: balanced against harmful
 metrics["large_noise_head_share_of_gap"] = ((metrics["balanced_test_acc"] - metrics["large_noise_test_acc_step0"])

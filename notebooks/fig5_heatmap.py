@@ -184,17 +184,17 @@ if chosen:
 # %% [markdown]
 # ## The same cells over training time
 #
-# The clock of {doc}`the theorem's clock page <theory_clock>` runs {glue:text}`long_runs` of the cells (a run at the paper's profile,
+# The long-run trainer of {doc}`the theorem's clock page <theory_clock>` runs {glue:text}`long_runs` of the cells (a run at the paper's profile,
 # `benign run fig5_heatmap --profile paper`: all 39 × 39 cells for $10^6$ steps) with
 # the data, $W_0$ and step size of the map above for {glue:text}`num_steps_long` steps, at constant memory, and records
 # every step at which a condition switches: every clean label fitted, every noisy label fitted, the first noisy label
 # fitted, the test error below $\delta$. Here $\delta$ = {glue:text}`delta_map:.4f`, so that "test error $< \delta$" on
 # the {glue:text}`n_test` test samples is exactly "test accuracy ≥ {glue:text}`test_threshold_value:.2f`", the map's
-# rule. The regime of a cell at any step then follows from the switches, exactly, with nothing stored per step
+# rule. The regime of a cell at any step then follows from the switches, exactly, with nothing stored per step.
 # {glue:md}`agreement_words` (`tests/test_regimes.py` checks this cell by cell in
 # float64). The same kernel, cache and events serve
-# {doc}`the theorem's clock <theory_clock>`, whose runs use other step sizes and sizes ($\alpha \propto n/d$, several
-# $n$) and so share no cell with this grid.
+# {doc}`the theorem's clock <theory_clock>`, whose runs use other step sizes and sample sizes ($\alpha \propto n/d$,
+# several $n$) and so share no cell with this grid.
 
 # %%
 long = clock.run(long_points, cache=paths.cache_dir("sweeps") if use_cache else None, progress=progress)
@@ -308,8 +308,9 @@ HTML(regimes.time_map_html(time_payload))
 # %% [markdown]
 # ## Paper vs here
 #
-# On this map {glue:md}`share_benign_pct` of the cells are benign, {glue:md}`share_harmful_pct` harmful and
-# {glue:md}`share_not_overfitting_pct` not overfitting (the ledger's rule for the three regions reads these shares). The
+# On this map, read by what training adds, {glue:md}`share_benign_trained_pct` of the cells are benign,
+# {glue:md}`share_harmful_trained_pct` harmful and {glue:md}`share_not_overfitting_trained_pct` not overfitting (the
+# ledger's rule for the three regions reads these shares). The
 # paper gives its heatmaps as pictures, not numbers; the rows below check the cells of Figure 3, which the paper does
 # report. The *authors'
 # code* column runs their final main.py (commit c563aae; transcribed, see {doc}`Figure 3 <fig3_dynamics>`) at those

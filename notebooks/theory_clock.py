@@ -95,7 +95,6 @@ points = (clock.theorem_grid(d_values, n_values, n_snr2_values, seeds, learning_
                                num_steps=num_steps, **MODELS["p only (W = I)"], **shared)
           + clock.theorem_grid(d_values_trained_W, n_values_trained_W, n_snr2_values, seeds, learning_rate_factors,
                                num_steps=num_steps_trained_W, **MODELS["W and p"], **shared))
-print(f"{len(points)} runs")
 
 # %% [markdown]
 # ## The two models and the unit of time
@@ -164,7 +163,7 @@ pd.DataFrame(points).assign(n_snr2=lambda t: theory.n_snr2(t.signal_norm, t.d, t
 # `benign.synthetic.simulate`, and the memory does not grow with the steps.
 #
 # The runs are trained in batches (*chunks*), and each finished chunk is saved on disk (the *cache*), so a later
-# build reads it back instead of training it again. This build: {glue:text}`runs_said`; training them took
+# build reads it back instead of training it again. This build: {glue:md}`runs_said`; training them took
 # {glue:text}`training_wall_s:.0f` s of this machine's time when they were computed.
 
 # %%
@@ -403,15 +402,15 @@ metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
                                                                  "outside the harmful region (both models)"))
 
 # %% [markdown]
-# **Top left — the theorem's own condition.** The theorem's $\tau$ is a time at which every label is fitted and the
+# **First panel — the theorem's own condition.** The theorem's $\tau$ is a time at which every label is fitted and the
 # test error is below $\delta$ (an order, $\Theta(\cdot)$). With the fixed head that condition is half met before
 # any training: the test error is already below $\delta$ at step 0 in {glue:md}`test_error_at_step0_words` of the
-# main grid outside the harmful region (both models; bottom right), so the first step with every label fitted and
+# main grid outside the harmful region (both models; sixth panel), so the first step with every label fitted and
 # the test error below $\delta$ measures only the time to fit the noisy labels. Against $1/(n\,\mathrm{SNR}^2)$ it
-# {glue:md}`benign_trend_words` (slopes {glue:text}`benign_slope_words_p_only` for the analysed model over
-# {glue:text}`benign_runs_p_only` runs, {glue:text}`benign_slope_words_W_and_p` for the experiments' model over
+# {glue:md}`benign_trend_words` (slopes {glue:md}`benign_slope_words_p_only` for the analysed model over
+# {glue:text}`benign_runs_p_only` runs, {glue:md}`benign_slope_words_W_and_p` for the experiments' model over
 # {glue:text}`benign_runs_W_and_p`); for the noisy labels alone the slopes are
-# {glue:text}`noisy_slope_words_p_only` and {glue:text}`noisy_slope_words_W_and_p`. In the theory's benign region the
+# {glue:md}`noisy_slope_words_p_only` and {glue:md}`noisy_slope_words_W_and_p`. In the theory's benign region the
 # analysed model meets the condition by step {glue:text}`benign_first_latest:,.0f` at the latest, and it holds from
 # then to the last step in {glue:md}`benign_settled_words` (in the others a few test samples are lost again, near
 # the harmful boundary). By its own condition, then, the theorem's $\tau$ is met: whatever time its formula gives
@@ -419,15 +418,15 @@ metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
 # every $n\,\mathrm{SNR}^2$, because the fixed head does the generalizing. Runs without a point never had every label
 # fitted with the test error below $\delta$ at the same step.
 #
-# **Top right — $\tau \propto 1/\alpha$.** At two step sizes {glue:text}`alpha_factor_ratio:.3g` times apart, the
+# **Second panel — $\tau \propto 1/\alpha$.** At two step sizes {glue:text}`alpha_factor_ratio:.3g` times apart, the
 # median ratio of $\tau_{\text{noisy}}\cdot\alpha$ over matched runs is {glue:text}`alpha_ratio_noisy:.3f` (the
 # theorem: 1), and that of the selection time $\tau_{\text{select}}\cdot\alpha$ is
 # {glue:text}`alpha_ratio_select:.3f`.
 #
-# **Middle row and bottom left — the test inputs' attention.** What training adds over the fixed head is not in the
+# **Third to fifth panels — the test inputs' attention.** What training adds over the fixed head is not in the
 # test error but in the *test inputs' attention*: the mean softmax score $s$ that fresh inputs put on their relevant
 # token. Its lead $L = \log((T-1)s/(1-s))$ (zero for uniform attention) follows $L \approx \kappa \log(\text{step})$, a
-# straight line on a log axis (middle right). Its rate $\kappa$ (bottom left) has, over the non-harmful runs with
+# straight line on a log axis (fourth panel). Its rate $\kappa$ (fifth panel) has, over the non-harmful runs with
 # $n\,\mathrm{SNR}^2 \le 1$, a log–log slope against $n\,\mathrm{SNR}^2$ of
 # {glue:text}`kappa_slope_p_only:.2f` ± {glue:text}`kappa_slope_p_only_se:.2f` for the analysed model and
 # {glue:text}`kappa_slope_W_and_p:.2f` ± {glue:text}`kappa_slope_W_and_p_se:.2f` for the experiments' model (least
@@ -436,13 +435,13 @@ metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
 # $\exp(L^*/\kappa) \propto \exp(c/(n\,\mathrm{SNR}^2))$ steps, the theorem's form with a constant $c$ in the exponent.
 #
 # The first step at which the test attention reaches {glue:text}`attention_level:.2g` (the clock's event, exact to
-# the step) was reached, outside the harmful region, by {glue:text}`select_where_p_only` (analysed model). Fitted over
-# them it has slope {glue:text}`select_slope_words_p_only` on the theorem's axes, and
-# {glue:text}`select_slope_words_W_and_p` for the experiments' model; the median run's selection time is
-# {glue:text}`select_medians_words`. Those are mostly runs of the theory's not-overfitting region, where the theorem's
+# the step) was reached, outside the harmful region, by {glue:md}`select_where_p_only` (analysed model). Fitted over
+# them it has slope {glue:md}`select_slope_words_p_only` on the theorem's axes, and
+# {glue:md}`select_slope_words_W_and_p` for the experiments' model; the median run's selection time is
+# {glue:md}`select_medians_words`. Those are mostly runs of the theory's not-overfitting region, where the theorem's
 # benign formula does not apply, so this slope describes the data and tests nothing. In the theory's *benign* region,
 # where it applies, fresh inputs select within the run in {glue:md}`select_benign_selected_p_only` of the analysed
-# model, all at {glue:text}`select_benign_at_p_only` (steps {glue:text}`select_benign_steps_p_only`), and never within
+# model, all at {glue:md}`select_benign_at_p_only` (steps {glue:md}`select_benign_steps_p_only`), and never within
 # the run in {glue:md}`select_censored_words` (grey triangles: lower bounds, at the run's last step). No slope can be
 # fitted through one value of $n\,\mathrm{SNR}^2$, but the runs that do not select bound it: for each $d$, $n$ and
 # seed, from the step at which fresh inputs select to the last step of the run at the next smaller
@@ -454,16 +453,16 @@ metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
 # share that shrinks with $n\,\mathrm{SNR}^2$ is signal rather than memorised noise, and only the signal carries
 # over to fresh inputs.
 #
-# **Bottom right — the fixed head.** With $\nu \propto \mu_+ - \mu_-$ fixed and $p = 0$, uniform attention already
+# **Sixth panel — the fixed head.** With $\nu \propto \mu_+ - \mu_-$ fixed and $p = 0$, uniform attention already
 # averages the relevant token into the output: outside the harmful region (both models) the test accuracy at step 0
 # is at least {glue:text}`test_acc_step0_min:.3f` (median {glue:text}`test_acc_step0_median:.3f`), and at the last
 # step at least {glue:text}`test_acc_last_min:.3f`. Training lowers it in {glue:md}`test_acc_fell_words` (at
-# {glue:text}`test_acc_fell_at`), by at most {glue:text}`test_acc_fell_most:.3f`: the hollow grey points below the
+# {glue:md}`test_acc_fell_at`), by at most {glue:text}`test_acc_fell_most:.3f`: the hollow grey points below the
 # filled ones. The delayed generalization of the theorem is therefore not a delay in test accuracy here; it is the
 # slow turn of fresh inputs' attention to the relevant token, timed in the next section.
 #
 # **The other candidates.** Three more quantities could carry the exponential. The time to fit the noisy labels at
-# the smaller step size has slope {glue:text}`noisy_slope_small_alpha_words` on the theorem's axes: against $1/(n\,\mathrm{SNR}^2)$ it
+# the smaller step size has slope {glue:md}`noisy_slope_small_alpha_words` on the theorem's axes: against $1/(n\,\mathrm{SNR}^2)$ it
 # {glue:md}`noisy_trend_small_alpha`, while a smaller $\alpha$ stretches it as $1/\alpha$. The time until no test
 # sample at all is misclassified ($\delta$ below $1/n_{\text{test}}$, read off the logged steps) is step 0 in
 # {glue:md}`test_zero_at_step0_words` outside the harmful region (both models), never comes in {glue:md}`test_zero_never_words`,
@@ -651,8 +650,8 @@ nb.save_figure(fig, "theory_clock_growth")
 # **The theorem's benign time, and the condition the verdict reads.** The theorem's own condition — every label
 # fitted and the test error below $\delta$ = {glue:text}`delta:.2g` — is met early and at every $n\,\mathrm{SNR}^2$: the
 # fixed head's test error is below $\delta$ at step 0 in {glue:md}`test_error_at_step0_words` outside the harmful
-# region, the first step with every label fitted as well has slope {glue:text}`benign_slope_words_p_only` (analysed
-# model) and {glue:text}`benign_slope_words_W_and_p` (experiments' model) on the theorem's axes, and in the theory's
+# region, the first step with every label fitted as well has slope {glue:md}`benign_slope_words_p_only` (analysed
+# model) and {glue:md}`benign_slope_words_W_and_p` (experiments' model) on the theorem's axes, and in the theory's
 # benign region the condition holds from step {glue:text}`benign_first_latest:,.0f` at the latest to the end in
 # {glue:md}`benign_settled_words`. By that condition the theorem's time is met, and its exponent cannot be measured:
 # the condition times the fitting of the noisy labels, while the generalizing is the fixed head's. The verdict
@@ -661,7 +660,7 @@ nb.save_figure(fig, "theory_clock_growth")
 # condition every run generalizes within its first steps, by the stand-in most runs of the benign region never do
 # within the run — the verdict is the stand-in's, because only it measures a time that training sets. In the
 # theory's benign region fresh inputs select within the run in {glue:md}`select_benign_selected_p_only` (analysed
-# model), all at {glue:text}`select_benign_at_p_only`; where they do not, the slope of $\log\tau$ against
+# model), all at {glue:md}`select_benign_at_p_only`; where they do not, the slope of $\log\tau$ against
 # $1/(n\,\mathrm{SNR}^2)$ is at least {glue:text}`select_bound_p_only:.1f`, where the theorem's formula has slope 1.
 # The rule gives {glue:md}`clock_said_p_only`.
 #

@@ -157,7 +157,7 @@ def test_unstated_n_said():
         "The sweep over n above reproduces the paper's collapse at n = 200, so the unstated n can account for the "
         "table's misses.")
     assert etasweep.unstated_n_said({20: miss, 50: miss, 500: miss}) == (
-        "So the unstated n does not account for the table's misses: the sweep over n above reproduces the paper's "
+        "The unstated n does not account for the table's misses: the sweep over n above reproduces the paper's "
         "collapse at none of n = 20, 50 and 500.")
 
 

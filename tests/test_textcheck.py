@@ -62,6 +62,8 @@ DEFECTS = [
     ("missing_value", "slope nan ± nan over 0 rows", "nan ± nan", 2),
     ("missing_value", "beyond nan% of the cells", "nan%", 1),
     ("missing_value", "the ratio is inf, and −inf below, None in between", "inf", 3),
+    ("object_repr", "This build: &lt;IPython.core.display.Markdown object&gt;; and &lt;foo.Bar object at 0x7f3a&gt;",
+     "<IPython.core.display.Markdown object>", 2),
     ("exponent", "train losses 1.6e-25 and 5.1E+03", "1.6e-25", 2),
     ("repeated_word", "(the The theorem’s clock: how long", "the The", 1),
     ("zero_hundred_percent", "in only 0% of the noisy samples", "0%", 1),

@@ -60,6 +60,8 @@ def test_plus_minus_rounds_to_the_spread():
 
 def test_models_words_and_verdict_said():
     assert timing.models_words("rises", "rises") == "rises for both models"
+    assert timing.models_words("does not change measurably", "does not change measurably") == (
+        "does not change measurably for either model")
     assert timing.models_words("rises", "falls") == "rises for the analysed model and falls for the experiments' model"
     assert timing.verdict_said("holds", "") == "**holds**"
     assert timing.verdict_said("not seen", "too few runs") == "**not seen** — too few runs"
