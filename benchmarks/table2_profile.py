@@ -1,4 +1,4 @@
-"""Table 2's book profile from empty caches: where its time goes, each part beside its counted work and its floor.
+"""Table 2's book profile from empty caches: each part's time beside its counted work and the least time it can take.
 
 Computes every run of Table 2 at the `book` profile as its notebook does (`runs.runs_from`: the rows side by side in
 worker processes, one thread each) in a new, empty cache, so the image backbone is pre-trained and every row's frozen

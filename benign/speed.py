@@ -154,7 +154,8 @@ def said() -> str:
     if not made:
         return ("`make bench` measures by how much on your machine (this build has no such record yet; the "
                 "{doc}`speed` page then shows them)")
-    return f"the {{doc}}`speed` page shows by how much, in this machine's records of {len(made)} of its benchmarks"
+    return (f"the {{doc}}`speed` page shows by how much, from this machine's records ({len(made)} of its "
+            f"{len(scripts())} benchmarks measured)")
 
 
 def scripts() -> dict[str, str]:

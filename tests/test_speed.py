@@ -112,7 +112,8 @@ def test_the_landing_page_says_whether_the_build_has_records(results):
     assert speed.said().startswith("`make bench` measures by how much on your machine (this build has no such record")
     speed.write("fast_trainer", ["ratio 244.0"])
     speed.write("fig5_grid", ["ratio 1328"])
-    assert speed.said() == "the {doc}`speed` page shows by how much, in this machine's records of 2 of its benchmarks"
+    assert speed.said() == (f"the {{doc}}`speed` page shows by how much, from this machine's records (2 of its "
+                            f"{len(speed.scripts())} benchmarks measured)")
 
 
 def test_the_page_shows_a_records_lines_commit_machine_and_date(results):
