@@ -211,8 +211,7 @@ TIMES = {"benign": "τ benign: every label fitted and test error < δ", "noisy":
 pd.DataFrame({model: {TIMES[q]: words.estimate(metrics[f"{q}_slope_{k}"], metrics[f"{q}_slope_{k}_std"],
                                                metrics[f"{q}_runs_{k}"], "run",
                                                timing.spread_format(metrics[f"{q}_slope_{k}_std"])) for q in TIMES}
-              for model, k in model_keys.items()}).rename_axis("time whose slope is fitted, runs outside the harmful "
-                                                              "region (mean ± spread over seeds)")
+              for model, k in model_keys.items()}).rename_axis("time: slope ± spread over seeds")
 
 # %%
 MARKERS = {"p only (W = I)": "o", "W and p": "s"}
