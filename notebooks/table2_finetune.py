@@ -201,8 +201,8 @@ findings.findings_table(found)
 # *Image rows.* Free attention over the small ViT's last-layer tokens can fit
 # {glue:md}`image_reach_free_words` of the flipped labels on average, a single token gives
 # {glue:md}`image_reach_token_words`, and phase 2 fits {glue:md}`image_flipped_fitted_words` of them over every cell,
-# those the epoch cap stopped included, and {glue:text}`image_testing_flipped_fitted_mean:.0f`% over the cells whose fit
-# is measured, which the claims ledger reads (every one, in every seed, in {glue:md}`image_cells_fitted`; test accuracy
+# those the epoch cap stopped included, and {glue:md}`image_measured_fitted_words` over the cells whose fit is
+# measured, which the claims ledger reads (every one, in every seed, in {glue:md}`image_cells_fitted`; test accuracy
 # minus base accuracy {glue:md}`image_test_vs_base_words` points on average). Per row: {glue:md}`image_rows_reading`. Where an image cell leaves flipped labels unfitted,
 # what stopped it is measured, not guessed: {glue:md}`image_unfitted`. A row whose clean labels phase 2 does not
 # fit, or most of whose flipped labels are out of reach of any attention, is *not testable with this backbone*: not
@@ -224,6 +224,9 @@ metrics.update(findings.check_metrics(checks))
 metrics.update(findings.check_words(checks, {t.dataset: t.data.kind for t in tasks}))  # glued as words
 metrics["vit_depth"] = words.count(vit_layers, "layer")  # the small ViT's depth, glued as words
 metrics["cap_words"] = findings.cap_words(max_epochs, max_epochs_from_n)
+metrics["image_measured_fitted_words"] = (  # the share the claims ledger reads
+    words.percent(metrics["image_testing_flipped_fitted_mean"] / 100) if "image_testing_flipped_fitted_mean" in metrics
+    else "no share (no image row tests the claim at this profile)")
 metrics["image_unfitted"] = findings.unfitted_words(found[found.kind == "image"], num_epochs, max_epochs,
                                                   max_epochs_from_n)
 studies = [(study, notebooks.resolve("table2_finetune", study["table2_profile"]))  # the backbone study's profiles
