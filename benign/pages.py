@@ -344,12 +344,15 @@ SHOWN_BELOW = 1e-4  # a page's tables write smaller numbers with an exponent (`p
 def paper2_table(frame, floor: float = 1e-6):
     """A table of `simulate` (`final` or `history`) as a page shows it: paper 2's symbols as column names
     (`paper2.SYMBOLS`), step sizes as '(0.01, 1)', numbers below 10⁻⁴ without an exponent (`words.tiny`: 'below 10⁻⁶'
-    under `floor`, else positional; an attention weight of 0, a float underflow, too), and no accuracy at step 0: there v = p = 0, so f(X) = 0 for every input, which
+    under `floor`, else positional; an attention weight of 0, a float underflow, too), the accuracies and losses before
+    the attention weights, and no accuracy at step 0: there v = p = 0, so f(X) = 0 for every input, which
     predicts no class (`simulate` counts that tie as wrong, an accuracy of 0; a coin toss on ties would be right
     half the time)."""
     from .paper2 import SYMBOLS  # paper 2's trainer, imported only where its tables are shown (it needs torch)
 
-    frame = frame.copy()
+    headline = [c for c in ("train_acc", "test_acc", "train_loss", "test_loss") if c in frame]  # before the attention
+    attention = [c for c in frame.columns if str(c).endswith("attention")]  # weights, where a wide table scrolls
+    frame = frame[[c for c in frame.columns if c not in headline + attention] + headline + attention].copy()
     if "step_sizes" in frame:
         frame["step_sizes"] = ["(" + ", ".join(f"{b:g}" for b in beta) + ")" for beta in frame.step_sizes]
     if "step" in frame:

@@ -308,6 +308,8 @@ def _final(runs, labels, history, steps) -> pd.DataFrame:
 # The symbols of the columns of `simulate`'s tables as a page shows them (the other names read as `words.reader_name`
 # writes them): the signal norm is ‖μ‖, the paper's ρ (the book keeps ρ for the first paper's weakly relevant tokens)
 SYMBOLS = {"signal_norm": "‖μ‖", "snr": "SNR", "step_sizes": "β", "noise_ratio": "η"}
+
+
 def first_step_threshold(noise_ratio: float) -> float:
     """The n·SNR² above which, after a small first step from v = p = 0, a clean input's signal value exceeds its
     noise value: v₁ = β₁/(4n) Σᵢ yᵢ(μ_cᵢ + ξᵢ) gives μ_y·v₁ ≈ β₁ρ²(1 − 2η)/8 and yξᵢ·v₁ ≈ β₁d/(4n), so the

@@ -302,6 +302,9 @@ def test_page_table_writes_step_zero_without_accuracy_and_tiny_numbers_in_words(
     assert {"‖μ‖", "SNR", "β", "η"} <= set(final.columns) and "signal_norm" not in final.columns
     assert final["β"].tolist() == ["(0.01, 1)"]
     assert final.train_acc.tolist() == sim.final.train_acc.tolist()  # no step column: accuracies kept
+    columns = list(final.columns)  # the headline numbers before the attention weights a wide table scrolls to
+    assert max(columns.index(c) for c in ("train_acc", "test_acc")) < min(
+        columns.index(c) for c in columns if c.endswith("attention"))
     underflow = pages.paper2_table(sim.final.assign(clean_signal_attention=0.0, train_loss=0.0))
     assert underflow.clean_signal_attention.tolist() == ["below 10⁻⁶"]  # a softmax weight of 0 is an underflow
     assert underflow.train_loss.tolist() == [0.0]  # another 0 is a 0
