@@ -166,14 +166,14 @@ if chosen:
                                                                                        by_cell[at]["train_acc"])
 
 # %% [markdown]
-# ## What training adds (bottom row)
+# ## What training adds
 #
 # The map's rule calls a cell harmful when its test accuracy ends below {glue:text}`test_threshold_value:.2f`. But the
 # fixed head classifies before any training: at step 0, $p = 0$, the attention is uniform and $f(X) = \nu^\top\bar x$,
 # whose test accuracy, the head's own, is set before any training (lowest on this grid
-# {glue:text}`test_acc_step0_min:.3f`; {glue:md}`head_below_words`). On this grid, {glue:md}`harmful_of_words`. Bottom left: what training changes, the final
+# {glue:text}`test_acc_step0_min:.3f`; {glue:md}`head_below_words`). On this grid, {glue:md}`harmful_of_words`. The panel *test accuracy gained by training*: what training changes, the final
 # test accuracy minus the same cell's step 0 (from {glue:text}`test_gain_min:+.3f` to {glue:text}`test_gain_max:+.3f` on
-# this grid). Bottom right: the regimes re-read by it: harmful where every label is
+# this grid). The panel *by what training adds*: the regimes re-read by it: harmful where every label is
 # fitted and training loses more than {glue:text}`harm_threshold:.2f` of test accuracy against step 0. Of the
 # {glue:text}`fitted_cells:,.0f` cells that fit every label, {glue:text}`harmful_trained_cells:,.0f` lose that much.
 # Of all {glue:text}`map_cells:,.0f` cells of the map, that reads benign {glue:md}`share_benign_trained_pct`, harmful
@@ -266,12 +266,12 @@ nb.save_metrics(metrics)
 # **Not overfitting is a stage.** {glue:md}`long_grid_words`. Of the long runs,
 # {glue:md}`not_overfitting_over_time_words` are not overfitting. {glue:md}`noisy_fitted_words`. {glue:md}`fitted_step_corr_words`; the memorisation speed
 # $\alpha d/n$ of {doc}`the clock's page <theory_clock>` predicts a negative correlation. The first noisy label goes
-# earlier (middle row, right). {glue:md}`not_overfitting_end_words`.
+# earlier (the panel *first noisy label fitted*). {glue:md}`not_overfitting_end_words`.
 #
 # **The boundaries over time** (table above), on the long runs' grid of {glue:text}`long_grid_rows` columns of $d$
 # and {glue:text}`long_grid_columns` rows of $\|\mu\|$. {glue:md}`boundaries_over_time_words:myst`
 #
-# **The fixed head** (bottom right). With $p = 0$ the attention is uniform and the head
+# **The fixed head** (the panel *test error against δ*). With $p = 0$ the attention is uniform and the head
 # $\nu \propto \mu_+ - \mu_-$ already classifies: the test error is below $\delta$ at step 0 in
 # {glue:md}`test_below_at_step0_share_pct` of the cells. It stays below to the end in
 # {glue:md}`course_stays_below_share_pct`, rises above $\delta$ and comes back in
