@@ -164,9 +164,9 @@ def sides_words(above: int, total: int, line: str = "it", rest: str = "at chance
 
 
 def _draws(k: int, total: int, one: str, many: str) -> str:
-    """`words.share_words` over draws with its verb in the right number: 'no draws fit', 'the only draw fits',
-    '1 of the 50 draws fits', 'all 50 draws fit'."""
-    return f"{share_words(k, total, 'draw', 'draws')} {one if k == 1 else many}"
+    """`words.share_words` over draws with its verb in the right number: 'none of the 50 draws fit', 'neither draw
+    fits', 'the only draw fits', '1 of the 50 draws fits', 'all 50 draws fit'."""
+    return f"{share_words(k, total, 'draw', 'draws')} {one if k == 1 or (k == 0 and total <= 2) else many}"
 
 
 def fitted_words(outcomes: pd.DataFrame, by: str) -> dict[str, str]:

@@ -113,8 +113,8 @@ def test_fitted_words_read_as_counts():
     assert words["a_draws_fitted_words"] == ("1 of the 4 draws leaves every noisy label unfitted, 2 of the 4 draws "
                                              "fit all 4 and 1 of the 4 draws fits some but not all (the number "
                                              "fitted is 0 in 1 draw, 3 in 1 draw and 4 in 2 draws)")
-    assert words["b_draws_fitted_words"] == ("both draws leave every noisy label unfitted and no draws fit all 4 (the "
-                                             "number fitted is 0 in 2 draws)")
+    assert words["b_draws_fitted_words"] == ("both draws leave every noisy label unfitted and neither draw fits all 4 "
+                                             "(the number fitted is 0 in 2 draws)")
 
 
 def test_no_draw_is_one_clear_error():
