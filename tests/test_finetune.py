@@ -1096,8 +1096,8 @@ def test_sharpening_words_name_the_curves_below_the_threshold_and_the_control():
                      "score without: 0.75 to 1.25).")
     flat = report.sharpening(attention_ends_table().assign(last=0.06))
     assert report.sharpening_words(flat, report.noisy_against_clean(flat)).startswith(
-        "By the end of phase 2 the largest score was ×0.67 to ×1.00 its first epoch's; no curves at least doubled it, "
-        "the threshold for *sharpened onto fewer tokens* (the effective number of tokens attended halves). Against")
+        "By the end of phase 2 the largest score was ×0.67 to ×1.00 its first epoch's; none of the 6 curves at least "
+        "doubled it, the threshold for *sharpened onto fewer tokens* (the effective number of tokens attended halves). Against")
 
 
 def test_a_number_beside_a_threshold_never_reads_as_the_threshold():
