@@ -13,9 +13,9 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from .paper2_rules import paper2_below_rule, paper2_benign_rule, paper2_boundary_rule, paper2_harmful_rule
-from .rules import (alpha_rule, attention_sharpens_rule, backbone_regimes_rule, boundary_rule, clock_rule,
-                    delayed_rule, encoder_regions_rule, encoder_rule, eq9_rule, eq10_rule, eta_rule, fig1_rule,
-                    noise_cost_grows_rule, noisy_relevant_vanishes_rule, not_overfitting_stage_rule, realdata_rule,
+from .realdata_rules import attention_sharpens_rule, backbone_regimes_rule, noise_cost_grows_rule, realdata_rule
+from .rules import (alpha_rule, boundary_rule, clock_rule, delayed_rule, encoder_regions_rule, encoder_rule, eq9_rule,
+                    eq10_rule, eta_rule, fig1_rule, noisy_relevant_vanishes_rule, not_overfitting_stage_rule,
                     regime_rule, regions_rule, selection_rule)
 from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, OFFLINE, PART, VERDICTS, Finding, Record
 from .words import Settings

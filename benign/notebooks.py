@@ -1,8 +1,7 @@
 """The notebooks as runnable programs: their parameters, profiles, validation and headless execution.
 
-A notebook is a jupytext percent file in notebooks/ with one cell tagged `parameters` holding plain literals: its
-defaults are the `book` profile. notebooks/profiles/<name>.yml holds the `smoke` and `paper` overrides. Inside,
-every notebook begins the same way (see `start`):
+A notebook is a jupytext percent file in notebooks/ with one `parameters` cell of plain literals, the `book` profile;
+notebooks/profiles/<name>.yml holds the `smoke` and `paper` overrides. Every notebook begins so (see `start`):
 
     from benign import notebooks
     nb = notebooks.start("fig3_dynamics", globals())

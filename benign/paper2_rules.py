@@ -1,6 +1,6 @@
 """The ledger's rules for the second paper's claims (Magen et al., single-head attention after two steps of gradient
 descent): each reads the paper2_two_steps or paper2_snr_heatmap record and returns a `Finding`, as the rules of
-`benign.rules` do (which re-exports them for the ledger), with thresholds from `benign.thresholds`."""
+`benign.rules` do, with thresholds from `benign.thresholds`."""
 
 from __future__ import annotations
 

@@ -4,7 +4,8 @@ one of `VERDICTS`, the evidence as numbers and, short of *holds*, the cause.
 Every rule can reach *holds* and *contradicted* (tests/test_ledger.py feeds each hand-built records for both), and
 says *not seen* only where the data are too weak to tell (a power condition, stated in the rule). Every threshold is
 a `benign.thresholds` value, fixed before any run. Effects are measured against a control: the run's own step 0
-(the fixed head alone) and, where labels are noisy, the same run on clean labels.
+(the fixed head alone) and, where labels are noisy, the same run on clean labels. The second paper's rules are in
+`benign.paper2_rules`, the real-data claims' in `benign.realdata_rules`.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import math
 from typing import Callable
 
 from . import thresholds, timing
-from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, OFFLINE, PART, Finding, Record, fitted, seeds_fit_every_label, spread
-from .words import and_list, count, percent, share_text, share_words, signed
+from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, PART, Finding, Record, fitted, seeds_fit_every_label, spread
+from .words import and_list, percent, share_text, share_words, signed
 
 
 def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
@@ -341,27 +342,6 @@ def encoder_rule(m: Record) -> Finding:
                                     else "some seeds land outside the named regime") + aside)
 
 
-def attention_sharpens_rule(m: Record) -> Finding:
-    """Figures 8, 9 against each curve's own first epoch (near-uniform attention: a mere rise cannot fail): a curve
-    sharpens when its largest score grows by `SHARPER`; holds when every curve does, contradicted when at most
-    `MAJORITY` do. The clean-label fine-tuning is quoted as the control."""
-    share, curves = m["sharpened_share"], m["sharpening_curves"]
-    evidence = (f"by the end of phase 2 the largest score was ×{m['sharpening_factor_min']:.2f} to "
-                f"×{m['sharpening_factor_max']:.2f} its first epoch's; {percent(share)} of the {curves:.0f} curves "
-                f"at least ×{thresholds.SHARPER.value:g}")
-    pairs = m.maybe("sharpening_pairs")
-    if pairs and pairs > 0:
-        evidence += (f"; with flipped labels the curve ended sharper than on clean labels in "
-                     f"{round(m['noisy_sharper_share'] * pairs):.0f} of {pairs:.0f} pairs")
-    if share == 1:
-        return Finding(HOLDS, evidence)
-    if share > thresholds.MAJORITY.value:
-        return Finding(PART, evidence, f"some curves end below ×{thresholds.SHARPER.value:g} their first epoch's "
-                       "largest score: attention moved there, but did not concentrate onto fewer tokens")
-    return Finding(CONTRADICTED, evidence, f"most curves end below ×{thresholds.SHARPER.value:g} their first "
-                   "epoch's largest score: fitting the labels did not concentrate attention onto fewer tokens")
-
-
 def alpha_rule(m: Record) -> Finding:
     """τ ∝ 1/α: τ·α at two step sizes in ratio 1. The alternative, a τ that ignores α, gives the step sizes' ratio
     α_large/α_small; the verdict goes to whichever the measured ratio is nearer in log."""
@@ -435,94 +415,6 @@ def delayed_rule(m: Record) -> Finding:
     verdict, cause = timing.delay_verdict({"benign_runs": runs, "delayed_share": share, "gap_slope": slope,
                                            "gap_slope_se": se})
     return Finding(VERDICT_OF[verdict], evidence, cause)
-
-
-def realdata_rule(kind: str) -> Callable[[Record], Finding]:
-    """Over the rows of a kind that can test the claim (`realdata.findings.row_checks`: clean labels fitted, most
-    flipped labels within reach of free attention), against the right control: the same backbone, data and n on
-    clean labels, over the cells whose fit is measured (`realdata.findings.capped`: a cell the epoch cap stopped
-    before it fitted is left out). Holds when the flipped labels are fitted (`REAL_FITTED`) and no cell loses
-    `REAL_COST` points to its clean cell; contradicted when the cells lose that much on average, fitted (harmful)
-    or fitted in part (neither part of the claim holds); in part otherwise; with no row able to test it, the claim
-    is not testable on these backbones, and the measured reach is the cause."""
-    fitted_level, cost = 100 * thresholds.REAL_FITTED.value, thresholds.REAL_COST.value
-
-    def rule(m: Record) -> Finding:
-        if m[f"{kind}_rows_testing"] == 0:
-            reach, fitted = m[f"{kind}_reach_free_mean"] / 100, m[f"{kind}_flipped_fitted_mean"] / 100
-            evidence = (f"{kind} rows, cells with flipped labels: free attention over the last layer's tokens can fit "
-                        f"{percent(reach)} of them, phase 2 fitted {percent(fitted)} (means over cells and seeds)")
-            return Finding(OFFLINE, evidence, "the backbones made here cannot test it: most flipped labels are out of "
-                           "reach of any attention over their last layer's tokens, or the clean labels are not fitted")
-        share = m[f"{kind}_testing_flipped_fitted_mean"]
-        mean, worst = m[f"{kind}_testing_test_vs_clean_mean"], m[f"{kind}_testing_test_vs_clean_worst"]
-        capped = m.maybe(f"{kind}_testing_capped_cells")
-        left_out = (f" ({count(int(capped), 'cell')} that the epoch cap stopped before fitting left out: what the "
-                    "whole schedule would fit there is not measured)" if capped == capped and capped else "")
-        evidence = (f"{kind} rows, cells with flipped labels{left_out}: {percent(share / 100, '.1%')} of them fitted; "
-                    f"test accuracy minus the clean cell's {signed(mean, '+.1f')} points on average, "
-                    f"{signed(worst, '+.1f')} at worst; minus the base accuracy "
-                    f"{signed(m[f'{kind}_testing_test_vs_base_mean'], '+.1f')} (means over cells and seeds)")
-        if share < 100 * thresholds.MAJORITY.value:
-            return Finding(NOT_SEEN, evidence, "within reach of attention, but phase 2 does not fit most flipped "
-                           "labels in its schedule")
-        if share >= fitted_level and worst > -cost:
-            return Finding(HOLDS, evidence)
-        if share >= fitted_level and mean <= -cost:
-            return Finding(CONTRADICTED, evidence, "fitting the flipped labels costs test accuracy against clean "
-                           "labels: harmful, not benign, overfitting on this backbone")
-        if share < fitted_level and mean <= -cost:
-            return Finding(CONTRADICTED, evidence, "the flipped labels are fitted only in part, and the cells lose "
-                           f"{cost:g} points or more on average to their clean cells: neither part of the claim holds")
-        return Finding(PART, evidence, "the flipped labels are fitted only in part" if share < fitted_level else
-                       "some cells lose more than the threshold to their clean cell")
-    return rule
-
-
-def noise_cost_grows_rule(m: Record) -> Finding:
-    """Table 2: the flipped labels cost more test accuracy (against the clean cell) as n grows: the slope of the
-    cost against log n over the text rows' cells, judged within `SLOPE_SE` standard errors of zero."""
-    slope, se = m.maybe("text_cost_slope_log_n"), m.maybe("text_cost_slope_log_n_se")
-    fit = (f"slope {signed(slope, '+.2f')} ± {se:.2f} points per unit of log n" if se == se else
-           "too few values of n to fit a slope")
-    evidence = f"test accuracy minus the clean cell's, against log n over the text rows' cells: {fit}"
-    k = thresholds.SLOPE_SE.value
-    if se != se:
-        return Finding(NOT_SEEN, evidence, "too few cells to fit a slope")
-    if slope < -k * se:
-        return Finding(HOLDS, evidence)
-    if slope > k * se:
-        return Finding(CONTRADICTED, evidence, "the cost shrinks as n grows")
-    return Finding(NOT_SEEN, evidence, "the spread cannot tell the slope from zero")
-
-
-def backbone_regimes_rule(m: Record) -> Finding:
-    """The backbone study: each of the three regimes appears among the backbones the page reads: the image backbones
-    made here and Table 2's text rows beside them (`text_rows_…`, where the record has them). The evidence says
-    how many of the image backbones that do not overfit could have, by reach: free attention fits `REAL_FITTED` of
-    their flipped labels, so reach does not keep them from overfitting (it bounds what attention fits; it does not
-    make it fit)."""
-    names = {"benign": "benign", "harmful": "harmful", "not_overfitting": "not overfitting"}
-    counts = {k: m[f"backbones_{k}"] for k in names}
-    said = lambda found: ", ".join(f"{found[k]:.0f} {label}" for k, label in names.items())  # noqa: E731
-    evidence = f"of {m['backbones']:.0f} image backbones made here: {said(counts)}"
-    reachable = m.maybe("backbones_not_overfitting_reachable")
-    if counts["not_overfitting"] and reachable == reachable:
-        evidence += (f" ({reachable:.0f} of these with enough of the flipped labels within reach of free attention "
-                     f"to overfit, {percent(thresholds.REAL_FITTED.value)} or more)")
-    text = {k: m.maybe(f"text_rows_{k}") for k in names}
-    read = m["backbones"]
-    if all(v == v for v in text.values()):
-        evidence += f"; of Table 2's {m['text_rows']:.0f} text rows beside them: {said(text)}"
-        counts, read = {k: counts[k] + text[k] for k in names}, read + m["text_rows"]
-    present = sum(v > 0 for v in counts.values())
-    if present == 3:
-        return Finding(HOLDS, evidence)
-    missing = ", ".join(label for k, label in names.items() if counts[k] == 0)
-    if read < 3:
-        return Finding(NOT_SEEN, evidence, "fewer backbones than regimes: the build cannot show all three")
-    return Finding(PART if present == 2 else CONTRADICTED, evidence, f"not every regime appears among these "
-                   f"backbones: {missing}")
 
 
 def noisy_relevant_vanishes_rule(m: Record) -> Finding:
