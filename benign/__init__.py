@@ -41,6 +41,7 @@ The book's verdicts and words:
     thresholds  every threshold a verdict rests on, with its reason
     rules       the claims ledger's rules
     paper2_rules the ledger's rules for the second paper's claims
+    realdata_rules the ledger's rules for the real-data claims (Table 2, Figures 8 and 9, the backbone study)
     verdicts    what a ledger rule returns and reads
     ledger      the claims ledger: every tested claim with its verdict
     pages       tables as a reader reads them
@@ -54,10 +55,11 @@ import importlib
 
 __version__ = "0.1.0"
 
-__all__ = ["authors", "book", "checks", "cli", "clock", "data", "device", "draws", "encoder", "etasweep", "expected",
-           "grams", "heatmaps", "ledger", "models", "notebooks", "onelayer", "pages", "paper2", "paper2_edge",
-           "paper2_rules", "paths", "plots", "progress", "realdata", "records", "regimes", "regionmap", "rules", "speed",
-           "sweep", "synthetic", "tables", "textcheck", "theory", "thresholds", "timing", "verdicts", "words"]
+__all__ = ["authors", "book", "checks", "cli", "clock", "data", "device", "draws", "encoder", "etasweep",
+           "expected", "grams", "heatmaps", "ledger", "models", "notebooks", "onelayer", "pages", "paper2",
+           "paper2_edge", "paper2_rules", "paths", "plots", "progress", "realdata", "realdata_rules", "records",
+           "regimes", "regionmap", "rules", "speed", "sweep", "synthetic", "tables", "textcheck", "theory",
+           "thresholds", "timing", "verdicts", "words"]
 
 
 def __getattr__(name: str):
