@@ -185,7 +185,7 @@ def lowest_at_end_words(turned: int, total: int, where: str) -> str:
     """Where a run's test loss turns (its minimum before the last step), in words for `total` runs `where`: 'in
     none of the 84 runs outside the harmful region: in every one its lowest value is at the last step', 'in 3 of
     the 84 runs …; in every other run its lowest value is at the last step', 'in all 84 runs …'."""
-    runs = f"none of the {total} runs" if turned == 0 else share_words(turned, total)
+    runs = share_words(turned, total)  # "none of the 84 runs" for no run
     rest = {0: ": in every one its lowest value is at the last step", total: ""}.get(
         turned, "; in every other run its lowest value is at the last step")
     return f"in {runs} {where}{rest}"
