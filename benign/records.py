@@ -270,17 +270,31 @@ def code_fingerprint(module: str, packages=("torch", "numpy")) -> str:
     package that it imports, directly or through others (`code_modules`), plus the versions of `packages`.
 
     Caches key their entries by it, so a change of a kernel, or of anything the kernel imports, is recomputed and
-    never served from an older result.
+    never served from an older result. A source counts by what it runs (`code_text`): a comment or a docstring
+    rewritten is the same code, so editing the package's documentation recomputes nothing.
     """
     digest = hashlib.sha256()
     for name, origin in code_modules(module):
-        digest.update(name.encode() + b"\0" + Path(origin).read_bytes() + b"\0")
+        digest.update(name.encode() + b"\0" + code_text(Path(origin).read_bytes()).encode() + b"\0")
     for name in packages:
         try:
             digest.update(f"{name}={metadata.version(name)}".encode())
         except metadata.PackageNotFoundError:
             digest.update(f"{name}=none".encode())
     return digest.hexdigest()[:20]
+
+
+def code_text(source: bytes) -> str:
+    """What a module's source runs, as text: its syntax tree without comments, docstrings or line numbers (`ast.dump`
+    of the tree with each module's, class's and function's docstring taken out). Any change of a statement, a name or
+    a constant changes it; rewording a comment or a docstring, or moving code between lines, does not."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                node.body = node.body[1:] or [ast.Pass()]
+    return ast.dump(tree)
 
 
 def code_modules(module: str) -> list[tuple[str, str]]:

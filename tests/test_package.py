@@ -79,3 +79,26 @@ def test_a_cache_is_keyed_by_the_code_that_computes_it_not_by_its_words():
     for module in CACHED:
         keyed = {name for name, _ in code_modules(module)}
         assert module in keyed and not keyed & set(PRESENTATION), (module, sorted(keyed & set(PRESENTATION)))
+
+
+def test_a_cache_key_changes_with_the_code_not_with_its_comments_or_docstrings(tmp_path, monkeypatch):
+    """The fingerprint that keys every cache follows what the code runs: a kernel's imported module rewritten in its
+    docstring and comments keeps the key (no recompute for a documentation edit); one changed constant changes it."""
+    from benign.records import code_fingerprint
+
+    package = tmp_path / "kernels"
+    package.mkdir()
+    (package / "__init__.py").write_text('"""A package."""\n')
+    (package / "kernel.py").write_text("from .helper import scale\n\n\ndef run(x):\n    return scale * x\n")
+    helper = package / "helper.py"
+    helper.write_text('"""Helpers."""\n\nscale = 2.0  # the factor\n\n\ndef f():\n    """Doc."""\n    return scale\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = code_fingerprint("kernels.kernel")
+    helper.write_text('"""Helpers, reworded."""\n# a new comment\nscale = 2.0\n\n\ndef f():\n    # no docstring now\n'
+                      '    return scale\n')
+    assert code_fingerprint("kernels.kernel") == before
+    helper.write_text('"""Helpers."""\n\nscale = 3.0  # the factor\n\n\ndef f():\n    """Doc."""\n    return scale\n')
+    changed = code_fingerprint("kernels.kernel")
+    assert changed != before
+    (package / "__init__.py").write_text('"""A package, with a longer docstring that lists its modules."""\n')
+    assert code_fingerprint("kernels.kernel") == changed  # the package's index of modules, rewritten
