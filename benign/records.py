@@ -286,15 +286,21 @@ def code_fingerprint(module: str, packages=("torch", "numpy")) -> str:
 
 def code_text(source: bytes) -> str:
     """What a module's source runs, as text: its syntax tree without comments, docstrings or line numbers (`ast.dump`
-    of the tree with each module's, class's and function's docstring taken out). Any change of a statement, a name or
-    a constant changes it; rewording a comment or a docstring, or moving code between lines, does not."""
+    of the tree with each module's, class's and function's docstring taken out), nor its `__all__` (the names a
+    star import takes: a package's list of its modules). Any change of a statement, a name or a constant changes it;
+    rewording a comment or a docstring, listing a new module, or moving code between lines, does not."""
     tree = ast.parse(source)
+    tree.body = [node for node in tree.body if not _sets_all(node)]
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            if isinstance(first, ast.Expr) and isinstance(getattr(first.value, "value", None), str):
                 node.body = node.body[1:] or [ast.Pass()]
     return ast.dump(tree)
+
+
+def _sets_all(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
 
 
 def code_modules(module: str) -> list[tuple[str, str]]:
@@ -320,7 +326,9 @@ def code_modules(module: str) -> list[tuple[str, str]]:
 
 
 def _imported(source: bytes, package: str) -> list[str]:
-    """The modules a source imports (`from . import x` gives package.x and package), relative ones resolved."""
+    """The modules a source imports, relative ones resolved. A name imported from a package is its submodule where it
+    is one (`from . import words` reads benign.words, not the package's index of modules in benign/__init__.py),
+    else the module that defines it."""
     names = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
@@ -330,6 +338,13 @@ def _imported(source: bytes, package: str) -> list[str]:
             if node.level:
                 parent = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
                 base = f"{parent}.{base}" if base else parent
-            names.append(base)
-            names += [f"{base}.{a.name}" for a in node.names]  # `from pkg import module`
+            for alias in node.names:
+                names.append(f"{base}.{alias.name}" if _is_module(f"{base}.{alias.name}") else base)
     return names
+
+
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # `base.function`: its parent is a module, not a package
+        return False

@@ -100,5 +100,15 @@ def test_a_cache_key_changes_with_the_code_not_with_its_comments_or_docstrings(t
     helper.write_text('"""Helpers."""\n\nscale = 3.0  # the factor\n\n\ndef f():\n    """Doc."""\n    return scale\n')
     changed = code_fingerprint("kernels.kernel")
     assert changed != before
-    (package / "__init__.py").write_text('"""A package, with a longer docstring that lists its modules."""\n')
+    (package / "__init__.py").write_text('"""A package, with a longer docstring that lists its modules."""\n'
+                                         '__version__ = "1"\n__all__ = ["helper", "kernel", "other"]\n')
     assert code_fingerprint("kernels.kernel") == changed  # the package's index of modules, rewritten
+    (package / "kernel.py").write_text("from . import helper\n\n\ndef run(x):\n    return helper.scale * x\n")
+    imported = code_fingerprint("kernels.kernel")  # the helper module, not the package, whose version
+    (package / "__init__.py").write_text('__version__ = "2"\n')
+    assert code_fingerprint("kernels.kernel") == imported
+    (package / "kernel.py").write_text("from . import __version__, helper\n\n\ndef run(x):\n"
+                                       "    return helper.scale * x\n")
+    imported = code_fingerprint("kernels.kernel")  # the package's version, now imported
+    (package / "__init__.py").write_text('__version__ = "3"\n')
+    assert code_fingerprint("kernels.kernel") != imported
