@@ -610,6 +610,23 @@ def test_image_backbone_is_made_once_with_a_record(cache, monkeypatch):
     assert image_backbone.make(recipe) != folder  # made anew by changed code, never served from the older make
 
 
+def test_the_image_backbone_is_pre_trained_on_one_thread_whatever_the_caller_s(cache, monkeypatch):
+    """How many threads share a product changes its rounding, and training carries it into other weights (two threads
+    made another backbone than one, by up to 0.17 in a weight): every step of the pre-training runs on `THREADS`, so
+    the recipe makes one backbone on any machine, in the notebook's process or in a worker."""
+    seen, augment = [], image_backbone.augment
+    monkeypatch.setattr(image_backbone, "augment", lambda *a: seen.append(torch.get_num_threads()) or augment(*a))
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        folder = image_backbone.make(dict(epochs=2, samples=64))
+        assert torch.get_num_threads() == 2  # the caller's threads, given back
+    finally:
+        torch.set_num_threads(before)
+    assert image_backbone.THREADS == 1 and seen == [1, 1]
+    assert json.loads((folder / "record.json").read_text())["threads"] == 1
+
+
 def test_the_backbone_family_changes_only_its_shape_and_rejects_bad_shapes_in_one_line():
     default = image_backbone.recipe()
     assert default["architecture"] == image_backbone.ARCHITECTURE  # the default backbone's recipe is unchanged
@@ -815,6 +832,46 @@ def test_rows_computed_in_worker_processes_equal_those_computed_here(tiny_bert, 
         results[processes] = grid.set_index(["dataset", "seed", "noise_ratio", "n"]).sort_index()
     for column in ("base_acc", "train_loss", "test_acc"):
         np.testing.assert_allclose(results[2][column], results[1][column], rtol=1e-5)
+
+
+def test_the_workers_make_the_image_backbone_first_and_get_the_image_rows_once_it_is_made(monkeypatch):
+    """The backbone to be made is the workers' first job (on one thread, as every worker), the text rows go to them
+    meanwhile, longest first, and the image rows only once the backbone is made; this process makes nothing."""
+    from concurrent.futures import Future
+    from types import SimpleNamespace
+
+    log = []
+
+    class Pool:
+        def submit(self, fn, *args):
+            log.append(("job", args[0] if fn is runs.backbone_folder else args[1]))
+            future = Future()
+            future.result = lambda: log.append(("waited", args[0])) if fn is runs.backbone_folder else None
+            return future
+
+        def shutdown(self, **_):
+            pass
+
+    def main_process_folder(name, recipe=None, progress=False):
+        log.append(("here", name))
+        return name, "fingerprint"
+
+    monkeypatch.setattr(runs, "worker_processes", lambda _: Pool())
+    monkeypatch.setattr(runs, "image_backbone_cached", lambda recipe: False)
+    monkeypatch.setattr(runs, "_plan", lambda *a: ({0: "a key"}, 0, "code"))
+    monkeypatch.setattr(runs, "_read", lambda key: None)
+    monkeypatch.setattr(runs, "backbone_folder", main_process_folder)
+    rows = {"text": SimpleNamespace(kind="text", train_labels=range(10)),
+            "longer text": SimpleNamespace(kind="text", train_labels=range(20)),
+            "digits": SimpleNamespace(kind="image", train_labels=range(5)),
+            "more digits": SimpleNamespace(kind="image", train_labels=range(50))}
+    params = {**notebooks.resolve("table2_finetune", "book"), "processes": 2}
+    runs._compute_in_workers(params, rows, runs.protocol_from(params), "cpu")
+    made = runs.IMAGE_BACKBONE
+    assert [entry for entry in log if entry[0] != "here"] == [
+        ("job", made), ("job", "longer text"), ("job", "text"), ("waited", made), ("job", "more digits"),
+        ("job", "digits")]
+    assert log.index(("waited", made)) < log.index(("here", made))  # read here only once the workers made it
 
 
 def test_a_source_changed_during_the_workers_stops_the_grid_instead_of_caching_old_code(tiny_bert, sst2_folder,

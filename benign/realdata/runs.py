@@ -24,7 +24,7 @@ from ..device import cpu_threads, resolve_device, stop_workers, worker_processes
 from ..paths import cache_dir
 from ..records import cache_key, code_fingerprint, environment, read_cached, write_cached
 from .backbones import BACKBONE_LABELS, Backbone, backbone_folder
-from .image_backbone import NAME as IMAGE_BACKBONE
+from .image_backbone import NAME as IMAGE_BACKBONE, cached as image_backbone_cached
 from .datasets import RawData, add_label_noise, load, split_indices, take
 from .firsttoken import frozen_flops, head_flops, head_logits, step_flops
 from .reach import Reach, reach
@@ -323,17 +323,23 @@ def _grid_of(parameters: dict, dataset: str) -> None:
 
 def _compute_in_workers(parameters: dict, data: dict, protocol: Protocol, device: str) -> None:
     """The rows whose runs are not all cached, computed side by side in `processes` worker processes (left in the
-    cache), longest first — text rows, then the larger pools — so the last rows to start are the shortest, while
-    this process makes the image backbone if it is missing."""
+    cache), longest first — text rows, then the larger pools — so the last rows to start are the shortest. The image
+    backbone, when it is to be made, is the workers' first job, and the image rows are given to them once it is made:
+    every process keeps to one thread and the cores hold one job each."""
     p = parameters
     backbones = {name: p["text_backbone"] if d.kind == "text" else p["image_backbone"] for name, d in data.items()}
     for backbone in set(backbones.values()) - {IMAGE_BACKBONE}:
         backbone_folder(backbone)  # a bad name or folder fails here, before any row starts
     pool = worker_processes(p["processes"])
     try:
-        futures = []
+        futures, made = [], None
+        if IMAGE_BACKBONE in backbones.values() and not image_backbone_cached(recipe_from(p)):
+            made = pool.submit(backbone_folder, IMAGE_BACKBONE, recipe_from(p), p["progress"])
         for name in sorted(data, key=lambda name: (data[name].kind != "text", -len(data[name].train_labels))):
-            fingerprint = backbone_folder(backbones[name], recipe_from(p), p["progress"])[1]  # makes the image backbone
+            if made is not None and backbones[name] == IMAGE_BACKBONE:
+                made.result()  # the text rows are under way meanwhile
+                made = None  # waited for once
+            fingerprint = backbone_folder(backbones[name], recipe_from(p), p["progress"])[1]
             keys = _plan(data[name], fingerprint, device, protocol, p["seeds"], p["noise_ratios"], p["sample_sizes"])[0]
             if any(_read(k) is None for k in keys.values()):
                 futures.append(pool.submit(_grid_of, p, name))
@@ -353,8 +359,9 @@ def runs_from(parameters: dict) -> tuple[Protocol, list[Task], pd.DataFrame]:
 
     With `processes` > 1, rows whose runs are not all cached are computed first, side by side in that many worker
     processes with `cpu_threads` threads each, longest rows first (text, then the larger pools) — separate processes
-    share two cores far better than two threads of one program do on a busy machine — while this process makes the
-    image backbone if it is missing; with one process, each row computes what the cache lacks in turn. An n that no
+    share two cores far better than two threads of one program do on a busy machine — the image backbone, if it is
+    missing, made first by a worker while the other starts the text rows; with one process, each row computes what
+    the cache lacks in turn. An n that no
     data set's pool can hold is an error; one that only some can hold is n/a for the others.
     """
     p = parameters
