@@ -113,6 +113,14 @@ class LineFit:
     def of(cls, x, y) -> LineFit:
         return cls(*timing.line_fit(x, y))
 
+    def words(self, rising: str = "rises", falling: str = "falls") -> str:
+        """Its direction with its numbers rounded to what the error supports (`timing.plus_minus`): 'grows (slope
+        8.8 ± 0.4)', 'rises (slope 2.00 from two points)', 'cannot be fitted (measured at one value only)'."""
+        if math.isnan(self.slope):
+            return slope_words(self.slope, self.se)
+        numbers = timing.plus_minus(self.slope, self.se) + (" from two points" if math.isnan(self.se) else "")
+        return f"{direction(self.slope, self.se, rising, falling, NOT_MEASURABLY)} (slope {numbers})"
+
 
 def at_values(n_snr2) -> str:
     """The values of n·SNR² of some runs, in words: 'n·SNR² = 1 only', 'n·SNR² = 0.5 and 1', 'no n·SNR²'."""
@@ -220,7 +228,7 @@ class Delay:
         record = asdict(self) | dict(verdict=verdict, reason=reason)
         return {(k if k in HEADLINE else f"delay_{k}") + suffix: v for k, v in record.items()} | {
             f"delay_said{suffix}": timing.verdict_said(verdict, reason),
-            f"gap_words{suffix}": slope_words(self.gap_slope, self.gap_slope_se, "grows", "shrinks"),
+            f"gap_words{suffix}": LineFit(self.gap_slope, self.gap_slope_se).words("grows", "shrinks"),
             f"delayed_words{suffix}": share_words(self.delayed_runs, self.benign_runs),
             f"delay_benign_words{suffix}": count(self.benign_runs, "benign run")}
 
@@ -309,7 +317,7 @@ class ClockResult:
                     select_after_theorem_words=self.select_after_theorem.words())
         for name, fit in (("fit", self.fit_vs_theorem), ("select", self.select_vs_theorem)):
             out |= {f"{name}_vs_theorem_slope": fit.slope, f"{name}_vs_theorem_slope_se": fit.se,
-                    f"{name}_vs_theorem_words": slope_words(fit.slope, fit.se)}
+                    f"{name}_vs_theorem_words": fit.words()}
         return out
 
     def slopes_table(self, attention_level: float) -> pd.DataFrame:

@@ -36,8 +36,9 @@
 #
 # **What this page does.** It runs gradient descent for {glue:text}`num_steps:,.0f` steps on the model the theorem
 # analyses and {glue:text}`num_steps_trained_W:,.0f` steps on the model of the experiments (a run at the paper's scale,
-# `benign run theory_clock --profile paper`: $10^6$ and $2 \times 10^5$) over a grid of $(d, \|\mu\|, n)$ that spans $n\,\mathrm{SNR}^2$ from about 0.05 to 20 on both sides of the
-# harmful boundary $\mathrm{SNR} \asymp d^{-1/4}$, for the model the theorem analyses (only $p$ trained, $W = I$) and the model of the
+# `benign run theory_clock --profile paper`: $10^6$ and $2 \times 10^5$) over a grid of $(d, \|\mu\|, n)$ that spans
+# $n\,\mathrm{SNR}^2$ from {glue:text}`n_snr2_min:g` to {glue:text}`n_snr2_max:g` on both sides of the harmful boundary
+# $\mathrm{SNR} \asymp d^{-1/4}$, for the model the theorem analyses (only $p$ trained, $W = I$) and the model of the
 # paper's experiments ($W$ and $p$ trained), with several seeds and two step sizes, and records *when* each of the
 # theorem's conditions first holds and when fresh inputs first select their relevant token. It then puts the measured
 # times on the axes where the theorem predicts a straight line of slope one, tests the paper's headline — generalization
@@ -102,14 +103,14 @@ points = (clock.theorem_grid(d_values, n_values, n_snr2_values, seeds, learning_
 # The model is $f(X) = \nu^\top X^\top \operatorname{softmax}(XWp)$ with the fixed head $\nu$ ($\|\nu\| = 1/\|\mu\|$,
 # so $\|\nu\|\|\mu\| = 1$) and $\sigma_\varepsilon = 1$. Its loss depends on $(W, p)$ only through $q = Wp$, and
 # gradient descent keeps $q$ in the span of the $nT$ training tokens (see the [model page](../book/model.md)), so
-# `benign.synthetic.Descent` runs it exactly at a cost per step that does not depend on $d$.
+# the package's exact trainer runs it in the coordinates of that span, at a cost per step that does not depend on $d$.
 #
 # With only $p$ trained and $W = I$, a step moves the logit of a training token by about $\alpha d / n$ times a
 # number of order one: the memorisation of a token's own noise ($\|\varepsilon\|^2 = d$) outpaces the signal
 # ($\|\mu\|^2$) by the factor $d/(n\|\mu\|^2) = 1/(n\,\mathrm{SNR}^2)$. The theorem's prefactor says the same: with
 # our initialisation ($p = 0$, so $\sigma_p = 0$; $\sigma_w^2$ the mean squared entry of $W_0$, $1/d$ for $W = I$ and
 # $1/(3d)$ for PyTorch's kaiming draw), $\alpha n^{-1}\sigma_\varepsilon^2\|\nu\|\|\mu\|d^2\sigma_w^2$ is $\alpha d/n$
-# and $\alpha d/(3n)$ (`benign.theory.benign_prefactor`). We therefore choose $\alpha = c\cdot n/d$ with a factor $c$
+# and $\alpha d/(3n)$. We therefore choose $\alpha = c\cdot n/d$ with a factor $c$
 # ({glue:md}`factors_words`): $\tau \cdot \alpha d/n$ is the theorem's clock, and the theorem predicts
 #
 # $$
@@ -132,7 +133,7 @@ pd.DataFrame(points).assign(n_snr2=lambda t: theory.n_snr2(t.signal_norm, t.d, t
 # %% [markdown]
 # ## Long runs at constant memory
 #
-# `benign.clock` runs the recursion of `benign.synthetic` for all runs of a model at once (runs of one $(d,$ seed$)$
+# The clock runs that exact recursion for all runs of a model at once (runs of one $(d,$ seed$)$
 # share one Gram matrix of the training tokens, each $\|\mu\|$ adding a rank-4 term), in blocks of {glue:text}`block`
 # steps. It keeps only the current block's training outputs and coordinates, and at the end of each block finds,
 # vectorised over the block, every step at which each condition switches (turns true or false) — so its value at any
@@ -159,8 +160,8 @@ pd.DataFrame(points).assign(n_snr2=lambda t: theory.n_snr2(t.signal_norm, t.d, t
 # $S$ on their relevant token: per input, that attention has a logit-gradient of $\ell_1$ norm at most $\tfrac12$, so
 # within a block $S$ moves by at most half the mean, over test inputs, of their largest logit move; a block that this
 # bound does not keep on one side of the level is halved, with an exact evaluation at its midpoint, down to single
-# steps. Both test events are therefore exact to the step, as the tests in `tests/test_clock.py` check against
-# `benign.synthetic.simulate`, and the memory does not grow with the steps.
+# steps. Both test events are therefore exact to the step, as the package's tests check against the step-by-step
+# simulation of the same model, and the memory does not grow with the steps.
 #
 # The runs are trained in batches (*chunks*), and each finished chunk is saved on disk (the *cache*), so a later
 # build reads it back instead of training it again. This build: {glue:md}`runs_said`; training them took
@@ -188,7 +189,7 @@ main = cells[cells.factor.isin(learning_rate_factors)]  # the main grid (one ste
 alpha_grid = clockread.alpha_grid(cells, d_values_small, n_values_small)
 result = clockread.clock_result(cells, learning_rate_factors, alpha_grid)
 metrics = result.metrics() | dict(
-    n_snr2_max=float(max(n_snr2_values)), num_steps=num_steps, num_steps_trained_W=num_steps_trained_W, delta=delta,
+    n_snr2_min=float(min(n_snr2_values)), n_snr2_max=float(max(n_snr2_values)), num_steps=num_steps, num_steps_trained_W=num_steps_trained_W, delta=delta,
     attention_level=attention_level, block=block,  # block: steps the clock settles at once
     growth_at_log_T=float(theory.growth(np.log(T), T)),
     factors_words=f"{words.and_list([f'{c:g}' for c in learning_rate_factors])} on the main grid and "
@@ -231,7 +232,7 @@ def scatter_times(ax, table, column, title, by=("model", "d", "n"), sizes=None):
 
 fig, axes = plots.figure(3, 2, row_height=3.8)
 ax = axes[0, 0]
-scatter_times(ax, main, "tau_benign", "first step with every label fitted and test error < δ")
+scatter_times(ax, main, "tau_benign", "every label fitted, test error below δ")
 plots.legend_clear(ax)
 
 ax = axes[0, 1]
@@ -241,7 +242,7 @@ scatter_times(ax, alpha_grid, "tau_noisy", "every noisy label fitted, two step s
 plots.legend_clear(ax, title="α · d / n")
 
 ax = axes[1, 0]
-scatter_times(ax, main, "tau_select", f"test attention on the relevant token ≥ {attention_level:g}")
+scatter_times(ax, main, "tau_select", f"fresh inputs select (test attention ≥ {attention_level:g})")
 censored = main[main.tau_select.isna() & (main.regime_by_order != "harmful")]
 ax.scatter(censored.inverse, np.log(censored.num_steps * censored.prefactor), marker="^", color="gray", s=18,
            label="not reached within the run (lower bound)")
@@ -282,10 +283,10 @@ plots.legend_clear(ax)
 nb.save_figure(fig)
 
 # %% [markdown]
-# **First panel — the theorem's own condition.** The theorem's $\tau$ is a time at which every label is fitted and the
+# **The panel *every label fitted, test error below δ* — the theorem's own condition.** The theorem's $\tau$ is a time at which every label is fitted and the
 # test error is below $\delta$ (an order, $\Theta(\cdot)$). With the fixed head that condition is half met before
 # any training: the test error is already below $\delta$ at step 0 in {glue:md}`test_error_at_step0_words` of the
-# main grid outside the harmful region (both models; sixth panel), so the first step with every label fitted and
+# main grid outside the harmful region (both models; the panel *test accuracy, runs not harmful*), so the first step with every label fitted and
 # the test error below $\delta$ measures only the time to fit the noisy labels. Against $1/(n\,\mathrm{SNR}^2)$ it
 # {glue:md}`benign_trend_words` (slopes {glue:md}`benign_slope_words_p_only` for the analysed model over
 # {glue:text}`benign_runs_p_only` runs, {glue:md}`benign_slope_words_W_and_p` for the experiments' model over
@@ -298,15 +299,17 @@ nb.save_figure(fig)
 # every $n\,\mathrm{SNR}^2$, because the fixed head does the generalizing. Runs without a point never had every label
 # fitted with the test error below $\delta$ at the same step.
 #
-# **Second panel — $\tau \propto 1/\alpha$.** At two step sizes {glue:text}`alpha_factor_ratio:.3g` times apart, the
+# **The panel *every noisy label fitted, two step sizes* — $\tau \propto 1/\alpha$.** At two step sizes {glue:text}`alpha_factor_ratio:.3g` times apart, the
 # median ratio of $\tau_{\text{noisy}}\cdot\alpha$ over matched runs is {glue:text}`alpha_ratio_noisy:.3f` (the
 # theorem: 1), and that of the selection time $\tau_{\text{select}}\cdot\alpha$ is
 # {glue:text}`alpha_ratio_select:.3f`.
 #
-# **Third to fifth panels — the test inputs' attention.** What training adds over the fixed head is not in the
+# **The panels *fresh inputs select*, *test selection lead* and *how fast fresh inputs learn to select* — the test
+# inputs' attention.** What training adds over the fixed head is not in the
 # test error but in the *test inputs' attention*: the mean softmax score $s$ that fresh inputs put on their relevant
 # token. Its lead $L = \log((T-1)s/(1-s))$ (zero for uniform attention) follows $L \approx \kappa \log(\text{step})$, a
-# straight line on a log axis (fourth panel). Its rate $\kappa$ (fifth panel) has, over the non-harmful runs with
+# straight line on a log axis (the panel *test selection lead*). Its rate $\kappa$ (the panel *how fast fresh inputs
+# learn to select*) has, over the non-harmful runs with
 # $n\,\mathrm{SNR}^2 \le 1$, a log–log slope against $n\,\mathrm{SNR}^2$ of
 # {glue:text}`kappa_slope_p_only:.2f` ± {glue:text}`kappa_slope_p_only_se:.2f` for the analysed model and
 # {glue:text}`kappa_slope_W_and_p:.2f` ± {glue:text}`kappa_slope_W_and_p_se:.2f` for the experiments' model (least
@@ -327,13 +330,14 @@ nb.save_figure(fig)
 # seed, from the step at which fresh inputs select to the last step of the run at the next smaller
 # $n\,\mathrm{SNR}^2$, the slope of $\log \tau$ against $1/(n\,\mathrm{SNR}^2)$ is at least
 # {glue:text}`select_bound_p_only:.1f` (the smallest over {glue:text}`select_bound_cells_p_only` such pairs; the
-# experiments' model, in runs five times shorter, at least {glue:text}`select_bound_W_and_p:.1f`), where the
+# experiments' model, in runs of {glue:text}`num_steps_trained_W:,.0f` steps, at least
+# {glue:text}`select_bound_W_and_p:.1f`), where the
 # theorem's formula has slope 1. A reading consistent with these numbers: once a training sample attends to one token, its gradient
 # carries $s(1-s)$ and fades as the attention saturates, so the logits grow only logarithmically; of that growth, a
 # share that shrinks with $n\,\mathrm{SNR}^2$ is signal rather than memorised noise, and only the signal carries
 # over to fresh inputs.
 #
-# **Sixth panel — the fixed head.** With $\nu \propto \mu_+ - \mu_-$ fixed and $p = 0$, uniform attention already
+# **The panel *test accuracy, runs not harmful* — the fixed head.** With $\nu \propto \mu_+ - \mu_-$ fixed and $p = 0$, uniform attention already
 # averages the relevant token into the output: outside the harmful region (both models) the test accuracy at step 0
 # is at least {glue:text}`test_acc_step0_min:.3f` (median {glue:text}`test_acc_step0_median:.3f`), and at the last
 # step at least {glue:text}`test_acc_last_min:.3f`. Training lowers it in {glue:md}`test_acc_fell_words` (at
@@ -456,10 +460,10 @@ nb.save_figure(fig, "theory_clock_against_theorem")
 # %% [markdown]
 # ## The growth function
 #
-# The analysis tracks how fast an attention logit can change through $g(x) = 2x + 2\sinh(x - \log T)$
-# (`benign.theory.growth`): linear while no token dominates, exponential once $x$ passes $\log T$ (where
-# $g(\log T) = 2\log T$ = {glue:text}`growth_at_log_T:.3f` for $T = 8$). The measured leads above grow like
-# $\log(\text{step})$, the inverse of that exponential phase.
+# The analysis tracks how fast an attention logit can change through $g(x) = 2x + 2\sinh(x - \log T)$: linear while
+# no token dominates, exponential once $x$ passes $\log T$ (where $g(\log T) = 2\log T$ =
+# {glue:text}`growth_at_log_T:.3f` for $T = 8$). The measured leads above grow like $\log(\text{step})$, the inverse
+# of that exponential phase.
 
 # %%
 fig, ax = plots.figure(row_height=3.0, width=plots.PHONE_WIDTH)  # one small panel: legible on a phone

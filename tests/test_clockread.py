@@ -8,12 +8,12 @@ import pandas as pd
 import pytest
 
 from benign import clockread
-from benign.clockread import ANALYSED, EXPERIMENTS, Share, SeedSlope
+from benign.clockread import ANALYSED, EXPERIMENTS, LineFit, SeedSlope, Share
 from benign.words import plain
 
 NAN = float("nan")
 NOTEBOOK = Path(__file__).parents[1] / "notebooks" / "theory_clock.py"
-NOTEBOOK_KEYS = {"n_snr2_max", "num_steps", "num_steps_trained_W", "delta", "attention_level", "block",
+NOTEBOOK_KEYS = {"n_snr2_min", "n_snr2_max", "num_steps", "num_steps_trained_W", "delta", "attention_level", "block",
                  "growth_at_log_T", "factors_words", "training_wall_s", "runs_said"}  # the page's own, not the runs'
 RULE_KEYS = {"select_benign_slope_p_only", "select_benign_slope_p_only_std", "select_bound_p_only",
              "select_bound_cells_p_only", "select_benign_at_p_only", "benign_first_latest", "benign_settled_share",
@@ -70,6 +70,13 @@ def test_a_slope_over_seeds_and_a_share_in_words():
     assert fit.table_words() == "2.5 ± 0.5 (6 runs)"
     assert Share.of([True, False, False]).words() == "1 of the 3 runs" and Share(1, 3).share == 1 / 3
     assert math.isnan(Share(0, 0).share) and Share(0, 2).words() == "neither run"
+
+
+def test_a_line_fit_in_words_is_rounded_to_its_error():
+    assert plain(LineFit(8.833, 0.4176).words("grows", "shrinks")) == "grows (slope 8.8 ± 0.4)"
+    assert plain(LineFit(-0.0572, 0.039).words()) == "does not change measurably (slope −0.06 ± 0.04)"
+    assert plain(LineFit(2.0, NAN).words()) == "does not change measurably (slope 2.00 from two points)"
+    assert LineFit(NAN, NAN).words() == "cannot be fitted (measured at one value only)"
 
 
 def test_the_models_times_and_the_clock_verdict(result):
