@@ -14,6 +14,7 @@ Paper 1, its data and trainers:
     theory      what the theory predicts: SNR, regime boundaries, time scales
     clock       the theorem's clock: long runs at constant memory, timing its events
     timing      reading the clock's runs: crossing steps, slopes, delayed generalization
+    clockread   what the clock page reads off its runs, as one typed result
     regimes     Figure 5's regime map over training time
     regionmap   what Figure 5's map shows, at its step and over training time, as typed results
     etasweep    the label-noise sweep of the appendix
@@ -55,7 +56,7 @@ import importlib
 
 __version__ = "0.1.0"
 
-__all__ = ["authors", "book", "checks", "cli", "clock", "data", "device", "draws", "encoder", "etasweep",
+__all__ = ["authors", "book", "checks", "cli", "clock", "clockread", "data", "device", "draws", "encoder", "etasweep",
            "expected", "grams", "heatmaps", "ledger", "models", "notebooks", "onelayer", "pages", "paper2",
            "paper2_edge", "paper2_rules", "paths", "plots", "progress", "realdata", "realdata_rules", "records",
            "regimes", "regionmap", "rules", "speed", "sweep", "synthetic", "tables", "textcheck", "theory",

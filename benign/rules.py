@@ -376,7 +376,7 @@ def clock_rule(m: Record) -> Finding:
                 f"relevant token at least {thresholds.SELECTED.value:g}: they reach it within the run in "
                 f"{percent(1 - m['select_censored_benign'])} of the region's runs, at {m['select_benign_at_p_only']}")
     if spread == spread:
-        evidence += f"; log τ against 1/(n·SNR²): slope {signed(slope, '.2f')} ± {spread:.2f} (theorem: 1)"
+        evidence += f"; log τ against 1/(n·SNR²): slope {timing.plus_minus(slope, spread)} (theorem: 1)"
     if bound == bound:
         evidence += (f"; where they reach it at one n·SNR² and not within the run at the next smaller one, the slope "
                      f"of log τ against 1/(n·SNR²) is at least {bound:.1f} (the smallest over "
@@ -405,7 +405,7 @@ def delayed_rule(m: Record) -> Finding:
                 f"attention on the relevant token at least {thresholds.SELECTED.value:g}) by the end; in "
                 f"{percent(share)} of them the last noisy label is fitted first (median: every label fitted at step "
                 f"{m['fit_time_median']:,.0f}, selection at step {m['select_time_median']:,.0f}); the gap against "
-                "1/(n·SNR²): " + (f"slope {signed(slope, '.2f')} ± {se:.2f}" if se == se
+                "1/(n·SNR²): " + (f"slope {timing.plus_minus(slope, se)}" if se == se
                                   else "no slope (selection at one n·SNR² only)"))
     unselected = m.maybe("delay_unselected_runs")
     if unselected > 0:

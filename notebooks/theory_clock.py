@@ -36,8 +36,9 @@
 #
 # **What this page does.** It runs gradient descent for {glue:text}`num_steps:,.0f` steps on the model the theorem
 # analyses and {glue:text}`num_steps_trained_W:,.0f` steps on the model of the experiments (a run at the paper's scale,
-# `benign run theory_clock --profile paper`: $10^6$ and $2 \times 10^5$) over a grid of $(d, \|\mu\|, n)$ that spans $n\,\mathrm{SNR}^2$ from about 0.05 to 20 on both sides of the
-# harmful boundary $\mathrm{SNR} \asymp d^{-1/4}$, for the model the theorem analyses (only $p$ trained, $W = I$) and the model of the
+# `benign run theory_clock --profile paper`: $10^6$ and $2 \times 10^5$) over a grid of $(d, \|\mu\|, n)$ that spans
+# $n\,\mathrm{SNR}^2$ from {glue:text}`n_snr2_min:g` to {glue:text}`n_snr2_max:g` on both sides of the harmful boundary
+# $\mathrm{SNR} \asymp d^{-1/4}$, for the model the theorem analyses (only $p$ trained, $W = I$) and the model of the
 # paper's experiments ($W$ and $p$ trained), with several seeds and two step sizes, and records *when* each of the
 # theorem's conditions first holds and when fresh inputs first select their relevant token. It then puts the measured
 # times on the axes where the theorem predicts a straight line of slope one, tests the paper's headline — generalization
@@ -82,19 +83,19 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import LogLocator, NullFormatter
 
-from benign import clock, notebooks, pages, paths, plots, theory, timing, words
+from benign import clock, clockread, notebooks, paths, plots, theory, timing, words
 
 nb = notebooks.start("theory_clock", globals())
 shared = dict(n_test=n_test, T=T, rho=rho, noise_ratio=noise_ratio, delta=delta, epsilon=epsilon,
               attention_level=attention_level, history_points=history_points, block=block, dtype=dtype, device=device)
-MODELS = {"p only (W = I)": dict(W_init="identity", train_W=False),
-          "W and p": dict(W_init="kaiming", train_W=True)}
+MODELS = {clockread.ANALYSED: dict(W_init="identity", train_W=False),
+          clockread.EXPERIMENTS: dict(W_init="kaiming", train_W=True)}
 points = (clock.theorem_grid(d_values, n_values, n_snr2_values, seeds, learning_rate_factors, num_steps=num_steps,
-                             **MODELS["p only (W = I)"], **shared)
+                             **MODELS[clockread.ANALYSED], **shared)
           + clock.theorem_grid(d_values_small, n_values_small, n_snr2_values, seeds, learning_rate_factors_small,
-                               num_steps=num_steps, **MODELS["p only (W = I)"], **shared)
+                               num_steps=num_steps, **MODELS[clockread.ANALYSED], **shared)
           + clock.theorem_grid(d_values_trained_W, n_values_trained_W, n_snr2_values, seeds, learning_rate_factors,
-                               num_steps=num_steps_trained_W, **MODELS["W and p"], **shared))
+                               num_steps=num_steps_trained_W, **MODELS[clockread.EXPERIMENTS], **shared))
 
 # %% [markdown]
 # ## The two models and the unit of time
@@ -102,14 +103,14 @@ points = (clock.theorem_grid(d_values, n_values, n_snr2_values, seeds, learning_
 # The model is $f(X) = \nu^\top X^\top \operatorname{softmax}(XWp)$ with the fixed head $\nu$ ($\|\nu\| = 1/\|\mu\|$,
 # so $\|\nu\|\|\mu\| = 1$) and $\sigma_\varepsilon = 1$. Its loss depends on $(W, p)$ only through $q = Wp$, and
 # gradient descent keeps $q$ in the span of the $nT$ training tokens (see the [model page](../book/model.md)), so
-# `benign.synthetic.Descent` runs it exactly at a cost per step that does not depend on $d$.
+# the package's exact trainer runs it in the coordinates of that span, at a cost per step that does not depend on $d$.
 #
 # With only $p$ trained and $W = I$, a step moves the logit of a training token by about $\alpha d / n$ times a
 # number of order one: the memorisation of a token's own noise ($\|\varepsilon\|^2 = d$) outpaces the signal
 # ($\|\mu\|^2$) by the factor $d/(n\|\mu\|^2) = 1/(n\,\mathrm{SNR}^2)$. The theorem's prefactor says the same: with
 # our initialisation ($p = 0$, so $\sigma_p = 0$; $\sigma_w^2$ the mean squared entry of $W_0$, $1/d$ for $W = I$ and
 # $1/(3d)$ for PyTorch's kaiming draw), $\alpha n^{-1}\sigma_\varepsilon^2\|\nu\|\|\mu\|d^2\sigma_w^2$ is $\alpha d/n$
-# and $\alpha d/(3n)$ (`benign.theory.benign_prefactor`). We therefore choose $\alpha = c\cdot n/d$ with a factor $c$
+# and $\alpha d/(3n)$. We therefore choose $\alpha = c\cdot n/d$ with a factor $c$
 # ({glue:md}`factors_words`): $\tau \cdot \alpha d/n$ is the theorem's clock, and the theorem predicts
 #
 # $$
@@ -132,7 +133,7 @@ pd.DataFrame(points).assign(n_snr2=lambda t: theory.n_snr2(t.signal_norm, t.d, t
 # %% [markdown]
 # ## Long runs at constant memory
 #
-# `benign.clock` runs the recursion of `benign.synthetic` for all runs of a model at once (runs of one $(d,$ seed$)$
+# The clock runs that exact recursion for all runs of a model at once (runs of one $(d,$ seed$)$
 # share one Gram matrix of the training tokens, each $\|\mu\|$ adding a rank-4 term), in blocks of {glue:text}`block`
 # steps. It keeps only the current block's training outputs and coordinates, and at the end of each block finds,
 # vectorised over the block, every step at which each condition switches (turns true or false) — so its value at any
@@ -159,8 +160,8 @@ pd.DataFrame(points).assign(n_snr2=lambda t: theory.n_snr2(t.signal_norm, t.d, t
 # $S$ on their relevant token: per input, that attention has a logit-gradient of $\ell_1$ norm at most $\tfrac12$, so
 # within a block $S$ moves by at most half the mean, over test inputs, of their largest logit move; a block that this
 # bound does not keep on one side of the level is halved, with an exact evaluation at its midpoint, down to single
-# steps. Both test events are therefore exact to the step, as the tests in `tests/test_clock.py` check against
-# `benign.synthetic.simulate`, and the memory does not grow with the steps.
+# steps. Both test events are therefore exact to the step, as the package's tests check against the step-by-step
+# simulation of the same model, and the memory does not grow with the steps.
 #
 # The runs are trained in batches (*chunks*), and each finished chunk is saved on disk (the *cache*), so a later
 # build reads it back instead of training it again. This build: {glue:md}`runs_said`; training them took
@@ -168,15 +169,7 @@ pd.DataFrame(points).assign(n_snr2=lambda t: theory.n_snr2(t.signal_norm, t.d, t
 
 # %%
 cells = clock.run(points, cache=paths.cache_dir("sweeps") if use_cache else None, progress=progress)
-cells["model"] = np.where(cells.train_W, "W and p", "p only (W = I)")
-cells["n_snr2"] = theory.n_snr2(cells.signal_norm, cells.d, cells.n)
-cells["inverse"] = 1 / cells.n_snr2
-cells["regime_by_order"] = theory.regime(cells.signal_norm, cells.d, cells.n)
-cells["sigma_w2"] = [float(theory.sigma_w2(w, d)) for w, d in zip(cells.W_init, cells.d)]
-cells["prefactor"] = theory.benign_prefactor(cells.learning_rate, cells.n, cells.d, cells.signal_norm,
-                                             1 / cells.signal_norm, cells.sigma_w2)  # ‖ν‖ = 1/‖μ‖
-cells["factor"] = (cells.learning_rate * cells.d / cells.n).round(6)
-wall = cells.groupby(list(clock.CHUNK_BY)).chunk_wall_s.first().sum()  # the training time of the stored runs
+cells = clockread.annotate(cells, T)
 
 # %% [markdown]
 # ## The theorem's $\tau$, measured
@@ -192,29 +185,22 @@ wall = cells.groupby(list(clock.CHUNK_BY)).chunk_wall_s.first().sum()  # the tra
 
 # %%
 T_LEVEL = timing.lead(attention_level, T)  # the lead that gives attention_level
-cells["tau_benign"] = cells.benign_first.astype(float)
-cells["tau_noisy"] = cells.noisy_fitted_first.astype(float)
-cells["tau_select"] = cells.test_selected_first.astype(float)  # exact: the clock's event
-cells["tau_test_zero"] = [timing.crossing(h["step"], h["test_acc"], 1.0) for h in cells.history]  # no test error
-cells["kappa"] = [timing.lead_rate(h, T) for h in cells.history]  # κ, the lead's rate
 main = cells[cells.factor.isin(learning_rate_factors)]  # the main grid (one step size per model)
-model_keys = {"p only (W = I)": "p_only", "W and p": "W_and_p"}
-metrics = {}
-for model, key in model_keys.items():
-    for quantity in ("benign", "noisy", "select"):
-        slope, spread, used = timing.fitted_slope(main[main.model == model], f"tau_{quantity}")
-        metrics.update({f"{quantity}_slope_{key}": slope, f"{quantity}_slope_{key}_std": spread,
-                        f"{quantity}_runs_{key}": used,
-                        f"{quantity}_slope_words_{key}": timing.plus_minus(slope, spread)})
-TIMES = {"benign": "τ benign: every label fitted and test error < δ", "noisy": "τ noisy: every noisy label fitted",
-         "select": f"τ select: test attention on the relevant token ≥ {attention_level:g}"}
-pd.DataFrame({model: {TIMES[q]: words.estimate(metrics[f"{q}_slope_{k}"], metrics[f"{q}_slope_{k}_std"],
-                                               metrics[f"{q}_runs_{k}"], "run",
-                                               timing.spread_format(metrics[f"{q}_slope_{k}_std"])) for q in TIMES}
-              for model, k in model_keys.items()}).rename_axis("time: slope ± spread over seeds")
+alpha_grid = clockread.alpha_grid(cells, d_values_small, n_values_small)
+result = clockread.clock_result(cells, learning_rate_factors, alpha_grid)
+metrics = result.metrics() | dict(
+    n_snr2_min=float(min(n_snr2_values)), n_snr2_max=float(max(n_snr2_values)), num_steps=num_steps, num_steps_trained_W=num_steps_trained_W, delta=delta,
+    attention_level=attention_level, block=block,  # block: steps the clock settles at once
+    growth_at_log_T=float(theory.growth(np.log(T), T)),
+    factors_words=f"{words.and_list([f'{c:g}' for c in learning_rate_factors])} on the main grid and "
+                  f"{words.and_list([f'{c:g}' for c in learning_rate_factors_small])} at the second step size",
+    training_wall_s=round(float(cells.groupby(list(clock.CHUNK_BY)).chunk_wall_s.first().sum()), 1),  # of the runs
+    runs_said=words.sweep_said(cells))
+nb.save_metrics(metrics)
+result.slopes_table(attention_level)
 
 # %%
-MARKERS = {"p only (W = I)": "o", "W and p": "s"}
+MARKERS = {clockread.ANALYSED: "o", clockread.EXPERIMENTS: "s"}
 
 
 HARMFUL_KEY = "hollow: harmful region, SNR $< d^{-1/4}$"
@@ -246,25 +232,24 @@ def scatter_times(ax, table, column, title, by=("model", "d", "n"), sizes=None):
 
 fig, axes = plots.figure(3, 2, row_height=3.8)
 ax = axes[0, 0]
-scatter_times(ax, main, "tau_benign", "first step with every label fitted and test error < δ")
+scatter_times(ax, main, "tau_benign", "every label fitted, test error below δ")
 plots.legend_clear(ax)
 
 ax = axes[0, 1]
-alpha_grid = cells[cells.d.isin(d_values_small) & cells.n.isin(n_values_small) & ~cells.train_W]
 factors = sorted(alpha_grid.factor.unique(), reverse=True)  # the larger step size large, the smaller on top of it
 scatter_times(ax, alpha_grid, "tau_noisy", "every noisy label fitted, two step sizes", by=("factor",),
               sizes={(f,): 70 if i == 0 else 14 for i, f in enumerate(factors)})
 plots.legend_clear(ax, title="α · d / n")
 
 ax = axes[1, 0]
-scatter_times(ax, main, "tau_select", f"test attention on the relevant token ≥ {attention_level:g}")
+scatter_times(ax, main, "tau_select", f"fresh inputs select (test attention ≥ {attention_level:g})")
 censored = main[main.tau_select.isna() & (main.regime_by_order != "harmful")]
 ax.scatter(censored.inverse, np.log(censored.num_steps * censored.prefactor), marker="^", color="gray", s=18,
            label="not reached within the run (lower bound)")
 plots.legend_clear(ax)
 
 ax = axes[1, 1]
-example = cells[(cells.model == "p only (W = I)") & (cells.d == max(d_values)) & (cells.n == max(n_values))
+example = cells[(cells.model == clockread.ANALYSED) & (cells.d == max(d_values)) & (cells.n == max(n_values))
                 & (cells.seed == seeds[0]) & cells.factor.isin(learning_rate_factors)].sort_values("n_snr2")
 for i, (_, row) in enumerate(example.iterrows()):
     steps, s = np.asarray(row.history["step"][1:], dtype=float), np.asarray(row.history["score_test_relevant"][1:])
@@ -297,114 +282,11 @@ ax.set(xlabel="1 / (n·SNR²)", ylabel="test accuracy", title="test accuracy, ru
 plots.legend_clear(ax)
 nb.save_figure(fig)
 
-# %%
-by_cell = alpha_grid.assign(t_noisy=alpha_grid.tau_noisy * alpha_grid.learning_rate,
-                            t_select=alpha_grid.tau_select * alpha_grid.learning_rate) \
-    .pivot_table(index=["seed", "signal_norm"], columns="factor", values=["t_noisy", "t_select"])
-small, large = min(alpha_grid.factor), max(alpha_grid.factor)
-metrics["alpha_ratio_noisy"] = float((by_cell["t_noisy"][small] / by_cell["t_noisy"][large]).median())
-metrics["alpha_ratio_select"] = float((by_cell["t_select"][small] / by_cell["t_select"][large]).median())
-fair = main[main.regime_by_order != "harmful"]
-at0 = np.array([h["test_acc"][0] for h in fair.history])
-benign_by_order = main[main.regime_by_order == "benign"]
-analysed_benign = benign_by_order[benign_by_order.model == "p only (W = I)"]
-experiments_benign = benign_by_order[benign_by_order.model == "W and p"]
-
-
-def count(mask, many="runs"):
-    """How many of a table's runs a condition holds in, in words ("no runs", "3 of the 48 runs", "all 48 runs")."""
-    return words.share_words(int(np.sum(mask)), len(mask), many=many)
-
-
-def at_values(n_snr2) -> str:
-    """The values of n·SNR² of some runs, in words: 'n·SNR² = 1 only', 'n·SNR² = 0.5 and 1'."""
-    values = sorted({float(f"{x:.3g}") for x in n_snr2})
-    return "no n·SNR²" if not values else f"n·SNR² = {words.and_list([f'{x:g}' for x in values])}" + (
-        " only" if len(values) == 1 else "")
-
-
-for model, key in model_keys.items():
-    g = main[(main.model == model) & (main.regime_by_order != "harmful") & (main.kappa > 0) & (main.n_snr2 <= 1)]
-    slope, se = timing.line_fit(np.log(g.n_snr2), np.log(g.kappa))
-    metrics.update({f"kappa_slope_{key}": slope, f"kappa_slope_{key}_se": se,
-                    f"kappa_trend_{key}": words.direction(slope, se)})  # how κ moves with n·SNR²
-    metrics[f"benign_trend_{key}"] = words.direction(metrics[f"benign_slope_{key}"],
-                                                     metrics[f"benign_slope_{key}_std"], "grows", "shrinks",
-                                                     "does not change measurably")
-    # the selection time where the theorem's benign formula applies: the theory's benign region
-    region = benign_by_order[benign_by_order.model == model]
-    slope, spread, used = timing.fitted_slope(region, "tau_select")
-    bound, bounded = timing.censored_bound(region, "tau_select")
-    verdict, reason = timing.clock_verdict({"slope": slope, "spread": spread, "bound": bound})
-    selected = region[region.tau_select.notna()]
-    metrics.update({f"select_benign_slope_{key}": slope, f"select_benign_slope_{key}_std": spread,
-                    f"select_benign_runs_{key}": used, f"select_bound_{key}": bound,
-                    f"select_bound_cells_{key}": bounded, f"clock_verdict_{key}": verdict,
-                    f"clock_reason_{key}": reason, f"clock_said_{key}": timing.verdict_said(verdict, reason),
-                    f"select_benign_at_{key}": at_values(selected.n_snr2),
-                    f"select_benign_selected_{key}": count(region.tau_select.notna()),
-                    f"select_benign_steps_{key}": words.span_of(selected.tau_select, lambda t: f"{t:,.0f}")})
-    outside = fair[(fair.model == model) & fair.tau_select.notna()]  # the fit over every non-harmful run
-    metrics[f"select_where_{key}"] = (
-        f"{words.count(len(outside), 'run')}, {int((outside.regime_by_order == 'not_overfitting').sum())} of them in "
-        f"the theory's not-overfitting region and {int((outside.regime_by_order == 'benign').sum())} in its benign "
-        "region")
-for name in ("benign_trend", "kappa_trend"):
-    metrics[f"{name}_words"] = timing.models_words(metrics[f"{name}_p_only"], metrics[f"{name}_W_and_p"])
-analysed = fair[(fair.model == "p only (W = I)") & fair.tau_select.notna()]
-medians = analysed.groupby(analysed.n_snr2.round(6)).tau_select.agg(timing.median_step)
-metrics["select_medians_words"] = "step " + words.and_list(
-    [f"{t:,.0f} at n·SNR² = {x:g}" if i == 0 else f"{t:,.0f} at {x:g}" for i, (x, t) in enumerate(medians.items())])
-fell = at0 - fair.test_acc.to_numpy() > 1e-9  # the test accuracy ends below its step-0 value
-metrics.update(test_acc_fell_words=count(fell), test_acc_fell_most=float((at0 - fair.test_acc.to_numpy()).max()),
-               test_acc_fell_at=at_values(fair.n_snr2[fell]),
-               benign_settled_share=float(analysed_benign.benign_settled.notna().mean()),
-               benign_settled_words=count(analysed_benign.benign_settled.notna()),
-               benign_first_latest=float(analysed_benign.benign_first.max()))
-metrics.update(test_acc_step0_min=float(at0.min()), test_acc_step0_median=float(np.median(at0)),
-               test_acc_last_min=float(fair.test_acc.min()),
-               test_error_at_step0_share=float((fair.test_error_first == 0).mean()),
-               test_error_at_step0_words=count(fair.test_error_first == 0),
-               noisy_fitted_share=float(cells.noisy_fitted_first.notna().mean()),
-               noisy_fitted_words=count(cells.noisy_fitted_first.notna()),
-               not_overfitting_at_step0_share=float((fair.not_overfitting_first == 0).mean()),
-               not_overfitting_at_step0_words=count(fair.not_overfitting_first == 0),
-               not_overfitting_settled_share=float(fair.not_overfitting_settled.notna().mean()),
-               not_overfitting_settled_words=count(fair.not_overfitting_settled.notna()),
-               n_snr2_max=float(max(n_snr2_values)),
-               runs=len(cells), benign_cells=int((cells.regime_by_order == "benign").sum()),
-               select_censored_benign=float(analysed_benign.tau_select.isna().mean()),  # the analysed model's
-               select_censored_words=f"{count(analysed_benign.tau_select.isna())} of the analysed model and "
-                                     f"{count(experiments_benign.tau_select.isna())} of the experiments' model",
-               alpha_factor_ratio=large / small, num_steps=num_steps, num_steps_trained_W=num_steps_trained_W,
-               delta=delta, attention_level=attention_level, block=block,  # block: steps the clock settles at once
-               growth_at_log_T=float(theory.growth(np.log(T), T)),
-               factors_words=f"{words.and_list([f'{c:g}' for c in learning_rate_factors])} on the main grid and "
-                             f"{words.and_list([f'{c:g}' for c in learning_rate_factors_small])} at the second step "
-                             "size",
-               training_wall_s=round(float(wall), 1), runs_said=words.sweep_said(cells))
-# the other candidates for an exp(1/(n SNR²)) law: noisy fitting at the small step size, no test error at all
-# (δ below 1/n_test, read off the logged steps), and the turn of the test loss
-small_alpha = cells[(cells.factor == small) & ~cells.train_W]
-slope, spread, _ = timing.fitted_slope(small_alpha, "tau_noisy")
-turned = fair.test_loss_min_step < fair.num_steps
-metrics.update(noisy_slope_small_alpha=slope, noisy_slope_small_alpha_std=spread,
-               noisy_slope_small_alpha_words=timing.plus_minus(slope, spread),
-               noisy_trend_small_alpha=words.direction(slope, spread, "grows", "shrinks", "does not change measurably"))
-metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
-               test_zero_at_step0_words=count(fair.tau_test_zero == 0),
-               test_zero_never_share=float(fair.tau_test_zero.isna().mean()),
-               test_zero_never_words=count(fair.tau_test_zero.isna()),
-               test_zero_latest=float(fair.tau_test_zero.max()),
-               test_loss_turned_share=float(turned.mean()),
-               test_loss_turned_words=timing.lowest_at_end_words(int(turned.sum()), len(turned),
-                                                                 "outside the harmful region (both models)"))
-
 # %% [markdown]
-# **First panel — the theorem's own condition.** The theorem's $\tau$ is a time at which every label is fitted and the
+# **The panel *every label fitted, test error below δ* — the theorem's own condition.** The theorem's $\tau$ is a time at which every label is fitted and the
 # test error is below $\delta$ (an order, $\Theta(\cdot)$). With the fixed head that condition is half met before
 # any training: the test error is already below $\delta$ at step 0 in {glue:md}`test_error_at_step0_words` of the
-# main grid outside the harmful region (both models; sixth panel), so the first step with every label fitted and
+# main grid outside the harmful region (both models; the panel *test accuracy, runs not harmful*), so the first step with every label fitted and
 # the test error below $\delta$ measures only the time to fit the noisy labels. Against $1/(n\,\mathrm{SNR}^2)$ it
 # {glue:md}`benign_trend_words` (slopes {glue:md}`benign_slope_words_p_only` for the analysed model over
 # {glue:text}`benign_runs_p_only` runs, {glue:md}`benign_slope_words_W_and_p` for the experiments' model over
@@ -417,15 +299,17 @@ metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
 # every $n\,\mathrm{SNR}^2$, because the fixed head does the generalizing. Runs without a point never had every label
 # fitted with the test error below $\delta$ at the same step.
 #
-# **Second panel — $\tau \propto 1/\alpha$.** At two step sizes {glue:text}`alpha_factor_ratio:.3g` times apart, the
+# **The panel *every noisy label fitted, two step sizes* — $\tau \propto 1/\alpha$.** At two step sizes {glue:text}`alpha_factor_ratio:.3g` times apart, the
 # median ratio of $\tau_{\text{noisy}}\cdot\alpha$ over matched runs is {glue:text}`alpha_ratio_noisy:.3f` (the
 # theorem: 1), and that of the selection time $\tau_{\text{select}}\cdot\alpha$ is
 # {glue:text}`alpha_ratio_select:.3f`.
 #
-# **Third to fifth panels — the test inputs' attention.** What training adds over the fixed head is not in the
+# **The panels *fresh inputs select*, *test selection lead* and *how fast fresh inputs learn to select* — the test
+# inputs' attention.** What training adds over the fixed head is not in the
 # test error but in the *test inputs' attention*: the mean softmax score $s$ that fresh inputs put on their relevant
 # token. Its lead $L = \log((T-1)s/(1-s))$ (zero for uniform attention) follows $L \approx \kappa \log(\text{step})$, a
-# straight line on a log axis (fourth panel). Its rate $\kappa$ (fifth panel) has, over the non-harmful runs with
+# straight line on a log axis (the panel *test selection lead*). Its rate $\kappa$ (the panel *how fast fresh inputs
+# learn to select*) has, over the non-harmful runs with
 # $n\,\mathrm{SNR}^2 \le 1$, a log–log slope against $n\,\mathrm{SNR}^2$ of
 # {glue:text}`kappa_slope_p_only:.2f` ± {glue:text}`kappa_slope_p_only_se:.2f` for the analysed model and
 # {glue:text}`kappa_slope_W_and_p:.2f` ± {glue:text}`kappa_slope_W_and_p_se:.2f` for the experiments' model (least
@@ -446,13 +330,14 @@ metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
 # seed, from the step at which fresh inputs select to the last step of the run at the next smaller
 # $n\,\mathrm{SNR}^2$, the slope of $\log \tau$ against $1/(n\,\mathrm{SNR}^2)$ is at least
 # {glue:text}`select_bound_p_only:.1f` (the smallest over {glue:text}`select_bound_cells_p_only` such pairs; the
-# experiments' model, in runs five times shorter, at least {glue:text}`select_bound_W_and_p:.1f`), where the
+# experiments' model, in runs of {glue:text}`num_steps_trained_W:,.0f` steps, at least
+# {glue:text}`select_bound_W_and_p:.1f`), where the
 # theorem's formula has slope 1. A reading consistent with these numbers: once a training sample attends to one token, its gradient
 # carries $s(1-s)$ and fades as the attention saturates, so the logits grow only logarithmically; of that growth, a
 # share that shrinks with $n\,\mathrm{SNR}^2$ is signal rather than memorised noise, and only the signal carries
 # over to fresh inputs.
 #
-# **Sixth panel — the fixed head.** With $\nu \propto \mu_+ - \mu_-$ fixed and $p = 0$, uniform attention already
+# **The panel *test accuracy, runs not harmful* — the fixed head.** With $\nu \propto \mu_+ - \mu_-$ fixed and $p = 0$, uniform attention already
 # averages the relevant token into the output: outside the harmful region (both models) the test accuracy at step 0
 # is at least {glue:text}`test_acc_step0_min:.3f` (median {glue:text}`test_acc_step0_median:.3f`), and at the last
 # step at least {glue:text}`test_acc_last_min:.3f`. Training lowers it in {glue:md}`test_acc_fell_words` (at
@@ -494,58 +379,7 @@ metrics.update(test_zero_at_step0_share=float((fair.tau_test_zero == 0).mean()),
 # rule over every benign run of the grid, the theory's not-overfitting region included, is reported beside it.
 
 # %%
-fitted_end, selected_end = cells.all_fitted_settled.notna(), cells.test_selected_settled.notna()
-cells["t_fit"] = np.where(fitted_end, pd.to_numeric(cells.all_fitted_first, errors="coerce"), np.nan)
-cells["t_select"] = np.where(fitted_end & selected_end, cells.tau_select, np.nan)
-cells["tau_theorem"] = theory.theorem_time(cells.learning_rate, cells.n, cells.d, cells.signal_norm,
-                                           1 / cells.signal_norm, cells.sigma_w2)  # NaN where it gives none
-main = cells[cells.factor.isin(learning_rate_factors)]
-HEADLINE = ("delayed_share", "delayed_runs", "gap_slope", "gap_slope_se", "select_time_median", "fit_time_median")
-SCOPES = {"": ("p only (W = I)", True), "_all": ("p only (W = I)", False), "_W_and_p": ("W and p", True)}
-for suffix, (model, benign_region_only) in SCOPES.items():  # "": the analysed model in the benign region, headline
-    g = main[(main.model == model) & ((main.regime_by_order == "benign") | (not benign_region_only))]
-    record = timing.delayed_generalization(g.t_fit, g.t_select, g.inverse)
-    record["verdict"], record["reason"] = timing.delay_verdict(record)
-    metrics.update({(k if k in HEADLINE else f"delay_{k}") + suffix: v for k, v in record.items()})
-    metrics[f"delay_said{suffix}"] = timing.verdict_said(record["verdict"], record["reason"])
-    metrics[f"gap_words{suffix}"] = words.slope_words(record["gap_slope"], record["gap_slope_se"], "grows", "shrinks")
-    metrics[f"delayed_words{suffix}"] = words.share_words(record["delayed_runs"], record["benign_runs"])
-    metrics[f"delay_benign_words{suffix}"] = words.count(record["benign_runs"], "benign run")
-metrics["delay_min_runs"] = timing.DELAY_MIN_RUNS
-region = main[(main.model == "p only (W = I)") & (main.regime_by_order == "benign")]
-unselected = region[region.t_fit.notna() & region.tau_select.isna()]  # every label fitted, no selection in the run
-metrics.update(delay_unselected_runs=len(unselected), delay_unselected_fit_latest=float(unselected.t_fit.max()),
-               delay_unselected_words=words.count(len(unselected), "run"))
-benign_all = main[(main.model == "p only (W = I)") & main.t_select.notna() & main.t_fit.notna()]
-early = benign_all[benign_all.t_select <= benign_all.t_fit]  # fresh inputs select no later than the last noisy fit
-outside = int((benign_all.regime_by_order == "not_overfitting").sum())
-of_them = {0: "none", len(benign_all): "all"}.get(outside, str(outside))
-metrics["benign_all_words"] = (f"{words.count(len(benign_all), 'run')}, {of_them} of them in the theory's "
-                               "not-overfitting region")
-metrics["early_select_words"] = ("in none of the others" if early.empty else
-                                 f"in the other {len(early)}, all at n·SNR² of {early.n_snr2.min():.3g} and above")
-
-# the theorem's τ against the measured times, analysed model, where the theorem gives a time
-theorem = main[(main.model == "p only (W = I)") & main.tau_theorem.notna()]
-benign_region = theorem[theorem.regime_by_order == "benign"]
-late = benign_region.t_select.fillna(np.inf) > benign_region.tau_theorem  # never selecting: later than the run
-metrics["select_after_theorem_words"] = count(late)
-for name, column in (("fit", "t_fit"), ("select", "t_select")):
-    g = benign_region[benign_region[column] > 0]
-    slope, se = timing.line_fit(np.log(g.tau_theorem), np.log(g[column]))
-    metrics.update({f"{name}_vs_theorem_slope": slope, f"{name}_vs_theorem_slope_se": se,
-                    f"{name}_vs_theorem_words": words.slope_words(slope, se)})
-table = theorem.assign(x=theorem.n_snr2.round(6)).groupby(["x", "regime_by_order"]).agg(
-    theorem=("tau_theorem", "median"), fit=("t_fit", timing.median_step), select=("t_select", timing.median_step),
-    selected=("t_select", lambda t: count(t.notna())))
-table.index = table.index.set_names(["n·SNR²", "regime (orders)"])
-table.columns = ["theorem's τ, constants one (steps)", "fitting, median run", "selection, median run",
-                 "selecting within the run"]
-table = table.astype(object)
-table.iloc[:, 0] = table.iloc[:, 0].map(timing.order_steps)
-table.iloc[:, 1:3] = table.iloc[:, 1:3].map(lambda t: "—" if t != t else f"{t:,.0f}")
-nb.save_metrics(metrics)
-table
+clockread.theorem_table(cells, learning_rate_factors)
 
 # %%
 fig, ax = plots.figure(row_height=4.0)
@@ -578,6 +412,7 @@ nb.save_figure(fig, "theory_clock_delay")
 
 # %%
 fig, ax = plots.figure(row_height=4.0)
+theorem = main[(main.model == clockread.ANALYSED) & main.tau_theorem.notna()]
 REGION_COLORS = {"benign": "C2", "not_overfitting": "C4"}  # not the models' colours of the figure above
 for regime, g in theorem.groupby("regime_by_order"):
     color, region = REGION_COLORS[regime], regime.replace("_", " ")
@@ -625,10 +460,10 @@ nb.save_figure(fig, "theory_clock_against_theorem")
 # %% [markdown]
 # ## The growth function
 #
-# The analysis tracks how fast an attention logit can change through $g(x) = 2x + 2\sinh(x - \log T)$
-# (`benign.theory.growth`): linear while no token dominates, exponential once $x$ passes $\log T$ (where
-# $g(\log T) = 2\log T$ = {glue:text}`growth_at_log_T:.3f` for $T = 8$). The measured leads above grow like
-# $\log(\text{step})$, the inverse of that exponential phase.
+# The analysis tracks how fast an attention logit can change through $g(x) = 2x + 2\sinh(x - \log T)$: linear while
+# no token dominates, exponential once $x$ passes $\log T$ (where $g(\log T) = 2\log T$ =
+# {glue:text}`growth_at_log_T:.3f` for $T = 8$). The measured leads above grow like $\log(\text{step})$, the inverse
+# of that exponential phase.
 
 # %%
 fig, ax = plots.figure(row_height=3.0, width=plots.PHONE_WIDTH)  # one small panel: legible on a phone
