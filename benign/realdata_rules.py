@@ -75,7 +75,8 @@ def backbone_regimes_rule(m: Record) -> Finding:
     made here and Table 2's text rows beside them (`text_rows_…`, where the record has them). The evidence says
     how many of the image backbones that do not overfit could have, by reach: free attention fits `REAL_FITTED` of
     their flipped labels, so reach does not keep them from overfitting (it bounds what attention fits; it does not
-    make it fit)."""
+    make it fit). The claim says reach decides the regime: with all three regimes present it holds only where no
+    backbone that does not overfit had its flipped labels within reach, and holds in part where one did."""
     names = {"benign": "benign", "harmful": "harmful", "not_overfitting": "not overfitting"}
     counts = {k: m[f"backbones_{k}"] for k in names}
     said = lambda found: ", ".join(f"{found[k]:.0f} {label}" for k, label in names.items())  # noqa: E731
@@ -90,6 +91,10 @@ def backbone_regimes_rule(m: Record) -> Finding:
         evidence += f"; of Table 2's {m['text_rows']:.0f} text rows beside them: {said(text)}"
         counts, read = {k: counts[k] + text[k] for k in names}, read + m["text_rows"]
     present = sum(v > 0 for v in counts.values())
+    if present == 3 and reachable > 0:  # the regimes appear, but reach does not account for every one
+        return Finding(PART, evidence, f"{reachable:.0f} of the {m['backbones_not_overfitting']:.0f} image backbones "
+                       "that do not overfit had enough of their flipped labels within reach to overfit: there, what "
+                       "attention can reach does not decide the regime")
     if present == 3:
         return Finding(HOLDS, evidence)
     missing = ", ".join(label for k, label in names.items() if counts[k] == 0)
