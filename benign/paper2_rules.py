@@ -93,8 +93,8 @@ def paper2_below_rule(m: Record) -> Finding:
     test accuracy below `NEAR_CHANCE`, nearer chance than perfect); contradicted where those cells reach `TEST_GOOD`,
     in part otherwise (the labels fitted only in part, or a test accuracy between the two). Harm is what the flipped
     labels cost against the clean-label control (the same cells, no label flipped): it holds only where most cells
-    (`MAJORITY`) lose more than `HARM` to their control; where they do not, the low accuracy is the SNR's, and the
-    hypothesis holds in part."""
+    (`MAJORITY`) lose more than `HARM` to their control and the control itself is nearer perfect than chance; where
+    not, the low accuracy is mostly the SNR's, and the hypothesis holds in part."""
     train, test = m["below_boundary_train_acc"], m["below_boundary_test_acc"]
     evidence = f"cells with SNR < 1/√n: mean train accuracy {train:.3f}, mean test accuracy {test:.3f}"
     clean = m.maybe("below_boundary_clean_test_acc")
@@ -112,6 +112,9 @@ def paper2_below_rule(m: Record) -> Finding:
         if m["below_boundary_costly_share"] <= thresholds.MAJORITY.value:
             return Finding(PART, evidence, "on clean labels most of the same cells score as low: the shortfall is the "
                            "SNR's, not the flipped labels'")
+        if clean < thresholds.NEAR_CHANCE.value:
+            return Finding(PART, evidence, f"on clean labels the same cells score nearer chance than perfect too "
+                           f"({clean:.3f}): the flipped labels add to a shortfall that is mostly the SNR's")
         return Finding(HOLDS, evidence)
     return Finding(PART, evidence, f"the test accuracy is at least {thresholds.NEAR_CHANCE.value:g}: nearer perfect "
                    "than chance")
