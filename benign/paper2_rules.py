@@ -40,18 +40,23 @@ def paper2_benign_rule(m: Record) -> Finding:
 def paper2_harmful_rule(m: Record) -> Finding:
     """The book's hypothesis on a first step too large: every label fitted, by the noise (clean and noisy training
     inputs both put less than `SELECTED` on their signal token), and fresh inputs classified nearer chance than
-    perfect (test accuracy below `NEAR_CHANCE`); contradicted where the run generalizes (`TEST_GOOD`), in part
-    otherwise, naming what fails."""
+    perfect (test accuracy below `NEAR_CHANCE`), where the control — the same data with the theorem's suitable step
+    sizes — generalizes (`TEST_GOOD`), so the loss is the large step's; contradicted where the run generalizes, in
+    part otherwise, naming what fails."""
     train, test = m["harmful_steps_train_acc"], m["harmful_steps_test_acc"]
     clean, noisy = m["harmful_steps_clean_signal_attention"], m["harmful_steps_noisy_signal_attention"]
-    evidence = (f"train accuracy {train:.3f}, test {test:.3f}; weight on the signal: clean inputs "
-                f"{weight_words(clean)}, noisy inputs {weight_words(noisy)}")
+    control = m["benign_steps_test_acc"]
+    evidence = (f"train accuracy {train:.3f}, test {test:.3f} (the same data with the suitable step sizes: test "
+                f"{control:.3f}); weight on the signal: clean inputs {weight_words(clean)}, noisy inputs "
+                f"{weight_words(noisy)}")
     if test >= thresholds.TEST_GOOD.value:
         return Finding(CONTRADICTED, evidence, "the large first step generalizes")
-    level, near = thresholds.SELECTED.value, thresholds.NEAR_CHANCE.value
+    level, near, good = thresholds.SELECTED.value, thresholds.NEAR_CHANCE.value, thresholds.TEST_GOOD.value
     failed = [what for what, ok in (("it does not fit every label", train == 1),
                                     ("the training inputs do not attend to their noise", max(clean, noisy) < level),
-                                    (f"its test accuracy is at least {near:g}", test < near)) if not ok]
+                                    (f"its test accuracy is at least {near:g}", test < near),
+                                    (f"the suitable step sizes test below {good:g} on the same data too: the loss is "
+                                     "not the large step's alone", control >= good)) if not ok]
     return Finding(PART, evidence, "; ".join(failed)) if failed else Finding(HOLDS, evidence)
 
 
