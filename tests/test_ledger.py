@@ -159,7 +159,7 @@ def test_the_regions_claim_stays_in_the_ledger_when_the_papers_rule_finds_no_har
 
 
 def test_a_flat_selection_time_is_no_exponential_law_and_an_absent_run_no_delay():
-    rule = next(c.rule for c in ledger.CLAIMS if c.claim.startswith("Generalization after fitting the noise"))
+    rule = next(c.rule for c in ledger.CLAIMS if c.claim.startswith("Read by the time that training sets"))
     assert rule(ledger.Record(clock_record(0.0, 0.05))).verdict == ledger.PART
     rule = next(c.rule for c in ledger.CLAIMS if c.claim.startswith("Generalization is delayed"))
     record = {"delay_benign_runs": 0.0, "delay_min_runs": 10.0, "delayed_share": None, "fit_time_median": None}
@@ -182,7 +182,7 @@ def test_the_delay_holds_in_part_and_the_theorems_time_is_not_seen_without_power
     assert finding.verdict == ledger.PART and "how the delay grows is untested" in finding.cause
     assert rule(ledger.Record({**record, "delay_benign_runs": 3.0})).verdict == ledger.NOT_SEEN
     assert rule(ledger.Record(delay_record(0.9, 0.1, 0.3))).verdict == ledger.PART  # 0.1 ± 0.3: no growth seen
-    rule = next(c.rule for c in ledger.CLAIMS if c.claim.startswith("Generalization after fitting the noise"))
+    rule = next(c.rule for c in ledger.CLAIMS if c.claim.startswith("Read by the time that training sets"))
     assert rule(ledger.Record(clock_record(6.4, 2.0))).verdict == ledger.NOT_SEEN  # 2 se = 4 cannot tell 1 from 0
     assert rule(ledger.Record(clock_record(0.95, 0.1))).verdict == ledger.HOLDS  # the theorem's rate
     finding = rule(ledger.Record(clock_record(float("nan"), float("nan"), bound=3.0)))  # selection at one n·SNR²
@@ -337,6 +337,23 @@ def clock_record(slope: float, spread: float, bound: float = float("nan")) -> di
             "select_benign_at_p_only": "n·SNR² = 1 only", "parameters": {"num_steps": 50000}}
 
 
+def condition_record(slope: float, spread: float, step0: float) -> dict:
+    """The clock page's record of the theorem's own condition: the slope ± spread of its first step on the theorem's
+    axes, and the share of runs whose fixed head meets it at step 0."""
+    return {**clock_record(float("nan"), float("nan")), "benign_slope_p_only": slope, "benign_slope_p_only_std": spread,
+            "test_error_at_step0_share": step0}
+
+
+def test_the_theorems_own_condition_is_not_seen_where_the_fixed_head_meets_it_before_training():
+    rule = next(c.rule for c in ledger.CLAIMS if c.claim.startswith("Generalization after fitting the noise"))
+    finding = rule(ledger.Record(condition_record(-0.04, 0.04, step0=0.93)))  # the book's build: a flat first step
+    assert finding.verdict == ledger.NOT_SEEN
+    assert finding.cause.startswith("the fixed head generalizes before any training, so the condition times only")
+    assert finding.evidence.endswith("the fixed head's test error is below δ at step 0 in 93% of the runs outside "
+                                     "the harmful region")
+    assert "slope −0.04 ± 0.04 against 1/(n·SNR²) (theorem: 1)" in finding.evidence
+
+
 def delay_record(share: float, slope: float, se: float) -> dict:
     return {"delay_benign_runs": 20.0, "delay_min_runs": 10.0, "delayed_share": share, "gap_slope": slope,
             "gap_slope_se": se, "fit_time_median": 25.0, "select_time_median": 800.0, "delayed_share_all": 0.4}
@@ -472,7 +489,8 @@ CASES = {  # claim → (a record on which it holds, one on which it is contradic
     "Token selection absorbs label noise": (eta_record({20: 0.85, 500: 0.6}, smallest=500),
                                             eta_record({20: 0.85, 200: 0.8})),
     "Generalization after fitting the noise arrives": (
-        clock_record(1.1, 0.1), clock_record(6.4, 0.2)),
+        condition_record(1.1, 0.1, step0=0.2), condition_record(6.4, 0.2, step0=0.2)),
+    "Read by the time that training sets": (clock_record(1.1, 0.1), clock_record(6.4, 0.2)),
     "Generalization is delayed": (delay_record(0.9, 1.5, 0.3), delay_record(0.3, 1.5, 0.3)),
     "The time scale is inversely proportional": (
         {"alpha_ratio_noisy": 1.05, "parameters": {"learning_rate_factors": [5.0], "learning_rate_factors_small": [0.5]}},
