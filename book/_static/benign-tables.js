@@ -3,11 +3,11 @@
    min-content width does. So each table, measured in the browser at the width the reader has, gets only what it needs:
    1. a long name in a cell (a file, `np.random.default_rng(seed)`) is given places to break, after . _ / : , ( = and
       before an upper-case letter that follows a lower-case one, so it no longer sets its column's narrowest width;
-   2. still too wide: its cells are padded less (benign-tight);
-   3. still too wide, and the window under `CARDS` px (a phone): it is laid out as cards (benign-cards), each cell under
+   2. still too wide in a window under `CARDS` px (a phone): it is laid out as cards (benign-cards), each cell under
       its column's header: the `data-label` the book's tables carry, or the header's text, written here for the tables
       of Markdown; a cell's content is put in one box (benign-value) beside its label;
-   4. still too wide on a wider window: its headers may break inside a word (benign-broken).
+   3. still too wide in a wider window: its cells are padded less (benign-tight), and if that is not enough its
+      headers may break inside a word (benign-broken).
    Then a formula still wider than its cell is scaled down to fit it. Measured again whenever the column or a table
    changes size (a window resized, MathJax typeset in a cell). Without this script every table is laid out as before. */
 (() => {
@@ -81,11 +81,11 @@
   function fit(table) {
     table.classList.remove(TIGHT, CARDS_CLASS, BROKEN);
     if (overflows(table)) breakable(table);
-    if (overflows(table)) table.classList.add(TIGHT);
     if (overflows(table)) {
       if (window.innerWidth < CARDS) asCards(table);
-      else table.classList.add(BROKEN);
+      else table.classList.add(TIGHT);
     }
+    if (table.classList.contains(TIGHT) && overflows(table)) table.classList.add(BROKEN);
     shrinkFormulas(table);
   }
 
