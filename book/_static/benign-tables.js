@@ -1,6 +1,7 @@
 /* Tables that fit their column (the rules beside `table.benign-cards` in benign.css).
    A table is laid out at max(its min-content width, min(its max-content width, its column)): it fits whenever its
    min-content width does. So each table, measured in the browser at the width the reader has, gets only what it needs:
+   0. a cell that holds one number keeps it on one line (benign-number);
    1. a long name in a cell (a file, `np.random.default_rng(seed)`) is given places to break, after . _ / : , ( = and
       before an upper-case letter that follows a lower-case one, so it no longer sets its column's narrowest width;
    2. still too wide in a window under `CARDS` px (a phone): it is laid out as cards (benign-cards), each cell under
@@ -15,6 +16,8 @@
   const TIGHT = "benign-tight", CARDS_CLASS = "benign-cards", BROKEN = "benign-broken", CARDS = 600;
   const BREAKS = /([._/:,(=])(?=[^\s])|([a-z])(?=[A-Z])/g;
   const LONG = 14;  // characters: a shorter word keeps its column no wider than a number does
+  const POWER = "10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+";  // 10⁻⁶, as words.tiny writes it
+  const NUMBER = new RegExp(`^((below|above|under|about|over) )?[−+±≈<>≤≥-]?(\\d[\\d.,]*|${POWER})( ?%| ?× ?${POWER})?$`);
 
   function overflows(table) {  // wider than the box it sits in (its scroll box, or its column), or scrolling there
     const box = table.parentElement, style = getComputedStyle(box);
@@ -78,8 +81,14 @@
     }
   }
 
+  function numbers(table) {  // a cell that holds one number ('95.3 %', 'below 10⁻⁶') keeps it on one line
+    for (const cell of table.querySelectorAll("td"))
+      if (NUMBER.test(cell.textContent.trim())) cell.classList.add("benign-number");
+  }
+
   function fit(table) {
     table.classList.remove(TIGHT, CARDS_CLASS, BROKEN);
+    numbers(table);
     if (overflows(table)) breakable(table);
     if (overflows(table)) {
       if (window.innerWidth < CARDS) asCards(table);
