@@ -17,7 +17,8 @@
   const BREAKS = /([._/:,(=])(?=[^\s])|([a-z])(?=[A-Z])/g;
   const LONG = 14;  // characters: a shorter word keeps its column no wider than a number does
   const POWER = "10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+";  // 10⁻⁶, as words.tiny writes it
-  const NUMBER = new RegExp(`^((below|above|under|about|over) )?[−+±≈<>≤≥-]?(\\d[\\d.,]*|${POWER})( ?%| ?× ?${POWER})?$`);
+  const NUMBER = new RegExp(
+    `^((below|above|under|about|over) )?[−+±≈<>≤≥-]?(\\d[\\d.,]*|${POWER})( ?%| ?× ?${POWER})?$`);
 
   function overflows(table) {  // wider than the box it sits in (its scroll box, or its column), or scrolling there
     const box = table.parentElement, style = getComputedStyle(box);
