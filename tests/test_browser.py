@@ -474,7 +474,7 @@ def test_the_table_check_sees_a_table_not_seen_whole(site, browser):
     box (wider than its column) and a cell whose fixed width is narrower than its formula (spilt) are flagged; under
     the book's CSS and script, the same wide tables (a generated one, with labels, and a Markdown one, without) are
     not: they fit at 1400 px, and at 390 px they are cards, each cell labelled with its column's header, while a table
-    that fits a phone stays a table."""
+    that fits a phone stays a table; a formula wider than a phone is shrunk to fit its card."""
     base, root = site
     heads = [f"column {k} of the results" for k in range(12)]
     cells = ["benign.synthetic.simulate_many_runs_at_once", "a sentence that wraps in its cell", "0.4213"] * 4
@@ -488,13 +488,15 @@ def test_the_table_check_sees_a_table_not_seen_whole(site, browser):
              "</table>")
     spilt = ("<table style='table-layout: fixed; width: 100px'><tr><td><span style='display: inline-block; "
              "width: 200px'>x</span></td></tr></table>")
+    formula = ("<table><thead><tr><th>event</th><th>condition</th></tr></thead><tbody><tr><td>fitted</td><td>"
+               "<mjx-container style='display: inline-block; width: 30em'>x</mjx-container></td></tr></tbody></table>")
     book = "<link rel='stylesheet' href='../_static/benign.css'><script src='../_static/benign-tables.js'></script>"
     pages_ = {"_unseen_check.html": f"<article><div style='overflow-x: auto'>{wide(True)}</div>"
                                     f"{wide(False)}{spilt}</article>",
               "_unseen_fixed.html": f"{book}<article><div class='benign-table-box'>{wide(True)}</div>"
                                     f"<div class='pst-scrollable-table-container' style='overflow-x: auto'>"
-                                    f"{wide(False)}</div>{small}</article>"}
-    found, cards = {}, {}
+                                    f"{wide(False)}</div>{small}{formula}</article>"}  # 480 px of formula
+    found, cards, scaled = {}, {}, None
     label = """return Array.from(document.querySelectorAll('table')).map(t => [t.classList.contains('benign-cards'),
         Array.from(t.querySelectorAll('tbody td')).slice(1).map(c => getComputedStyle(c, '::before').content)])"""
     try:
@@ -505,6 +507,8 @@ def test_the_table_check_sees_a_table_not_seen_whole(site, browser):
                 open_page(browser, urljoin(base, f"notebooks/{name}"))
                 found[name, width] = "\n".join(tables_unseen(browser, name))
                 cards[name, width] = browser.execute_script(label)
+                if name == "_unseen_fixed.html" and width == PHONE:
+                    scaled = browser.execute_script("return document.querySelector('mjx-container').style.fontSize")
     finally:
         browser.set_window_size(DESKTOP, 1600)
         for name in pages_:
@@ -515,5 +519,6 @@ def test_the_table_check_sees_a_table_not_seen_whole(site, browser):
             assert expected in check, (width, expected, check)
         assert found["_unseen_fixed.html", width] == "", (width, found)
     labels = [f'"{h}"' for h in heads[1:]]
-    assert cards["_unseen_fixed.html", DESKTOP] == [[False, ["none"] * 11]] * 2 + [[False, ["none"]]], cards
-    assert cards["_unseen_fixed.html", PHONE] == [[True, labels]] * 2 + [[False, ["none"]]], cards
+    assert cards["_unseen_fixed.html", DESKTOP] == [[False, ["none"] * 11]] * 2 + [[False, ["none"]]] * 2, cards
+    assert cards["_unseen_fixed.html", PHONE] == [[True, labels]] * 2 + [[False, ["none"]], [True, ['"condition"']]]
+    assert scaled and float(scaled.removesuffix("%")) < 100, scaled  # the formula, shrunk to its card's width

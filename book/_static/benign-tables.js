@@ -53,7 +53,7 @@
     return head ? Array.from(head.cells).map(c => c.innerText.replace(/\s+/g, " ").trim()) : [];
   }
 
-  function asCards(table) {  // step 3: labels where the table has none, each cell's content in one box
+  function asCards(table) {  // step 2: labels where the table has none, each cell's content in one box
     const labels = headers(table);
     const head = table.tHead ? null : table.rows[0];
     if (head && Array.from(head.cells).every(c => c.tagName === "TH")) head.classList.add("benign-head");
@@ -72,11 +72,10 @@
 
   function shrinkFormulas(table) {  // a formula wider than its cell is scaled to fit it, never cut
     for (const math of table.querySelectorAll("mjx-container")) {
-      math.style.fontSize = "";
-      const cell = math.closest("td, th");
+      const cell = math.closest(".benign-value, td, th");  // a card's value, or the cell
       if (!cell) continue;
-      const room = cell.clientWidth - parseFloat(getComputedStyle(cell).paddingLeft)
-        - parseFloat(getComputedStyle(cell).paddingRight);
+      const style = getComputedStyle(cell);
+      const room = cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
       const width = math.getBoundingClientRect().width;
       if (room > 0 && width > room + 1) math.style.fontSize = `${Math.floor(100 * room / width)}%`;
     }
@@ -88,7 +87,8 @@
   }
 
   function fit(table) {
-    table.classList.remove(TIGHT, CARDS_CLASS, BROKEN);
+    table.classList.remove(TIGHT, CARDS_CLASS, BROKEN);  // measured afresh, as it is laid out with no help
+    table.querySelectorAll("mjx-container").forEach(math => { math.style.fontSize = ""; });
     numbers(table);
     if (overflows(table)) breakable(table);
     if (overflows(table)) {
