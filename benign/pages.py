@@ -355,7 +355,7 @@ def paper2_table(frame, floor: float = 1e-6):
     from .paper2 import SYMBOLS  # paper 2's trainer, imported only where its tables are shown (it needs torch)
 
     headline = [c for c in ("train_acc", "test_acc", "train_loss", "test_loss") if c in frame]  # before the attention
-    attention = [c for c in frame.columns if str(c).endswith("attention")]  # weights, where a wide table scrolls
+    attention = [c for c in frame.columns if str(c).endswith("attention")]  # weights, the table's last columns
     frame = frame[[c for c in frame.columns if c not in headline + attention] + headline + attention].copy()
     if "step_sizes" in frame:
         frame["step_sizes"] = ["(" + ", ".join(f"{b:g}" for b in beta) + ")" for beta in frame.step_sizes]
