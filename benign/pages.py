@@ -61,9 +61,13 @@ class Footnotes:
 
 
 def table(columns: list[str], rows: list[list[str]], notes: Footnotes, css: str) -> str:
-    """An HTML table (cells already escaped) in a box that scrolls sideways when it is wider than the page."""
-    head = "".join(f"<th>{c}</th>" for c in columns)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows)
+    """An HTML table of `columns` (plain text) and `rows` (cells already escaped) in the book's table box; each cell
+    carries its column's header (`data-label`), which a phone shows before the cell when the table is laid out as
+    cards (benign.css, benign-tables.js)."""
+    labels = [html.escape(c.strip()) for c in columns]
+    head = "".join(f"<th>{c}</th>" for c in labels)
+    body = "".join("<tr>" + "".join(f'<td data-label="{label}">{c}</td>' for label, c in zip(labels, row)) + "</tr>"
+                   for row in rows)
     return (f'<div class="benign-table-box"><table class="benign-table {css}"><thead><tr>{head}</tr></thead>'
             f"<tbody>{body}</tbody></table></div>{notes.html()}")
 
@@ -124,7 +128,7 @@ def frame(df) -> str:
     columns = [" / ".join(reader_name(c) for c in col if str(c)) if isinstance(col, tuple) else reader_name(col)
                for col in df.columns]
     rows = [[cell(v) for v in record] for record in df.itertuples(index=False, name=None)]
-    return table([html.escape(c) for c in columns], rows, Footnotes(), "benign-frame")
+    return table(columns, rows, Footnotes(), "benign-frame")
 
 
 class Comparison:
@@ -351,7 +355,7 @@ def paper2_table(frame, floor: float = 1e-6):
     from .paper2 import SYMBOLS  # paper 2's trainer, imported only where its tables are shown (it needs torch)
 
     headline = [c for c in ("train_acc", "test_acc", "train_loss", "test_loss") if c in frame]  # before the attention
-    attention = [c for c in frame.columns if str(c).endswith("attention")]  # weights, where a wide table scrolls
+    attention = [c for c in frame.columns if str(c).endswith("attention")]  # weights, the table's last columns
     frame = frame[[c for c in frame.columns if c not in headline + attention] + headline + attention].copy()
     if "step_sizes" in frame:
         frame["step_sizes"] = ["(" + ", ".join(f"{b:g}" for b in beta) + ")" for beta in frame.step_sizes]

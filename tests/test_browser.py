@@ -5,11 +5,12 @@ internal link that points nowhere, a formula left as raw TeX (MathJax must come 
 temporary path, an error output in a code cell, a wall of printed text (a record dumped into the page), code not
 folded, a notebook page without a figure, or any request that leaves the book. At 1400 px: a figure whose smallest
 text renders under 9 px (from the dpi and font size its PNG records and the width it is shown at), a figure without a
-click to its full-size PNG and a link to its PDF, a table wider than its column with no box to scroll in. At 390 px (a
-phone): anything wider than the screen. Saves screenshots of the landing page, a figure page and the summary at both
-widths. The book is the smoke build the suite renders, or the build `BENIGN_FULL_BOOK` points to (its html folder).
-Chromium and its driver are Debian's (`.ci/run` installs them); without them the test fails under CI and is skipped
-elsewhere.
+click to its full-size PNG and a link to its PDF. At both widths: a table not seen whole (one that scrolls sideways in
+its box or is cut by it, one wider than its column, a cell right of the column or the screen, a cell whose content is
+wider than the cell). At 390 px (a phone): anything wider than the screen. Saves screenshots of the landing page, a
+figure page and the summary at both widths. The book is the smoke build the suite renders, or the build
+`BENIGN_FULL_BOOK` points to (its html folder). Chromium and its driver are Debian's (`.ci/run` installs them); without
+them the test fails under CI and is skipped elsewhere.
 """
 
 import functools
@@ -100,36 +101,29 @@ return Array.from(document.querySelectorAll('article img')).filter(img => !img.s
 });
 """
 
-TABLES_CUT = """
+TABLES_UNSEEN = """
 const article = document.querySelector('article');
 if (!article) return [];
-const column = article.getBoundingClientRect().right + 1;
-return Array.from(article.querySelectorAll('table')).filter(table => {
-  const right = table.getBoundingClientRect().left + table.scrollWidth;
-  for (let box = table; box && box !== article; box = box.parentElement) {
-    const overflow = getComputedStyle(box).overflowX, edge = box.getBoundingClientRect().right;
-    if (overflow === 'auto' || overflow === 'scroll') return edge > column;  // its scroll box must fit the column
-    if ((overflow === 'hidden' || overflow === 'clip') && right > edge + 1) return true;  // cut off
-  }
-  return right > column;
-}).map(table => table.innerText.slice(0, 60).replace(/\\s+/g, ' '));
+const column = Math.min(article.getBoundingClientRect().right, document.documentElement.clientWidth) + 1;
+const seen = el => el.getClientRects().length > 0;
+return Array.from(article.querySelectorAll('table')).filter(seen).map(table => {
+  const head = table.innerText.slice(0, 60).replace(/\\s+/g, ' '), cells = Array.from(table.querySelectorAll('td, th'));
+  for (let box = table; box && box !== article; box = box.parentElement)
+    if (getComputedStyle(box).overflowX !== 'visible' && box.scrollWidth > box.clientWidth + 1)
+      return [head, 'scrolls sideways in its box, or is cut by it'];
+  if (table.getBoundingClientRect().right > column) return [head, 'is wider than its column'];
+  if (cells.some(c => seen(c) && c.getBoundingClientRect().right > column))
+    return [head, 'has a cell right of its column'];
+  const spilt = cells.find(c => seen(c) && c.scrollWidth > c.clientWidth + 1);
+  if (spilt) return [head, 'has a cell whose content is wider than the cell: ' + spilt.innerText.slice(0, 30)];
+  return null;
+}).filter(Boolean);
 """
 
-TABLES_WITHOUT_CUE = """
-const article = document.querySelector('article');
-if (!article) return [];
-const opaque = el => { const c = getComputedStyle(el).backgroundColor;
-  return c !== 'transparent' && !/rgba\\(.*,\\s*0\\)$/.test(c); };
-return Array.from(article.querySelectorAll('table')).filter(table => {
-  for (let box = table; box && box !== article; box = box.parentElement) {
-    const style = getComputedStyle(box);
-    if (style.overflowX === 'auto' || style.overflowX === 'scroll')  // the cue: the box's background, not covered
-      return box.scrollWidth > box.clientWidth + 1 && (!style.backgroundImage.includes('gradient') ||
-        (box !== table && opaque(table)) || Array.from(table.querySelectorAll('tr, th, td')).some(opaque));
-  }
-  return false;
-}).map(table => table.innerText.slice(0, 60).replace(/\\s+/g, ' '));
-"""
+
+def tables_unseen(browser, where: str) -> list[str]:
+    """Each table of the loaded page a reader does not see whole at the window's width (`TABLES_UNSEEN`)."""
+    return [f"{where}: a table that {why}: {head!r}" for head, why in browser.execute_script(TABLES_UNSEEN)]
 
 
 def local_file(url: str, root: Path, base: str) -> Path | None:
@@ -218,10 +212,7 @@ def reader_problems(browser, page: str, root: Path, base: str) -> list[str]:
     if unfolded:
         problems.append(f"{page}: {unfolded} code cells shown unfolded")
     problems += figure_problems(browser, page, root, base)
-    problems += [f"{page}: a table wider than its column, with no box to scroll in: {t!r}"
-                 for t in browser.execute_script(TABLES_CUT)]
-    problems += [f"{page}: a table that scrolls with no cue that it does: {t!r}"
-                 for t in browser.execute_script(TABLES_WITHOUT_CUE)]
+    problems += tables_unseen(browser, page)
     if page.startswith("notebooks/") and not browser.execute_script(
             "return document.querySelectorAll('article .cell_output img').length"):
         problems.append(f"{page}: a notebook page without a figure")
@@ -269,8 +260,8 @@ def test_a_downloaded_copy_typesets_its_maths_from_disk(site, browser):
 
 def test_the_checks_see_what_they_look_for(site, browser, tmp_path):
     """A page with raw TeX, a machine path, an error output, a blank figure that records no text sizes, a figure
-    whose text renders at 4 px with no link to a PDF, a printed dict of 400 entries, a log of 40 lines, unfolded code
-    a wide table cut off by its box and one that scrolls with no cue is flagged on every count."""
+    whose text renders at 4 px with no link to a PDF, a printed dict of 400 entries, a log of 40 lines, unfolded code,
+    a wide table cut off by its box and one that scrolls in its box is flagged on every count."""
     base, root = site
     import matplotlib
 
@@ -307,10 +298,11 @@ def test_the_checks_see_what_they_look_for(site, browser, tmp_path):
         for name in ("_blank_check.png", "_tiny_check.png", "_tiny_check.pdf"):
             (root / name).unlink()
     for expected in ("raw TeX", "machine path", "error output", "blank figure", "does not record its text sizes",
-                     "smallest text renders at", "without a link to its PDF", "40 lines", "code cells shown unfolded", "a table wider than its column",
-                     "a table that scrolls with no cue", "text 'a' overlaps 'b'"):
+                     "smallest text renders at", "without a link to its PDF", "40 lines", "code cells shown unfolded",
+                     "text 'a' overlaps 'b'"):
         assert expected in found, (expected, found)
     assert found.count("wall of printed text") == 2, found  # the dict and the log
+    assert found.count("a table that scrolls sideways in its box, or is cut by it") == 2, found  # cut, and scrolling
     fetched = browser.execute_async_script("const done = arguments[arguments.length - 1];"
                                            "fetch('https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml.js')"
                                            ".then(() => done('reached'), () => done('blocked'));")
@@ -353,7 +345,8 @@ def save_screenshot(browser, page: str, path: Path) -> None:
 def test_a_phone_sees_every_page_fit_its_screen(site, browser):
     """At 390 px, on every page, the text reflows, nothing reaches past the screen's right edge or is cut at it,
     figures fit the width (and still open at full size) with their text readable (a phone version where the wide one
-    would shrink it), and tables scroll in their box with a cue that they do."""
+    would shrink it), and every table is seen whole, with no sideways scroll (`TABLES_UNSEEN`; a table too wide for
+    the screen is laid out as cards)."""
     base, root = site
     problems = []
     browser.set_window_size(PHONE, 1600)
@@ -364,8 +357,7 @@ def test_a_phone_sees_every_page_fit_its_screen(site, browser):
             open_page(browser, urljoin(base, page))
             problems += [f"{page} at {PHONE} px: {wide}" for wide in browser.execute_script(OVERFLOW)]
             problems += figure_problems(browser, page, root, base)
-            problems += [f"{page} at {PHONE} px: a table that scrolls with no cue that it does: {t!r}"
-                         for t in browser.execute_script(TABLES_WITHOUT_CUE)]
+            problems += tables_unseen(browser, f"{page} at {PHONE} px")
             shown = dict(SHOWN).get(page)
             if shown:
                 save_screenshot(browser, page, screenshots(root) / f"{shown}-{PHONE}.png")
@@ -477,100 +469,56 @@ def test_the_table_check_sees_a_dataframe_dump(site, browser):
     assert "writes 2.5e-12" not in found  # too small for a plain number
 
 
-TABLE_LAYOUT = """
-const article = document.querySelector('article');
-if (!article) return {fits: [], squeezed: []};
-const fits = [], squeezed = [];
-for (const table of article.querySelectorAll('table')) {
-  let box = table;  // its scroll box: a Markdown table itself, or the box a generated table sits in
-  while (box !== article && !['auto', 'scroll'].includes(getComputedStyle(box).overflowX)) box = box.parentElement;
-  if (box === article) continue;
-  const head = table.innerText.slice(0, 50).replace(/\\s+/g, ' ');
-  const room = box.clientWidth, scrolls = box.scrollWidth > room + 1;
-  const style = table.getAttribute('style');  // its narrowest: laid out at its min-content width, then put back
-  table.style.width = 'min-content';
-  table.style.maxWidth = 'none';
-  const narrowest = table.getBoundingClientRect().width;
-  if (style === null) table.removeAttribute('style'); else table.setAttribute('style', style);
-  if (!scrolls) continue;
-  if (narrowest <= room + 1) fits.push({head, narrowest: Math.round(narrowest), room});
-  let worst = null;  // its tallest squeezed cell
-  for (const cell of table.querySelectorAll('td, th')) {
-    const s = getComputedStyle(cell), text = document.createRange();
-    text.selectNodeContents(cell);  // the cell's own text, not the height of its row
-    const line = parseFloat(s.lineHeight) || 1.2 * parseFloat(s.fontSize);  // 'normal': about 1.2 em
-    const lines = Math.round(text.getBoundingClientRect().height / line);
-    let cap = parseFloat(s.maxWidth);  // NaN where the cell has no cap ('none')
-    if (s.boxSizing === 'content-box')  // the cap on its content: add what stands around it
-      for (const side of ['Left', 'Right'])
-        cap += parseFloat(s['padding' + side]) + parseFloat(s['border' + side + 'Width']);
-    const width = cell.getBoundingClientRect().width;
-    if (lines > arguments[0] && !(width >= cap - 2) && !(worst && worst.lines >= lines))
-      worst = {head, lines, width: Math.round(width), text: cell.innerText.slice(0, 30).replace(/\\s+/g, ' ')};
-  }
-  if (worst) squeezed.push(worst);
-}
-return {fits, squeezed};
-"""
-SQUEEZED_LINES = 6  # a cell of a table that scrolls anyway wraps to more lines than this only at its cap width
-
-
-def table_layout_problems(browser, where: str) -> list[str]:
-    """A table that scrolls sideways while it could fit its box (its min-content width is no wider), and a table that
-    scrolls with a cell squeezed to more than `SQUEEZED_LINES` lines of its text though narrower than its cap (the
-    cell's max-width: a table that must scroll lays out at its natural width, a long text wraps only at its cap)."""
-    found = browser.execute_script(TABLE_LAYOUT, SQUEEZED_LINES)
-    problems = [f"{where}: a table that fits its box ({t['narrowest']} of {t['room']} px) scrolls: {t['head']!r}"
-                for t in found["fits"]]
-    problems += [f"{where}: a table that scrolls squeezes a cell to {c['lines']} lines in {c['width']} px "
-                 f"({c['text']!r}): {c['head']!r}" for c in found["squeezed"]]
-    return problems
-
-
-def test_a_table_scrolls_only_when_it_cannot_fit_and_then_at_its_natural_width(site, browser):
-    """At 1400 px and 390 px, on every page: a table that fits its column does not scroll, and one that cannot fit
-    scrolls with no cell squeezed to a tall column of short lines (Table 2's runs table had rows of 18 lines)."""
+def test_the_table_check_sees_a_table_not_seen_whole(site, browser):
+    """At 1400 px and 390 px, with no rule of the book's, a wide table in a scroll box (it scrolls), one outside any
+    box (wider than its column) and a cell whose fixed width is narrower than its formula (spilt) are flagged; under
+    the book's CSS and script, the same wide tables (a generated one, with labels, and a Markdown one, without) are
+    not: they fit at 1400 px, and at 390 px they are cards, each cell labelled with its column's header, while a table
+    that fits a phone stays a table; a formula wider than a phone is shrunk to fit its card."""
     base, root = site
-    problems = []
-    try:
-        for width in (DESKTOP, PHONE):
-            browser.set_window_size(width, 1600)
-            for page in pages(root):
-                open_page(browser, urljoin(base, page))
-                problems += table_layout_problems(browser, f"{page} at {width} px")
-    finally:
-        browser.set_window_size(DESKTOP, 1600)
-    assert not problems, "\n".join(problems[:40])
+    heads = [f"column {k} of the results" for k in range(12)]
+    cells = ["benign.synthetic.simulate_many_runs_at_once", "a sentence that wraps in its cell", "0.4213"] * 4
 
+    def wide(labels: bool) -> str:
+        label = (lambda h: f' data-label="{h}"') if labels else (lambda h: "")
+        return ("<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in heads) + "</tr></thead><tbody>"
+                + "<tr>" + "".join(f"<td{label(h)}>{c}</td>" for h, c in zip(heads, cells)) + "</tr></tbody></table>")
 
-def test_the_table_layout_check_sees_a_squeezed_table(site, browser):
-    """Laid out as the browser does with no rule of the book's (a table that cannot fit is squeezed to its narrowest,
-    its long sentence one word a line; a table given a width it does not need scrolls), both are flagged; the same
-    tables under the book's CSS and script are not."""
-    base, root = site
-    sentence = " ".join(["a long note that wraps"] * 12)
-    wide = "<table><tr>" + "<td>a_long_unbreakable_cell</td>" * 16 + f"<td>{sentence}</td></tr></table>"  # 3000 px
-    needless = "<table style='width: 2000px'><tr><td>a</td><td>b</td></tr></table>"
-    fitting = f"<table class='benign-table'><tr><td>a</td><td>{sentence}</td></tr></table>"
+    small = ("<table><thead><tr><th>η</th><th>ratio</th></tr></thead><tbody><tr><td>0.1</td><td>2</td></tr></tbody>"
+             "</table>")
+    spilt = ("<table style='table-layout: fixed; width: 100px'><tr><td><span style='display: inline-block; "
+             "width: 200px'>x</span></td></tr></table>")
+    formula = ("<table><thead><tr><th>event</th><th>condition</th></tr></thead><tbody><tr><td>fitted</td><td>"
+               "<mjx-container style='display: inline-block; width: 30em'>x</mjx-container></td></tr></tbody></table>")
     book = "<link rel='stylesheet' href='../_static/benign.css'><script src='../_static/benign-tables.js'></script>"
-    pages_ = {"_layout_check.html": f"<article><div style='overflow-x: auto'>{wide}</div>"
-                                    f"<div style='overflow-x: auto'>{needless}</div></article>",
-              "_layout_fixed.html": f"{book}<article><div class='benign-table-box'>{wide}</div>{wide}"
-                                    f"<div class='benign-table-box'>{fitting}</div></article>"}  # a Markdown table too
-    found = {}
+    pages_ = {"_unseen_check.html": f"<article><div style='overflow-x: auto'>{wide(True)}</div>"
+                                    f"{wide(False)}{spilt}</article>",
+              "_unseen_fixed.html": f"{book}<article><div class='benign-table-box'>{wide(True)}</div>"
+                                    f"<div class='pst-scrollable-table-container' style='overflow-x: auto'>"
+                                    f"{wide(False)}</div>{small}{formula}</article>"}  # 480 px of formula
+    found, cards, scaled = {}, {}, None
+    label = """return Array.from(document.querySelectorAll('table')).map(t => [t.classList.contains('benign-cards'),
+        Array.from(t.querySelectorAll('tbody td')).slice(1).map(c => getComputedStyle(c, '::before').content)])"""
     try:
         for name, body in pages_.items():
             (root / "notebooks" / name).write_text(f"<html><head><meta charset='utf-8'>{body}</html>")
-            found[name] = {}
             for width in (DESKTOP, PHONE):
                 browser.set_window_size(width, 1600)
                 open_page(browser, urljoin(base, f"notebooks/{name}"))
-                found[name][width] = "\n".join(table_layout_problems(browser, name))
+                found[name, width] = "\n".join(tables_unseen(browser, name))
+                cards[name, width] = browser.execute_script(label)
+                if name == "_unseen_fixed.html" and width == PHONE:
+                    scaled = browser.execute_script("return document.querySelector('mjx-container').style.fontSize")
     finally:
         browser.set_window_size(DESKTOP, 1600)
         for name in pages_:
             (root / "notebooks" / name).unlink(missing_ok=True)
     for width in (DESKTOP, PHONE):
-        assert "a table that scrolls squeezes a cell to" in found["_layout_check.html"][width], found
-        assert "a table that fits its box (" in found["_layout_check.html"][width], found
-        assert found["_layout_fixed.html"][width] == "", found
+        check = found["_unseen_check.html", width]
+        for expected in ("scrolls sideways in its box", "is wider than its column", "wider than the cell: x"):
+            assert expected in check, (width, expected, check)
+        assert found["_unseen_fixed.html", width] == "", (width, found)
+    labels = [f'"{h}"' for h in heads[1:]]
+    assert cards["_unseen_fixed.html", DESKTOP] == [[False, ["none"] * 11]] * 2 + [[False, ["none"]]] * 2, cards
+    assert cards["_unseen_fixed.html", PHONE] == [[True, labels]] * 2 + [[False, ["none"]], [True, ['"condition"']]]
+    assert scaled and float(scaled.removesuffix("%")) < 100, scaled  # the formula, shrunk to its card's width
