@@ -479,7 +479,8 @@ nb.save_figure(fig, "theory_clock_growth")
 # ## Paper vs here
 #
 # The paper reports no number for these times, only their orders, so no table below compares one; the claims ledger
-# ({doc}`../book/summary`) judges the page's three claims by the rules above, and says the same as this section.
+# ({doc}`../book/summary`) judges the page's claims, and the book's reading of the theorem's time, by the rules above,
+# and says the same as this section.
 #
 # **The theorem's benign time, and the condition the verdict reads.** The theorem's own condition — every label
 # fitted and the test error below $\delta$ = {glue:text}`delta:.2g` — is met early and at every $n\,\mathrm{SNR}^2$: the
@@ -488,15 +489,16 @@ nb.save_figure(fig, "theory_clock_growth")
 # model) and {glue:md}`benign_slope_words_W_and_p` (experiments' model) on the theorem's axes, and in the theory's
 # benign region the condition holds from step {glue:text}`benign_first_latest:,.0f` at the latest to the end in
 # {glue:md}`benign_settled_words`. By that condition the theorem's time is met, and its exponent cannot be measured:
-# the condition times the fitting of the noisy labels, while the generalizing is the fixed head's. The verdict
-# therefore reads a stand-in for what training adds: the first step at which fresh inputs select their relevant
-# token (mean test attention at least {glue:text}`attention_level:.2g`). Where the two disagree — by the theorem's
-# condition every run generalizes within its first steps, by the stand-in most runs of the benign region never do
-# within the run — the verdict is the stand-in's, because only it measures a time that training sets. In the
+# the condition times the fitting of the noisy labels, while the generalizing is the fixed head's. The ledger
+# therefore calls the theorem's claim, read by its own condition, not seen, and judges a second row, the book's own
+# reading of the theorem's time by what training adds: the first step at which fresh inputs select their relevant
+# token (mean test attention at least {glue:text}`attention_level:.2g`). The two disagree — by the theorem's
+# condition every run generalizes within its first steps, by the selection time most runs of the benign region never
+# do within the run — and only the second measures a time that training sets. In the
 # theory's benign region fresh inputs select within the run in {glue:md}`select_benign_selected_p_only` (analysed
 # model), all at {glue:md}`select_benign_at_p_only`; where they do not, the slope of $\log\tau$ against
 # $1/(n\,\mathrm{SNR}^2)$ is at least {glue:text}`select_bound_p_only:.1f`, where the theorem's formula has slope 1.
-# The rule gives {glue:md}`clock_said_p_only`.
+# The book's row's rule gives {glue:md}`clock_said_p_only`.
 #
 # **The step size.** The $\tau\cdot\alpha$ ratios between two step sizes are {glue:text}`alpha_ratio_noisy:.3f`
 # (noisy labels fitted) and {glue:text}`alpha_ratio_select:.3f` (fresh inputs selecting), against the theorem's 1.
