@@ -8,14 +8,13 @@ A quantity the runs cannot measure (a slope through one value of n·SNR², a sha
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
 
 from . import theory, timing
-from .words import and_list, count, direction, estimate, share_words, slope_words, span_of
+from .words import and_list, count, direction, estimate, plus_minus, share_words, slope_words, span_of, spread_format
 
 MODELS = {"p_only": "p only (W = I)", "W_and_p": "W and p"}  # a model's key in the record → its name on the page
 ANALYSED, EXPERIMENTS = MODELS.values()
@@ -90,12 +89,12 @@ class SeedSlope:
         return cls(*timing.fitted_slope(table, column))
 
     def words(self) -> str:
-        """'6.4 ± 0.2', rounded to the spread (`timing.plus_minus`)."""
-        return timing.plus_minus(self.slope, self.spread)
+        """'6.4 ± 0.2', rounded to the spread (`words.plus_minus`)."""
+        return plus_minus(self.slope, self.spread)
 
     def table_words(self) -> str:
         """As a table shows it, with the runs fitted: '6.4 ± 0.2 (48 runs)' (`words.estimate`)."""
-        return estimate(self.slope, self.spread, self.runs, "run", timing.spread_format(self.spread))
+        return estimate(self.slope, self.spread, self.runs, "run", spread_format(self.spread))
 
     def trend(self) -> str:
         """'grows', 'shrinks' or 'does not change measurably' as 1/(n·SNR²) rises (marked: `words.direction`)."""
@@ -114,12 +113,9 @@ class LineFit:
         return cls(*timing.line_fit(x, y))
 
     def words(self, rising: str = "rises", falling: str = "falls") -> str:
-        """Its direction with its numbers rounded to what the error supports (`timing.plus_minus`): 'grows (slope
+        """Its direction with its numbers rounded to what the error supports (`words.slope_words`): 'grows (slope
         8.8 ± 0.4)', 'rises (slope 2.00 from two points)', 'cannot be fitted (measured at one value only)'."""
-        if math.isnan(self.slope):
-            return slope_words(self.slope, self.se)
-        numbers = timing.plus_minus(self.slope, self.se) + (" from two points" if math.isnan(self.se) else "")
-        return f"{direction(self.slope, self.se, rising, falling, NOT_MEASURABLY)} (slope {numbers})"
+        return slope_words(self.slope, self.se, rising, falling, NOT_MEASURABLY)
 
 
 def at_values(n_snr2) -> str:

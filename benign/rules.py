@@ -15,7 +15,7 @@ from typing import Callable
 
 from . import thresholds, timing
 from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, PART, Finding, Record, fitted, seeds_fit_every_label, spread
-from .words import and_list, percent, share_text, share_words, signed
+from .words import and_list, percent, plus_minus, share_text, share_words, signed
 
 
 def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
@@ -367,7 +367,7 @@ def clock_condition_rule(m: Record) -> Finding:
     evidence = (f"the theorem's condition (every label fitted, test error below δ = {m['delta']:g}) holds from step "
                 f"{m['benign_first_latest']:,.0f} at the latest in the theory's benign region, at every n·SNR², and to "
                 f"the last step in {percent(m['benign_settled_share'])} of its runs; the first step that meets it has "
-                f"slope {timing.plus_minus(m['benign_slope_p_only'], m['benign_slope_p_only_std'])} against "
+                f"slope {plus_minus(m['benign_slope_p_only'], m['benign_slope_p_only_std'])} against "
                 f"1/(n·SNR²) (theorem: 1); the fixed head's test error is below δ at step 0 in "
                 f"{percent(m['test_error_at_step0_share'])} of the runs outside the harmful region")
     if m["test_error_at_step0_share"] > thresholds.MAJORITY.value:
@@ -392,7 +392,7 @@ def clock_rule(m: Record) -> Finding:
                 f"the run in {percent(1 - m['select_censored_benign'])} of the region's runs, at "
                 f"{m['select_benign_at_p_only']}")
     if spread == spread:
-        evidence += f"; log τ against 1/(n·SNR²): slope {timing.plus_minus(slope, spread)} (theorem: 1)"
+        evidence += f"; log τ against 1/(n·SNR²): slope {plus_minus(slope, spread)} (theorem: 1)"
     if bound == bound:
         evidence += (f"; where they reach it at one n·SNR² and not within the run at the next smaller one, the slope "
                      f"of log τ against 1/(n·SNR²) is at least {bound:.1f} (the smallest over "
@@ -421,7 +421,7 @@ def delayed_rule(m: Record) -> Finding:
                 f"attention on the relevant token at least {thresholds.SELECTED.value:g}) by the end; in "
                 f"{percent(share)} of them the last noisy label is fitted first (median: every label fitted at step "
                 f"{m['fit_time_median']:,.0f}, selection at step {m['select_time_median']:,.0f}); the gap against "
-                "1/(n·SNR²): " + (f"slope {timing.plus_minus(slope, se)}" if se == se
+                "1/(n·SNR²): " + (f"slope {plus_minus(slope, se)}" if se == se
                                   else "no slope (selection at one n·SNR² only)"))
     unselected = m.maybe("delay_unselected_runs")
     if unselected > 0:

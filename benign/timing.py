@@ -191,23 +191,6 @@ def lowest_at_end_words(turned: int, total: int, where: str) -> str:
     return f"in {runs} {where}{rest}"
 
 
-def spread_format(spread: float) -> str:
-    """The format that rounds a number to its spread's first significant digit ('.1f' for a spread of 0.24, '.0f' for
-    3.1); two decimals where the spread is NaN or zero."""
-    if math.isnan(spread) or spread <= 0:
-        return ".2f"
-    return f".{max(0, -math.floor(math.log10(float(f'{spread:.0e}'))))}f"
-
-
-def plus_minus(value: float, spread: float) -> str:
-    """A measured number with its spread, both rounded to the spread's first significant digit (`spread_format`):
-    '6.4 ± 0.2', '−0.1 ± 0.3', '12 ± 3'; the number alone where the spread is NaN or zero."""
-    fmt = spread_format(spread)
-    if math.isnan(spread) or spread <= 0:
-        return signed(value, fmt)
-    return f"{signed(value, fmt)} ± {spread:{fmt}}"
-
-
 def models_words(first: str, second: str, names=("the analysed model", "the experiments' model")) -> str:
     """Two models' words said once where they read alike: 'rises for both models', 'does not change measurably for
     either model'; else 'rises for the analysed model and falls for the experiments' model' (direction words may be

@@ -94,13 +94,30 @@ def direction(slope: float, se: float, rising: str = "rises", falling: str = "fa
 
 def slope_words(slope: float, se: float, rising: str = "rises", falling: str = "falls",
                 level: str = "does not change measurably") -> str:
-    """`direction` with its numbers: 'rises (slope 0.76 ± 0.05)', the word marked; 'cannot be fitted (measured at one
-    value only)'."""
+    """`direction` with its numbers, rounded to what the error supports (`plus_minus`): 'rises (slope 0.76 ± 0.05)',
+    'grows (slope 8.8 ± 0.4)'; 'cannot be fitted (measured at one value only)'."""
     if math.isnan(slope):
         return "cannot be fitted (measured at one value only)"
-    numbers = (f"slope {signed(slope, '.2f')} ± {se:.2f}" if not math.isnan(se)
-               else f"slope {signed(slope, '.2f')} from two points")
+    numbers = (f"slope {plus_minus(slope, se)}" if not math.isnan(se) else f"slope {signed(slope, '.2f')} from two "
+               "points")
     return f"{direction(slope, se, rising, falling, level)} ({numbers})"
+
+
+def spread_format(spread: float) -> str:
+    """The format that rounds a number to its spread's first significant digit ('.1f' for a spread of 0.24, '.0f' for
+    3.1); two decimals where the spread is NaN or zero."""
+    if math.isnan(spread) or spread <= 0:
+        return ".2f"
+    return f".{max(0, -math.floor(math.log10(float(f'{spread:.0e}'))))}f"
+
+
+def plus_minus(value: float, spread: float) -> str:
+    """A measured number with its spread, both rounded to the spread's first significant digit (`spread_format`):
+    '6.4 ± 0.2', '−0.1 ± 0.3', '12 ± 3'; the number alone where the spread is NaN or zero."""
+    fmt = spread_format(spread)
+    if math.isnan(spread) or spread <= 0:
+        return signed(value, fmt)
+    return f"{signed(value, fmt)} ± {spread:{fmt}}"
 
 
 def count(n: int, one: str, many: str = "") -> str:

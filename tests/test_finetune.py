@@ -755,7 +755,7 @@ def test_finding_words_count_cells_and_read_the_cost_trend_from_its_slope():
     assert words["text_flipped_fitted_words"] == "all" and words["text_test_vs_base_words"] == "−1.2"
     assert words["text_reach_token_words"] == "none"
     slope, se = findings.cost_trend(found, "text").values()  # of test − clean: it falls, so the cost grows
-    assert words["text_cost_trend"] == f"{marked('grows with n', -slope, se)} (slope 2.11 ± 0.54)"
+    assert words["text_cost_trend"] == f"{marked('grows with n', -slope, se)} (slope 2.1 ± 0.5)"
     half = findings.finding_words(found.assign(**{"flipped labels fitted (%)": [100.0, 50.0] * 3}), 106)
     assert half["text_cells_fitted"] == "3 of the 6 cells with noise" and half["text_epochs_left"] == "no more epochs"
     assert half["text_flipped_fitted_words"] == "75%"

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benign import timing
+from benign import timing, words
 
 
 def test_crossing_interpolates_in_log_steps():
@@ -52,10 +52,10 @@ def test_clock_verdict():
 
 
 def test_plus_minus_rounds_to_the_spread():
-    assert timing.plus_minus(6.434, 0.244) == "6.4 ± 0.2"
-    assert timing.plus_minus(-0.127, 0.267) == "−0.1 ± 0.3"
-    assert timing.plus_minus(12.3, 3.1) == "12 ± 3"
-    assert timing.plus_minus(0.5, float("nan")) == "0.50" and timing.spread_format(0.0) == ".2f"
+    assert words.plus_minus(6.434, 0.244) == "6.4 ± 0.2"
+    assert words.plus_minus(-0.127, 0.267) == "−0.1 ± 0.3"
+    assert words.plus_minus(12.3, 3.1) == "12 ± 3"
+    assert words.plus_minus(0.5, float("nan")) == "0.50" and words.spread_format(0.0) == ".2f"
 
 
 def test_models_words_and_verdict_said():

@@ -103,7 +103,14 @@ def test_a_share_that_rounds_to_none_or_all_says_so_without_lying():
 def test_plain_takes_the_marks_off_and_keeps_the_words():
     text = f"κ {words.slope_words(0.5, 0.1)}, and {words.correlation_words(-0.3, 'the smaller d', 'the later', 'x')}"
     assert "benign-direction" in text
-    assert words.plain(text) == "κ rises (slope 0.50 ± 0.10), and negative: the smaller d, the later"
+    assert words.plain(text) == "κ rises (slope 0.5 ± 0.1), and negative: the smaller d, the later"
+
+
+def test_a_slope_is_said_to_the_precision_its_error_supports():
+    assert words.plain(words.slope_words(8.834, 0.42, "grows")) == "grows (slope 8.8 ± 0.4)"
+    assert words.plain(words.slope_words(0.764, 0.05)) == "rises (slope 0.76 ± 0.05)"
+    assert words.plain(words.slope_words(-0.02, 0.3)) == "does not change measurably (slope 0.0 ± 0.3)"  # no signed zero
+    assert words.plain(words.slope_words(2.0, float("nan"))).endswith("(slope 2.00 from two points)")  # no error
 
 
 def test_a_range_whose_ends_read_the_same_is_one_number():
