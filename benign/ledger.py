@@ -92,7 +92,7 @@ CLAIMS = [
           "conditions_heatmap", GRID + ", seed {p[seed]}", eq10_rule),
     Claim(S, "Appendix, η sweep", "Token selection absorbs label noise up to about η = 0.6 and collapses beyond it.",
           "eta_sweep", "d = {p[d]}, ‖μ‖ = {p[signal_norm]}, η {p[noise_ratio_grid]} at each of n = {p[n_values]} (the "
-          "appendix states no n), seed {p[seed]}",
+          "appendix states no n), seed {p[seed]}; {p[replicates]} seeds from it at the largest η",
           eta_rule),
     Claim(S, "Theorem 4.2 (benign case)", "Generalization after fitting the noise arrives by a time "
           "τ = Θ(exp(1/(n·SNR²))/P): every label fitted and the test error below δ (the error the theorem allows), "
