@@ -364,17 +364,22 @@ def _noise_color(eta: float) -> str:
     return NOISE_COLORS.get(round(float(eta), 3), plt.cm.viridis(float(eta)))
 
 
-def finetune_cells(ax_acc, ax_loss, summary) -> None:
+def finetune_cells(ax_acc, ax_loss, summary, capped, cap_label: str) -> None:
     """Table 2 as a picture for one data set (its title is its row's: `figure_rows`): test accuracy (± std over
-    seeds) and the train loss of the last epoch each run ran, against n. Every row draws the same three things, so
-    their key is the figure's (`legend_above`), never inside a panel, where it would hide the dashed base line or
-    raise the accuracy axis past 100 %."""
+    seeds) and the train loss of the last epoch each run ran, against n. A cell the epoch cap stopped (`capped`, a
+    boolean Series on `summary`'s index) is drawn with an open marker and the key's entry `cap_label`: its numbers are not
+    the schedule's end. Every row draws the same things, so their key is the figure's (`legend_above` over every
+    panel, the loss panels first), never inside a panel, where it would hide the dashed base line or raise the accuracy axis past 100 %."""
     for eta, part in summary.groupby("noise_ratio"):
         part = part.sort_values("n")
-        color = _noise_color(eta)
+        color, cap = _noise_color(eta), np.asarray(capped[part.index], dtype=bool)
         ax_acc.errorbar(part.n, 100 * part.test_acc, yerr=100 * part.test_acc_std, marker="o", capsize=3,
-                        color=color, label=f"η = {eta:g}")
+                        color=color)
         ax_loss.plot(part.n, part.train_loss, marker="o", color=color, label=f"η = {eta:g}")
+        for ax, y in ((ax_acc, 100 * part.test_acc), (ax_loss, part.train_loss)):
+            ax.plot(part.n[cap], y[cap], "o", mfc="white", mec=color, mew=1.5, zorder=3)  # over the filled one
+    if capped.any():
+        ax_loss.plot([], [], "o", mfc="white", mec="black", mew=1.5, label=cap_label)
     ax_acc.axhline(100 * summary.base_acc.iloc[0], color="black", ls="--", lw=1, label="base (phase 1)")
     for ax in (ax_acc, ax_loss):
         ax.set(xscale="log", xlabel="n (finetune samples)")
