@@ -22,7 +22,7 @@
 # **How.** A family of small ViTs made here on the same 2000 MNIST digits (the recipe of Table 2's backbone at
 # other depths, at width 128, each cached under the code that makes it; the `paper` profile adds the deepest at
 # another width) goes through Table 2's phase 2 unchanged — same data, subsets, seeds, noise and schedule, read
-# from Table 2's profile ({doc}`table2_finetune`). For every run the reach diagnostic (`benign.realdata.reach`) measures the share of the flipped labels that *free* attention scores
+# from Table 2's profile ({doc}`table2_finetune`). For every run the reach diagnostic measures the share of the flipped labels that *free* attention scores
 # per sample and head could fit, with everything else frozen as in phase 2: an upper bound of what any query and key
 # can fit. Each backbone is then placed on the paper's axes: how much of the noise is within reach (and fitted),
 # against the test accuracy with noise minus the base accuracy. Its regime is read against the right control, not

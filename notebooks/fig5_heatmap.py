@@ -191,8 +191,7 @@ if chosen:
 # fitted, the test error below $\delta$. Here $\delta$ = {glue:text}`delta_map:.4f`, so that "test error $< \delta$" on
 # the {glue:text}`n_test` test samples is exactly "test accuracy ≥ {glue:text}`test_threshold_value:.2f`", the map's
 # rule. The regime of a cell at any step then follows from the switches, exactly, with nothing stored per step.
-# {glue:md}`agreement_words` (`tests/test_regimes.py` checks this cell by cell in
-# float64). The same kernel, cache and events serve
+# {glue:md}`agreement_words` (the test suite checks this cell by cell in float64). The same kernel, cache and events serve
 # {doc}`the theorem's clock <theory_clock>`, whose runs use other step sizes and sample sizes ($\alpha \propto n/d$,
 # several $n$) and so share no cell with this grid.
 

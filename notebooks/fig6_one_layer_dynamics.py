@@ -87,11 +87,11 @@ pd.DataFrame([{"setting: paper → run": name, "d": f"{d0} → {d}", "‖μ‖":
 # %% [markdown]
 # ## Training
 #
-# `benign.encoder.simulate` trains the encoder with full-batch SGD on every parameter. Only the [CLS] position
+# The book's encoder trainer trains the encoder with full-batch SGD on every parameter. Only the [CLS] position
 # reaches the head, so it computes the [CLS] query, the attention row and the MLP for that position alone, with
-# the products reassociated — the same function and gradients as the literal module `benign.models.OneLayerEncoder`
+# the products reassociated — the same function and gradients as the literal one-layer encoder module of the package
 # (the test suite checks agreement with autograd SGD on the module to $10^{-10}$ in float64). Runs of one $d$ are
-# batched with `torch.func.vmap`; here each setting has its own $d$, so each is one call, holding its seeds' runs and
+# vectorised into one computation; here each setting has its own $d$, so each is one call, holding its seeds' runs and
 # the control of each: the same run on clean labels (same inputs, same initialisation, no flipped label).
 
 # %%
@@ -220,10 +220,10 @@ onelayer.formatted(every_cost[["test_acc", "clean_test_acc", "noise_cost", "read
 # %% [markdown]
 # ## The authors' code
 #
-# `benign.authors.one_layer` transcribes the authors' main_one_layer.py as they published it last (commit c563aae, May
-# 2025; its config's seed is 42, this page's default), independently of the trainer above: their module (every token
-# position computed, [CLS] included), every parameter trained by full-batch SGD through autograd, on data drawn as
-# the data set class of their main.py draws them (main_one_layer.py imports it): `np.random.default_rng(seed)`,
+# The book transcribes the authors' main_one_layer.py as they published it last (commit c563aae, May 2025; its
+# config's seed is 42, this page's default), independently of the trainer above: their module (every token position
+# computed, [CLS] included), every parameter trained by full-batch SGD through autograd, on data drawn by the data set
+# class of their main.py, which main_one_layer.py imports: `np.random.default_rng(seed)`,
 # float32, their label-noise pattern, the test set drawn with the training seed; from the initialisation their code
 # draws, here
 # right after `torch.manual_seed(seed)` (theirs is unseeded). Run that way, it gives the numbers their real script

@@ -64,7 +64,7 @@ nb = notebooks.start("paper2_snr_heatmap", globals())
 # ## The sweep
 #
 # One data draw per $(n, \text{seed})$; its noise does not depend on $\|\mu\|$, so every $\|\mu\|$ of the column reuses
-# it (rescaled signals, one Gram matrix) and trains in one batch of `benign.paper2.simulate`. The same sweep runs
+# it (rescaled signals, one Gram matrix) and trains in one batch of the paper-2 trainer. The same sweep runs
 # again on clean labels — the same draws, no label flipped — as the control of what the flipped labels cost.
 
 # %%
@@ -83,7 +83,7 @@ paper2_edge.edge_table(edge)
 # Test accuracy (top) and train accuracy (bottom) of every cell. Solid line: the theory's boundary
 # $\mathrm{SNR} = 1/\sqrt n$, i.e. $\|\mu\| = \sqrt{d/n}$ (the theorems fix the order, not the constant). Dashed: our
 # reading of the first step, $n\,\mathrm{SNR}^2 = 2/(1 - 2\eta)$, above which a clean input's signal value exceeds
-# its noise value after step one (`benign.paper2.first_step_threshold`). White markers: the first benign cell of each
+# its noise value after step one. White markers: the first benign cell of each
 # $n$, circles for the tail (the $n$ the slope is fitted over), triangles for the smaller $n$, reported apart.
 
 # %%

@@ -172,7 +172,7 @@ nb.save_figure(fig)
 # accuracy, the phase-2 epochs it ran (most over the seeds), and its test accuracy against the base accuracy and
 # against the same cell without noise.
 #
-# *Within reach* is measured, not assumed (`benign.realdata.reach`): phase 2 can change only how much each head of
+# *Within reach* is measured, not assumed (the book's reach diagnostic): phase 2 can change only how much each head of
 # the last layer takes of each token. Replace the query/key scores by free ones — logits per sample and per head,
 # shared with nothing — keep the rest of the last layer, the final norm and the phase-1 head frozen exactly as phase
 # 2 does, and fit the noisy labels with Adam: a flipped label that these free scores cannot make the prediction is
