@@ -234,7 +234,7 @@ fates = pd.DataFrame([{"cell": f"{name.replace('_', ' ')} ({d0}, {mu0:g})",
                        f"test attention ≥ {attention_level:g} (between logged steps)": regionmap.step_text(row.select_step)}
                       for name, (d0, mu0) in figure3.items() for _, row in long.iterrows()
                       if (row.d, row.signal_norm) == (d0, mu0)])
-slopes = pd.DataFrame([{"step": t, **{f"{regionmap.PAIR_WORDS[key]}: log ‖μ*‖ on log d": regionmap.fit_words(fit)
+slopes = pd.DataFrame([{"step": f"{t:,}", **{f"{regionmap.PAIR_WORDS[key]}: log ‖μ*‖ on log d": regionmap.fit_words(fit)
                                       for key, fit in over_time.fits_at[t].items()},
                         **{f"{regionmap.PAIR_WORDS[key]}: log d* on log ‖μ‖": regionmap.fit_words(fit, "slope_d")
                            for key, fit in over_time.fits_at[t].items()}}
