@@ -1261,6 +1261,24 @@ def test_the_text_rows_beside_the_backbones_are_read_against_table_2_s_n():
 def test_points_of_backbones_at_the_same_share_are_set_apart():
     x = plots.dodged([1.0, 1.0, 0.976, 0.3, 1.0], ["A", "B", "C", "A", "A"], step=0.04)
     np.testing.assert_allclose(x, [1.0 - 0.04, 1.0, 0.976 + 0.04, 0.3, 1.0 - 0.04])  # a lone point stays put
+    apart = plots.dodged([1.0, 1.0, 0.99, 1.0], ["A", "B", "C", "D"], step=0.04, low=[-30, -25, 0, 1],
+                         high=[-20, -10, 5, 6])  # A and B share a height, C and D another: two pairs, ±0.02 each
+    np.testing.assert_allclose(apart, [0.98, 1.02, 0.97, 1.02])
+
+
+def test_a_verdict_within_its_seeds_spread_of_the_cost_line_says_so():
+    rows = []
+    for seed, cost in ((1, -7.1), (2, -4.3), (3, -3.5)):
+        common = dict(backbone_label="T", seed=seed, n=20, control=False)
+        rows += [dict(common, noise_ratio=0.0, test_acc=0.7), dict(common, noise_ratio=0.2, test_acc=0.7 + cost / 100)]
+    runs_ = pd.DataFrame(rows)
+    found = pd.DataFrame({"backbone_label": ["T"], "regime": ["benign"], "test_minus_clean": [-4.9667]})
+    assert reading.margin_words(runs_, found) == (
+        "T reads benign by 0.033 points (−4.97 against −5), a margin within its seeds' spread: per seed it averages "
+        "−7.1 to −3.5 points, on both sides of the line: the verdict is the fixed rule's on the mean over seeds, and "
+        "other seeds could turn it")
+    assert reading.margin_words(runs_, found.assign(regime="not overfitting")) == (
+        "no verdict of the cost line lies within its seeds' spread of the line")
 
 
 def test_the_course_of_the_largest_score_says_one_number_where_its_ends_read_alike():
