@@ -107,9 +107,11 @@ def theory_overlay(ax, d_values, n: int, sigma: float = 1.0, settings: dict | No
         right = d0 > xlim[0] + 0.75 * (xlim[1] - xlim[0])  # label to the left near the right edge
         low = ax.transAxes.inverted().transform(ax.transData.transform((d0, mu0)))[1] < LOW_SETTING
         box = dict(boxstyle="round,pad=0.15", lw=0, alpha=0.85, fc="black" if color == "white" else "white")
-        place = dict(xytext=(d0, RAISED_AT), textcoords=("data", "axes fraction"),
-                     arrowprops=dict(arrowstyle="-", color=color, lw=1.2, shrinkB=6)) if low else dict(
-                         xytext=(-6 if right else 6, 4), textcoords="offset points")
+        place = dict(xytext=(d0, RAISED_AT), textcoords=("data", "axes fraction")) if low else dict(
+            xytext=(-6 if right else 6, 4), textcoords="offset points")
+        if low:  # the tie, apart from the label: a label's box is its text alone
+            ax.annotate("", (d0, mu0), arrowprops=dict(arrowstyle="-", color=color, lw=1.2, shrinkB=6), zorder=6,
+                        **place)
         ax.annotate(label, (d0, mu0), color=color, fontweight="bold", ha="right" if right else "left",
                     bbox=box if label_box else None, zorder=6, **place)
     ax.set(xlim=xlim, ylim=ylim)

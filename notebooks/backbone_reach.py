@@ -84,8 +84,8 @@ pd.DataFrame({"backbone": [study.backbone_label(*shape) for shape in made],
 #
 # Two panels, named by their x axis. The first: the share of the flipped labels within reach of free attention (x)
 # against the test accuracy with noise minus the base accuracy (y), one point per backbone (colour; Table 2's text
-# rows hollow) and $n$ (marker), means over seeds, a backbone's points joined in increasing $n$ (points of different
-# backbones at nearly the same share whose marks share a height are moved sideways, {glue:text}`dodge_words`, so
+# rows hollow) and $n$ (marker), means over seeds, a backbone's points joined from the smallest $n$ to the largest (points of different
+# backbones at nearly the same share whose marks share a height are moved sideways, {glue:md}`dodge_words`, so
 # that none hides another); the
 # second: the same against the share phase 2 fitted. Above or below each point, a dash of its colour marks its
 # clean-label cell (the same backbone and $n$ trained on clean labels, on the same y axis), joined to it by a dotted

@@ -70,8 +70,10 @@ def test_a_setting_on_the_bottom_rows_has_its_label_raised_and_tied_to_its_star(
                             label_box=True)
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    balanced, noise = ax.texts
-    assert balanced.arrow_patch is None and noise.arrow_patch is not None  # only the low one is raised, with a line
+    balanced, tie, noise = ax.texts
+    assert (balanced.arrow_patch, tie.get_text(), noise.arrow_patch) == (None, "", None)  # one line, no text
+    assert tie.arrow_patch is not None and tie.xy == noise.xy == (4500, 5.0)  # ties the raised label to its star
     star = ax.transData.transform((4500, 5.0))[1]
-    assert noise.get_bbox_patch().get_window_extent(renderer).y0 > star + 20  # above the bottom rows, not on them
+    assert noise.get_window_extent(renderer).y0 > star + 20  # above the bottom rows, not on them
+    assert plots.overlaps(fig) == []
     assert not any(c.get_clip_on() for c in ax.collections)  # a star on the frame is drawn whole
