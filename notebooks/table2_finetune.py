@@ -232,8 +232,9 @@ metrics["image_unfitted"] = findings.unfitted_words(found[found.kind == "image"]
                                                   max_epochs_from_n)
 studies = [(study, notebooks.resolve("table2_finetune", study["table2_profile"]))  # the backbone study's profiles
            for study in (notebooks.resolve("backbone_reach", name) for name in notebooks.PROFILE_NAMES)]
-metrics["text_study_reading"] = findings.study_words(found[found.kind == "text"],
-                                                     findings.study_sizes(nb.parameters, studies))
+study_n = findings.study_sizes(nb.parameters, studies)
+metrics["text_study_reading"] = findings.study_words(found[found.kind == "text"], study_n,
+                                                     findings.seed_costs(grid, study_n))
 nb.save_metrics(metrics, extra={"assets": assets.to_dict(orient="records"),  # the reproducibility page reads the split
                                "time_split": report.time_split(grid, tasks).to_dict(orient="records")})
 

@@ -1185,6 +1185,14 @@ def test_table2_says_how_the_backbone_study_reads_its_text_rows():
         "give −8.6 and −12.8 points, and over every n of this page the rows average −6.2 points")
     assert findings.study_words(text, [20, 200, 1000]).endswith("1 of the 2 rows above −5, the line at or below which "
                                                               "its rule calls fitting the flipped labels harmful")
+    grid = pd.DataFrame([dict(dataset=ds, seed=seed, n=n, noise_ratio=eta, test_acc=0.7 - (eta > 0) * cost / 100)
+                         for ds, costs in (("rotten_tomatoes", (2.0, 3.0)), ("rotten_tomatoes_3class", (7.0, 3.0)))
+                         for seed, cost in zip((1, 2), costs) for n in (20, 200, 1000) for eta in (0.0, 0.2)])
+    per_seed = findings.seed_costs(grid, [20, 200])
+    assert per_seed.round(6).to_dict() == {("rotten_tomatoes", 1): -2.0, ("rotten_tomatoes", 2): -3.0,
+                                           ("rotten_tomatoes_3class", 1): -7.0, ("rotten_tomatoes_3class", 2): -3.0}
+    assert ("harmful, though the seeds of Rotten Tomatoes (3 classes) (per seed −7.0 to −3.0 points) lie on both sides "
+            "of it; the cells it leaves out") in findings.study_words(text, [20, 200], per_seed)
     studies = [(study, notebooks.resolve("table2_finetune", study["table2_profile"]))
                for study in (notebooks.resolve("backbone_reach", name) for name in notebooks.PROFILE_NAMES)]
     assert [findings.study_sizes(notebooks.resolve("table2_finetune", p), studies) for p in ("smoke", "book", "paper")

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .. import thresholds, timing
-from ..words import and_list, count, percent, reader_name, share_words, signed, slope_words
+from ..words import and_list, count, percent, reader_name, share_words, signed, slope_words, span_of
 from .backbones import BACKBONE_LABELS
 from .runs import Task
 
@@ -354,10 +354,19 @@ def cost_by_row_words(found: pd.DataFrame) -> str:
                      for ds, part in found.groupby("dataset", sort=False))
 
 
-def study_words(found: pd.DataFrame, sizes: list[int]) -> str:
+def seed_costs(grid: pd.DataFrame, sizes: list[int]) -> pd.Series:
+    """Per data set and seed of Table 2's runs (`grid`, one row per run), test accuracy with noise minus the same
+    seed's clean cell, in points, mean over the n of `sizes`."""
+    at = grid[grid.n.isin(sizes)].set_index(["dataset", "seed", "n"])
+    clean, noisy = at[at.noise_ratio == 0].test_acc, at[at.noise_ratio > 0].test_acc
+    return (100 * (noisy - clean.reindex(noisy.index).to_numpy())).groupby(level=["dataset", "seed"], sort=False).mean()
+
+
+def study_words(found: pd.DataFrame, sizes: list[int], per_seed: pd.Series | None = None) -> str:
     """How the backbone study, which reads the runs of `found` at its own `sizes` of n only, sees their test accuracy
-    against the clean cell: its means per row there, against its harmful line (−`thresholds.REAL_COST`), and what the
-    cells at the n it leaves out give, beside the page's mean over every n."""
+    against the clean cell: its means per row there, against its harmful line (−`thresholds.REAL_COST`), with the
+    rows whose seeds (`per_seed`, from `seed_costs`) lie on both sides of the line named, and what the cells at the
+    n it leaves out give, beside the page's mean over every n."""
     cost = "test − clean cell (points)"
     at = found[found.n.isin(sizes)]
     if at.empty:
@@ -369,6 +378,11 @@ def study_words(found: pd.DataFrame, sizes: list[int]) -> str:
            and_list([f"{cost_points(v)} points in {reader_name(ds)}" for ds, v in means.items()]) +
            f", {share_words(above, len(means), 'row', 'rows')} above {signed(-HARM_COST, 'g')}, the line at or below "
            "which its rule calls fitting the flipped labels harmful")
+    spread = [] if per_seed is None else [
+        f"{reader_name(ds)} (per seed {span_of(per_seed[ds], cost_points, ' to ')} points)" for ds in means.index
+        if ds in per_seed.index.get_level_values(0) and per_seed[ds].min() <= -HARM_COST <= per_seed[ds].max()]
+    if spread:
+        out += f", though the seeds of {and_list(spread)} lie on both sides of it"
     left = found[~found.n.isin(sizes)]
     if left.empty:
         return out
