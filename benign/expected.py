@@ -436,15 +436,17 @@ def _table2_entries() -> list[Expected]:
                      (", on a subset of its data set" if ours in TABLE2_SAME_DATA else " and data set")
                      if nearest else "")
         base, cells = TABLE2[paper]
+        # against another data set (±0.1) the paper's accuracies read to the point, as ours do (0.72, not 0.7194)
+        share = (lambda percent: round(percent / 100, 2)) if nearest else (lambda percent: percent / 100)  # noqa: E731
         # a row that cannot test the claim is counted nowhere, its base accuracy included
-        out.append(Expected(f"{ours}_base_acc", f"{label}: base accuracy (phase 1)", base / 100,
+        out.append(Expected(f"{ours}_base_acc", f"{label}: base accuracy (phase 1)", share(base),
                             "nearest" if nearest else "table2", testable=ours, **extra))
         for (eta, n), (loss, acc, std) in cells.items():  # the cells count only where the runs test the claim
             out.append(Expected(table2_key(ours, eta, n, "train_loss"), f"{label}, η = {eta:g}, n = {n}: train loss", loss,
                                 "nearest" if nearest else "table2_loss", testable=ours, **extra))
             spread = None if nearest else max(0.02, 2 * (std or 0) / 100)
             out.append(Expected(table2_key(ours, eta, n, "test_acc"), f"{label}, η = {eta:g}, n = {n}: test accuracy",
-                                acc / 100, "nearest" if nearest else "table2_std", tolerance_value=spread,
+                                share(acc), "nearest" if nearest else "table2_std", tolerance_value=spread,
                                 testable=ours, **extra))
     return out
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from . import regimes, thresholds
 from .data import RELEVANT
-from .words import and_list, direction, reader_name, share_words, span, trend
+from .words import and_list, direction, reader_name, share_words, signed, span, trend
 
 NEAR_CHANCE = "near_chance"  # a run that generalizes nothing, with or without the flipped labels
 # Kept here, not in `benign.thresholds`: `benign.encoder` imports that module, so any edit of it re-keys the
@@ -108,31 +108,36 @@ def _moves(shift: dict, way: str) -> bool:
     return trend(shift["end"] - shift["start"], shift["se"]) == way and share > thresholds.MAJORITY.value
 
 
-def claim_words(runs: dict, test_threshold: float) -> str:
-    """Whether the claim's picture is seen on the plotted seed: where a run generalizes (test accuracy at least
-    `test_threshold`), clean samples move their attention towards the relevant token and noisy samples away from it.
+def claim_words(runs: dict) -> str:
+    """Whether the claim's picture is seen on the plotted seed: where a run overfits benignly by the clean-label
+    reading the verdict uses (`seed_reading`), clean samples move their attention towards the relevant token and
+    noisy samples away from it.
 
-    `runs`: setting → {"test_acc", "clean": `attention_shift` of its clean samples, "noisy": of its noisy ones}. A
-    group moves when its mean does (beyond `thresholds.SLOPE_SE` standard errors) and most of its samples do
-    (`thresholds.MAJORITY`). The sentence names the runs that generalize, says how both groups moved there and
-    whether the clean mean ends above `thresholds.SELECTED` (the book's level for selecting a token), and gives the
-    verdict: seen, seen only in part (one of the two moves), not seen; with no generalizing run, that the claim's
-    condition never arises."""
-    good = {name: run for name, run in runs.items() if run["test_acc"] >= test_threshold}
+    `runs`: setting → {"reading" (its `seed_reading`), "test_acc", "cost" (test accuracy the flipped labels cost
+    against the same run on clean labels), "clean": `attention_shift` of its clean samples, "noisy": of its noisy
+    ones}. A group moves when its mean does (beyond `thresholds.SLOPE_SE` standard errors) and most of its samples do
+    (`thresholds.MAJORITY`). The sentence names the benign runs, says how both groups moved there and whether the
+    clean mean ends above `thresholds.SELECTED` (the book's level for selecting a token), and gives the verdict:
+    seen, seen only in part (one of the two moves), not seen; with no benign run, that the claim's condition never
+    arises."""
+    good = {name: run for name, run in runs.items() if run["reading"] == "benign"}
+    reading = "by the clean-label reading the verdict uses"
     if not good:
-        return (f"On the plotted seed no setting's run generalizes (test accuracy at least {test_threshold:g}), so the "
-                "claim's condition never arises and its picture is not seen.")
+        return (f"On the plotted seed no setting's run overfits benignly {reading}, so the claim's condition never "
+                "arises and its picture is not seen.")
     moves = {name: f"{_moved(run['clean'], 'clean')}, and {_moved(run['noisy'], 'noisy')}"
              for name, run in good.items()}
+    said = {name: f"test accuracy {run['test_acc']:.3f}, {signed(-run['cost'], '+.3f')} against the same run on clean "
+                  "labels" for name, run in good.items()}
     if len(good) == 1:
-        name, run = next(iter(good.items()))
-        out = (f"On the plotted seed only the {reader_name(name)} setting's run generalizes (test accuracy "
-               f"{run['test_acc']:.3f}, at least {test_threshold:g}). There {moves[name]}. ")
+        name = next(iter(good))
+        out = (f"On the plotted seed only the {reader_name(name)} setting's run overfits benignly {reading} "
+               f"({said[name]}). There {moves[name]}. ")
     else:
         out = (f"On the plotted seed the runs of the {and_list([reader_name(name) for name in good])} settings "
-               f"generalize (test accuracy at least {test_threshold:g}). " +
-               " ".join(f"In the {reader_name(name)} setting (test accuracy {good[name]['test_acc']:.3f}) {text}."
-                        for name, text in moves.items()) + " ")
+               f"overfit benignly {reading}. " +
+               " ".join(f"In the {reader_name(name)} setting ({said[name]}) {text}." for name, text in moves.items())
+               + " ")
     level = thresholds.SELECTED.value
     if all(run["clean"]["end"] <= level for run in good.values()):
         out += (f"The clean samples' mean stays at or below {level:g}, the level at which the book counts a token as "
@@ -146,7 +151,7 @@ def claim_words(runs: dict, test_threshold: float) -> str:
                       "the relevant token nor most noisy samples away from it.")
     missing = ("noisy samples' attention does not leave the relevant token" if all(towards) and not any(away) else
                "clean samples' attention does not move towards it" if all(away) and not any(towards) else
-               "not every generalizing run shows both moves")
+               "not every benign run shows both moves")
     return out + f"The claim's picture is seen only in part: {missing}."
 
 
@@ -228,8 +233,8 @@ def fitted_words(train_acc: dict) -> str:
     """Whether the plotted runs (setting → final train accuracy) fit every training label, as a sentence."""
     fitted = [reader_name(name) for name, value in train_acc.items() if value == 1]
     if len(fitted) == len(train_acc):
-        return "Every setting's plotted run ends with every training label fitted (train accuracy 1.00)."
-    listed = per_setting(train_acc, ".2f")
+        return "Every setting's plotted run ends with every training label fitted (train accuracy 1.000)."
+    listed = per_setting(train_acc, ".3f")  # as the table gives it
     if not fitted:
         return f"No setting's plotted run fits every training label: train accuracy {listed}."
     runs = f"the {fitted[0]} setting's run fits" if len(fitted) == 1 else f"the {and_list(fitted)} settings' runs fit"

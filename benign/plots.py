@@ -364,17 +364,22 @@ def _noise_color(eta: float) -> str:
     return NOISE_COLORS.get(round(float(eta), 3), plt.cm.viridis(float(eta)))
 
 
-def finetune_cells(ax_acc, ax_loss, summary) -> None:
+def finetune_cells(ax_acc, ax_loss, summary, capped, cap_label: str) -> None:
     """Table 2 as a picture for one data set (its title is its row's: `figure_rows`): test accuracy (± std over
-    seeds) and the train loss of the last epoch each run ran, against n. Every row draws the same three things, so
-    their key is the figure's (`legend_above`), never inside a panel, where it would hide the dashed base line or
-    raise the accuracy axis past 100 %."""
+    seeds) and the train loss of the last epoch each run ran, against n. A cell the epoch cap stopped (`capped`, a
+    boolean Series on `summary`'s index) is drawn with an open marker and the key's entry `cap_label`: its numbers are not
+    the schedule's end. Every row draws the same things, so their key is the figure's (`legend_above` over every
+    panel, the loss panels first), never inside a panel, where it would hide the dashed base line or raise the accuracy axis past 100 %."""
     for eta, part in summary.groupby("noise_ratio"):
         part = part.sort_values("n")
-        color = _noise_color(eta)
+        color, cap = _noise_color(eta), np.asarray(capped[part.index], dtype=bool)
         ax_acc.errorbar(part.n, 100 * part.test_acc, yerr=100 * part.test_acc_std, marker="o", capsize=3,
-                        color=color, label=f"η = {eta:g}")
+                        color=color)
         ax_loss.plot(part.n, part.train_loss, marker="o", color=color, label=f"η = {eta:g}")
+        for ax, y in ((ax_acc, 100 * part.test_acc), (ax_loss, part.train_loss)):
+            ax.plot(part.n[cap], y[cap], "o", mfc="white", mec=color, mew=1.5, zorder=3)  # over the filled one
+    if capped.any():
+        ax_loss.plot([], [], "o", mfc="white", mec="black", mew=1.5, label=cap_label)
     ax_acc.axhline(100 * summary.base_acc.iloc[0], color="black", ls="--", lw=1, label="base (phase 1)")
     for ax in (ax_acc, ax_loss):
         ax.set(xscale="log", xlabel="n (finetune samples)")
@@ -396,36 +401,46 @@ def max_attention_curves(ax, curves, title: str) -> None:
 SIZE_MARKERS = ("o", "s", "^", "D", "v")  # one marker per n, in increasing n
 
 
-def dodged(x, groups, step: float = 0.04) -> np.ndarray:
+def dodged(x, groups, step: float = 0.04, low=None, high=None) -> np.ndarray:
     """`x` with the points of different `groups` (backbones) that lie within `step` of each other set apart
-    sideways: the groups of such a cluster take places `step` apart, centred on their own x, in order of first
-    appearance; a point with no other group near it stays where it is."""
+    sideways — where each point spans [`low`, `high`] on the y axis (its marks), only points whose spans overlap
+    crowd each other: the groups of such a cluster take places `step` apart, centred on their own x, in order of
+    first appearance; a point with no other group near it stays where it is. So no point moves more than half of
+    `step` times the number of groups less one."""
     x, groups = np.asarray(x, dtype=float), list(groups)
+    low = np.full(len(x), -np.inf) if low is None else np.asarray(low, dtype=float)
+    high = np.full(len(x), np.inf) if high is None else np.asarray(high, dtype=float)
     order = list(dict.fromkeys(groups))
-    out, start = x.copy(), None
-    ranked = sorted(range(len(x)), key=lambda i: x[i])
-    clusters = []
-    for i in ranked:
-        if start is None or x[i] - x[start] > step:
-            clusters.append([])
-            start = i
-        clusters[-1].append(i)
-    for members in clusters:
+    cluster = list(range(len(x)))  # each point's cluster, merged over every crowding pair
+
+    def root(i: int) -> int:
+        while cluster[i] != i:
+            i = cluster[i]
+        return i
+
+    for i, j in itertools.combinations(range(len(x)), 2):
+        if abs(x[i] - x[j]) <= step and low[i] <= high[j] and low[j] <= high[i]:
+            cluster[root(j)] = root(i)
+    out = x.copy()
+    for members in ([i for i in range(len(x)) if root(i) == r] for r in set(map(root, range(len(x))))):
         names = sorted({groups[i] for i in members}, key=order.index)
         for i in members:
             out[i] += (names.index(groups[i]) - (len(names) - 1) / 2) * step
     return out
 
 
-def study_points(ax, points, x: str, xlabel: str, low: float, high: float, cost: float) -> None:
+def study_points(ax, points, x: str, xlabel: str, low: float, high: float, cost: float) -> float:
     """The backbone study on the paper's axes: per backbone a colour (text rows with hollow markers), per n a
     marker, its points joined in increasing n; y = test minus base accuracy (points). Below or above each point, its
     clean-label cell (same backbone and n on clean labels: `points.clean_minus_base`) as a dash of its colour joined
     to it by a dotted line, and `cost` points below that dash a grey one: the point's harmful level. Points of
-    different backbones at nearly the same x are set apart sideways (`dodged`), so that none hides another."""
+    different backbones at nearly the same x whose marks share a height are set apart sideways (`dodged`), so that
+    none hides another. Returns the largest such shift (in units of x)."""
     sizes = sorted(points.n.unique())
     colors = dict(zip(points.backbone_label.unique(), sns.color_palette("deep")))
-    points = points.assign(shown=dodged(points[x], points.backbone_label))
+    low_mark = np.minimum(points.test_minus_base, points.clean_minus_base - cost)  # the point or its grey dash
+    points = points.assign(shown=dodged(points[x], points.backbone_label, low=low_mark,
+                                        high=np.maximum(points.test_minus_base, points.clean_minus_base)))
     for name, part in points.groupby("backbone_label", sort=False):
         part = part.sort_values("n")
         face = "white" if part.kind.iloc[0] == "text" else colors[name]
@@ -435,17 +450,18 @@ def study_points(ax, points, x: str, xlabel: str, low: float, high: float, cost:
                     markersize=8, markeredgewidth=1.5, marker=SIZE_MARKERS[sizes.index(n) % len(SIZE_MARKERS)])
         for at, y, level in zip(part.shown, part.test_minus_base, part.clean_minus_base):
             ax.plot([at, at], [y, level], color=colors[name], linestyle=":", linewidth=1)
-        ax.plot(part.shown, part.clean_minus_base, linestyle="none", marker="_", markersize=12, markeredgewidth=2,
+        ax.plot(part.shown, part.clean_minus_base, linestyle="none", marker="_", markersize=10, markeredgewidth=2,
                 color=colors[name])
-        ax.plot(part.shown, part.clean_minus_base - cost, linestyle="none", marker="_", markersize=9,
+        ax.plot(part.shown, part.clean_minus_base - cost, linestyle="none", marker="_", markersize=8,
                 markeredgewidth=1.5, color="grey")
     for n in sizes:  # the markers' key, with no line
         ax.plot([], [], linestyle="none", marker=SIZE_MARKERS[sizes.index(n) % len(SIZE_MARKERS)], color="black",
                 label=f"n = {n}")
-    ax.plot([], [], linestyle="none", marker="_", markersize=12, markeredgewidth=2, color="black",
+    ax.plot([], [], linestyle="none", marker="_", markersize=10, markeredgewidth=2, color="black",
             label="clean-label cell")
-    ax.plot([], [], linestyle="none", marker="_", markersize=9, markeredgewidth=1.5, color="grey",
+    ax.plot([], [], linestyle="none", marker="_", markersize=8, markeredgewidth=1.5, color="grey",
             label=f"harmful level ({cost:g} below)")
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.set(xlim=(min(-0.05, points.shown.min() - 0.03), max(1.05, points.shown.max() + 0.03)), ylim=(low, high),
            xticks=np.linspace(0, 1, 6), xlabel=xlabel, ylabel="test − base accuracy (points)")
+    return float((points.shown - points[x]).abs().max())

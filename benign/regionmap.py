@@ -316,7 +316,7 @@ class TimeResult:
         else:
             fitted = (f"Every noisy label is fitted within the run in {share_text(self.noisy_fitted_share)} of the "
                       f"long runs' cells (median step {self.noisy_fitted_steps[0]:,.0f}, latest "
-                      f"{self.noisy_fitted_steps[1]:,.0f}; bottom left)")
+                      f"{self.noisy_fitted_steps[1]:,.0f}; the panel *last noisy label fitted*)")
         r = self.fitted_step_d_rank_corr
         fitted_cells = round(self.noisy_fitted_share * self.runs)
         corr = ("Too few cells fit every noisy label to correlate that step with d" if fitted_cells < 3 else

@@ -136,8 +136,8 @@ if authors_code and etasweep.in_authors_setting(page_points[0]):
 # stays above one, the ratio and test accuracy at $\eta = 0.65$ and $0.7$, and whether $\eta = 0.6$ and $0.65$ flip
 # the same samples (then they are one run). An $n$ reproduces the paper's collapse when its ratio stays above one up
 # to $\eta = 0.6$ exactly and falls below one at both $0.65$ and $0.7$ (the ratio's collapse), with test accuracy
-# there below 0.75 (the paper: 0.579 and 0.505, against at least 0.986 up to 0.6) — a rule fixed before these runs
-# (`benign.etasweep.collapse`).
+# there below 0.75 (the paper: 0.579 and 0.505, against at least 0.986 up to 0.6) — a rule fixed before these
+# runs.
 
 # %%
 trainers = {"": ("this page's trainer", by_n, ns, label_noise)}

@@ -117,8 +117,8 @@ on_line = int(((harmful_test - line).abs() < 1e-9).sum())  # a test accuracy exa
 median_side = expected.regime_of(regime, harmful_test.median())
 draw_metrics.update(chance_line=line, chance_samples=int(regime.partition(":")[2]),
                     harmful_above_chance_words=draws.sides_words(
-                        above, len(harmful_test),
-                        f"it or on it ({on_line} of them exactly on it, at {line:.2f})" if on_line else "it"),
+                        above, len(harmful_test), "or on it" if on_line else "it", "below it, at chance") + (
+                        f"; {on_line} of those {above} lie exactly on it, at {line:.2f}" if on_line else ""),
                     harmful_median_side_words=("on the line itself, which the comparison counts as above chance"
                                                if f"{harmful_test.median():.2f}" == f"{line:.2f}"
                                                else "above it" if median_side == "above chance" else "below it"),
@@ -164,6 +164,10 @@ if authors_code:
                                     test=first["test"]["data"]) for name, c in columns.items()}
     metrics.update({f"authors_{name}_{split}_acc": theirs[name][split]["accuracy"] for name in columns
                     for split in ("train", "test")})
+    metrics["authors_harmful_side_words"] = (  # the authors' one draw by the same line as ours
+        f"at chance by this page's rule (below {line:.2f})" if expected.regime_of(
+            regime, metrics["authors_harmful_test_acc"]) != "above chance" else
+        f"above chance by this page's rule (at or above {line:.2f})")
 metrics.update(draw_metrics, noisy_count=int(train.noisy.sum()), n_test=n_test)
 nb.save_metrics(metrics)
 
@@ -173,7 +177,8 @@ nb.save_metrics(metrics)
 # Here — harmful: train {glue:text}`harmful_train_acc:.2f` / test {glue:text}`harmful_test_acc:.2f`; benign: train
 # {glue:text}`benign_train_acc:.2f` / test {glue:text}`benign_test_acc:.2f`; not overfitting: train
 # {glue:text}`not_overfitting_train_acc:.2f` / test {glue:text}`not_overfitting_test_acc:.2f`. The authors' data
-# stream gives harmful {glue:text}`authors_harmful_train_acc:.2f` / {glue:text}`authors_harmful_test_acc:.2f`, benign
+# stream gives harmful {glue:text}`authors_harmful_train_acc:.2f` / {glue:text}`authors_harmful_test_acc:.2f`
+# (a test accuracy {glue:md}`authors_harmful_side_words`), benign
 # {glue:text}`authors_benign_train_acc:.2f` / {glue:text}`authors_benign_test_acc:.2f` and not overfitting
 # {glue:text}`authors_not_overfitting_train_acc:.2f` / {glue:text}`authors_not_overfitting_test_acc:.2f`.
 #

@@ -191,8 +191,7 @@ if chosen:
 # fitted, the test error below $\delta$. Here $\delta$ = {glue:text}`delta_map:.4f`, so that "test error $< \delta$" on
 # the {glue:text}`n_test` test samples is exactly "test accuracy ≥ {glue:text}`test_threshold_value:.2f`", the map's
 # rule. The regime of a cell at any step then follows from the switches, exactly, with nothing stored per step.
-# {glue:md}`agreement_words` (`tests/test_regimes.py` checks this cell by cell in
-# float64). The same kernel, cache and events serve
+# {glue:md}`agreement_words` (the test suite checks this cell by cell in float64). The same kernel, cache and events serve
 # {doc}`the theorem's clock <theory_clock>`, whose runs use other step sizes and sample sizes ($\alpha \propto n/d$,
 # several $n$) and so share no cell with this grid.
 
@@ -235,7 +234,7 @@ fates = pd.DataFrame([{"cell": f"{name.replace('_', ' ')} ({d0}, {mu0:g})",
                        f"test attention ≥ {attention_level:g} (between logged steps)": regionmap.step_text(row.select_step)}
                       for name, (d0, mu0) in figure3.items() for _, row in long.iterrows()
                       if (row.d, row.signal_norm) == (d0, mu0)])
-slopes = pd.DataFrame([{"step": t, **{f"{regionmap.PAIR_WORDS[key]}: log ‖μ*‖ on log d": regionmap.fit_words(fit)
+slopes = pd.DataFrame([{"step": f"{t:,}", **{f"{regionmap.PAIR_WORDS[key]}: log ‖μ*‖ on log d": regionmap.fit_words(fit)
                                       for key, fit in over_time.fits_at[t].items()},
                         **{f"{regionmap.PAIR_WORDS[key]}: log d* on log ‖μ‖": regionmap.fit_words(fit, "slope_d")
                            for key, fit in over_time.fits_at[t].items()}}

@@ -87,11 +87,11 @@ pd.DataFrame([{"setting: paper → run": name, "d": f"{d0} → {d}", "‖μ‖":
 # %% [markdown]
 # ## Training
 #
-# `benign.encoder.simulate` trains the encoder with full-batch SGD on every parameter. Only the [CLS] position
+# The book's encoder trainer trains the encoder with full-batch SGD on every parameter. Only the [CLS] position
 # reaches the head, so it computes the [CLS] query, the attention row and the MLP for that position alone, with
-# the products reassociated — the same function and gradients as the literal module `benign.models.OneLayerEncoder`
+# the products reassociated — the same function and gradients as the literal one-layer encoder module of the package
 # (the test suite checks agreement with autograd SGD on the module to $10^{-10}$ in float64). Runs of one $d$ are
-# batched with `torch.func.vmap`; here each setting has its own $d$, so each is one call, holding its seeds' runs and
+# vectorised into one computation; here each setting has its own $d$, so each is one call, holding its seeds' runs and
 # the control of each: the same run on clean labels (same inputs, same initialisation, no flipped label).
 
 # %%
@@ -220,10 +220,10 @@ onelayer.formatted(every_cost[["test_acc", "clean_test_acc", "noise_cost", "read
 # %% [markdown]
 # ## The authors' code
 #
-# `benign.authors.one_layer` transcribes the authors' main_one_layer.py as they published it last (commit c563aae, May
-# 2025; its config's seed is 42, this page's default), independently of the trainer above: their module (every token
-# position computed, [CLS] included), every parameter trained by full-batch SGD through autograd, on data drawn as
-# the data set class of their main.py draws them (main_one_layer.py imports it): `np.random.default_rng(seed)`,
+# The book transcribes the authors' main_one_layer.py as they published it last (commit c563aae, May 2025; its
+# config's seed is 42, this page's default), independently of the trainer above: their module (every token position
+# computed, [CLS] included), every parameter trained by full-batch SGD through autograd, on data drawn by the data set
+# class of their main.py, which main_one_layer.py imports: `np.random.default_rng(seed)`,
 # float32, their label-noise pattern, the test set drawn with the training seed; from the initialisation their code
 # draws, here
 # right after `torch.manual_seed(seed)` (theirs is unseeded). Run that way, it gives the numbers their real script
@@ -294,10 +294,13 @@ metrics["train_acc_words"] = onelayer.fitted_words({name: metrics[f"{name}_train
 metrics["test_acc_step0_words"] = onelayer.per_setting({name: metrics[f"{name}_test_acc_step0"] for name in settings},
                                                        ".3f")
 metrics["n_snr2_factor"] = metrics["balanced_n_snr2"] / metrics["balanced_paper_n_snr2"]  # √scale, up to rounding
-# the claim on the plotted seed: where a run generalizes, do clean samples' means rise and noisy samples' fall?
+# the claim on the plotted seed: where a run overfits benignly against its clean-label twin (the verdict's reading),
+# do clean samples' means rise and noisy samples' fall?
+reading_of = final.set_index("run").regime_trained
 metrics["claim_seen_words"] = onelayer.claim_words(
-    {name: {"test_acc": metrics[f"{name}_test_acc"], "clean": onelayer.attention_shift(sims[name].scores, name, False),
-            "noisy": onelayer.attention_shift(sims[name].scores, name, True)} for name in settings}, test_threshold)
+    {name: {"reading": reading_of[name], "test_acc": metrics[f"{name}_test_acc"], "cost": metrics[f"{name}_noise_cost"],
+            "clean": onelayer.attention_shift(sims[name].scores, name, False),
+            "noisy": onelayer.attention_shift(sims[name].scores, name, True)} for name in settings})
 metrics["replicates"] = replicates
 metrics["seed_count_words"] = words.count(replicates, "seed")
 metrics["harm_threshold"] = thresholds.HARM.value
@@ -313,7 +316,7 @@ nb.save_metrics(metrics, extra={"trainer_wall_s": round(wall_s, 2),
 # Harmful: train {glue:text}`harmful_train_acc:.3f`, test {glue:text}`harmful_test_acc:.3f`.
 # Not overfitting: train {glue:text}`not_overfitting_train_acc:.3f`, test
 # {glue:text}`not_overfitting_test_acc:.3f`. The paper shows Figure 6 as curves and names the settings by their
-# regime, with no numbers to compare. Whether each setting lands in the
+# regime. Whether each setting lands in the
 # regime it is named after is a claim of the ledger ({doc}`../book/summary`), judged from this page's record against
 # the control of the section above, seed by seed: *not overfitting* while a training label is unfitted; *harmful*
 # when the flipped labels cost more test accuracy than the test set resolves, as counted above; *near chance* when

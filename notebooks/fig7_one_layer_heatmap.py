@@ -82,8 +82,8 @@ points = sweep.grid_points(encoder.GRID_DEFAULTS, nb.parameters, d=d_run, signal
 # %% [markdown]
 # ## The sweep
 #
-# `benign.sweep.run` splits the grid by $d$; `benign.encoder.grid_chunk` trains all $\|\mu\|$ values of one $d$ —
-# same noise draws, same initialisation — as one batch (`torch.func.vmap` over the runs), for 1000 SGD steps on
+# The sweep splits the grid by $d$ and trains all $\|\mu\|$ values of one $d$ — same noise draws, same
+# initialisation — as one batch (the runs vectorised into one computation), for 1000 SGD steps on
 # every parameter, and evaluates each on its clean test set at the end. Finished chunks are cached, keyed by every
 # parameter and by the source code that computes them.
 

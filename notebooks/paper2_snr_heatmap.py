@@ -64,8 +64,13 @@ nb = notebooks.start("paper2_snr_heatmap", globals())
 # ## The sweep
 #
 # One data draw per $(n, \text{seed})$; its noise does not depend on $\|\mu\|$, so every $\|\mu\|$ of the column reuses
-# it (rescaled signals, one Gram matrix) and trains in one batch of `benign.paper2.simulate`. The same sweep runs
+# it (rescaled signals, one Gram matrix) and trains in one batch of the paper-2 trainer. The same sweep runs
 # again on clean labels — the same draws, no label flipped — as the control of what the flipped labels cost.
+#
+# **The first benign cell of each $n$** (the table below): the smallest $\|\mu\|$ whose cell, averaged over the
+# seeds, fits every training label with test accuracy at least {glue:text}`min_test_acc:.2f`, with its SNR, test
+# accuracy and $\sqrt n\,\mathrm{SNR}$ there; *in the tail* marks the $n$ of at least {glue:text}`n_tail_min:.0f`,
+# over which the edge's slope is fitted. An $n$ with no such cell has no row.
 
 # %%
 signal_norm_values = paper2.signal_norm_grid(signal_norm_min, signal_norm_max, signal_norm_steps_per_doubling)
@@ -83,7 +88,7 @@ paper2_edge.edge_table(edge)
 # Test accuracy (top) and train accuracy (bottom) of every cell. Solid line: the theory's boundary
 # $\mathrm{SNR} = 1/\sqrt n$, i.e. $\|\mu\| = \sqrt{d/n}$ (the theorems fix the order, not the constant). Dashed: our
 # reading of the first step, $n\,\mathrm{SNR}^2 = 2/(1 - 2\eta)$, above which a clean input's signal value exceeds
-# its noise value after step one (`benign.paper2.first_step_threshold`). White markers: the first benign cell of each
+# its noise value after step one. White markers: the first benign cell of each
 # $n$, circles for the tail (the $n$ the slope is fitted over), triangles for the smaller $n$, reported apart.
 
 # %%
@@ -152,7 +157,7 @@ words = {**paper2_edge.edge_words(edge, summary, n_tail_min),
          **paper2_edge.d_vs_n2_words(edge, d, n_values, summary["edge_snr_slope_tail"],
                                      summary["edge_snr_slope_tail_se"]),
          "below_boundary_words": paper2_edge.below_boundary_words(summary)}
-metrics = {**summary, **words, "runs": len(grid)}
+metrics = {**summary, **words, "runs": len(grid), "min_test_acc": min_test_acc, "n_tail_min": n_tail_min}
 nb.save_metrics(metrics, extra={"sweep_s": round(sweep_s, 2)})
 
 

@@ -67,9 +67,9 @@ cases = {"small_steps": step_sizes_seed, "benign_steps": step_sizes_benign, "har
 #
 # With two tokens and $v = p = 0$ at the start, every gradient is a combination of the training tokens
 # $\mu_+, \mu_-, \xi_1, \dots, \xi_n$, and the noise is orthogonal to the signals. So gradient descent only needs
-# $\|\mu\|$ and the $n \times n$ Gram matrix $\xi_i^\top\xi_j$ (and the test-by-train one): `benign.paper2.simulate`
+# $\|\mu\|$ and the $n \times n$ Gram matrix $\xi_i^\top\xi_j$ (and the test-by-train one): the paper-2 trainer
 # runs it for the three step-size schedules at once, in $O(n^2)$ per step whatever $d$. The test suite checks it
-# against autograd on the literal module `benign.models.SingleHeadAttention` to $10^{-10}$ in float64.
+# against autograd on the literal single-head attention module to $10^{-10}$ in float64.
 
 # %%
 started = time.perf_counter()

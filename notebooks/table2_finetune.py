@@ -149,17 +149,19 @@ report.with_paper(report.table(summary, num_epochs), expected.TABLE2, expected.T
 report.epochs_table(summary)
 
 # %% [markdown]
-# The same numbers as a picture, one row of two panels per data set and its backbone: *test accuracy* against $n$
-# with the base accuracy dashed, and *train loss, last epoch run*: the training loss of the last epoch each run ran,
-# on its training labels — the noisy ones where $\eta > 0$. Runs stop at different epochs (the table above): once
-# they fit every label, at the epoch cap, or at the end of the schedule, so a loss there is read with the epochs it
-# ran.
+# The same numbers as a picture, under a title per data set and its backbone: the panel *test accuracy* against $n$
+# with the base accuracy dashed, and the panel *train loss, last epoch run*: the training loss of the last epoch each
+# run ran, on its training labels — the noisy ones where $\eta > 0$. Runs stop at different epochs (the table
+# above): once they fit every label, at the epoch cap, or at the end of the schedule. An open marker is a cell the
+# epoch cap stopped: its loss and accuracy are those of the cap's epoch, not of the schedule's end.
 
 # %%
 fig, axes = plots.figure_rows([findings.row_title(task) for task in tasks], 2)
+at_cap = report.ended_at_cap(summary, max_epochs, max_epochs_from_n)
 for row, task in enumerate(tasks):
-    plots.finetune_cells(axes[row, 0], axes[row, 1], summary[summary.dataset == task.dataset])
-plots.legend_above(fig, axes[0, 0], ncols=3)
+    mine = summary.dataset == task.dataset
+    plots.finetune_cells(axes[row, 0], axes[row, 1], summary[mine], at_cap[mine], report.cap_label(max_epochs))
+plots.legend_above(fig, *axes[:, ::-1].ravel(), ncols=4)
 nb.save_figure(fig)
 
 # %% [markdown]
@@ -170,7 +172,7 @@ nb.save_figure(fig)
 # accuracy, the phase-2 epochs it ran (most over the seeds), and its test accuracy against the base accuracy and
 # against the same cell without noise.
 #
-# *Within reach* is measured, not assumed (`benign.realdata.reach`): phase 2 can change only how much each head of
+# *Within reach* is measured, not assumed (the book's reach diagnostic): phase 2 can change only how much each head of
 # the last layer takes of each token. Replace the query/key scores by free ones — logits per sample and per head,
 # shared with nothing — keep the rest of the last layer, the final norm and the phase-1 head frozen exactly as phase
 # 2 does, and fit the noisy labels with Adam: a flipped label that these free scores cannot make the prediction is
@@ -200,10 +202,11 @@ findings.findings_table(found)
 #
 # *Image rows.* Free attention over the small ViT's last-layer tokens can fit
 # {glue:md}`image_reach_free_words` of the flipped labels on average, a single token gives
-# {glue:md}`image_reach_token_words`, and phase 2 fits {glue:md}`image_flipped_fitted_words` of them over every cell,
-# those the epoch cap stopped included, and {glue:md}`image_measured_fitted_words` over the cells whose fit is
-# measured, which the claims ledger reads (every one, in every seed, in {glue:md}`image_cells_fitted`; test accuracy
-# minus base accuracy {glue:md}`image_test_vs_base_words` points on average). Per row: {glue:md}`image_rows_reading`. Where an image cell leaves flipped labels unfitted,
+# {glue:md}`image_reach_token_words`, and phase 2 fits {glue:md}`image_flipped_fitted_words` of them (every one, in
+# every seed, in {glue:md}`image_cells_fitted`; test accuracy minus base accuracy
+# {glue:md}`image_test_vs_base_words` points on average over every cell). Every share fitted on this page, per row
+# and pooled, leaves out the cells that the epoch cap stopped before they fitted, as the claims ledger does: what the
+# whole schedule would fit there is not measured (the table above shows their share at the cap). Per row: {glue:md}`image_rows_reading`. Where an image cell leaves flipped labels unfitted,
 # what stopped it is measured, not guessed: {glue:md}`image_unfitted`. A row whose clean labels phase 2 does not
 # fit, or most of whose flipped labels are out of reach of any attention, is *not testable with this backbone*: not
 # a miss of the paper's claim, and the comparison below and the claims ledger ({doc}`../book/summary`) record it
@@ -217,30 +220,28 @@ findings.findings_table(found)
 metrics = report.table_metrics(summary, num_epochs)
 metrics["finetune_wall_s"] = round(wall_s, 1)
 # the claim is judged on the cells whose fit is measured: those the epoch cap stopped before they fitted are left out
-metrics.update(findings.finding_metrics(found, findings.capped(found, max_epochs, max_epochs_from_n)))
-metrics.update(findings.finding_words(found, num_epochs))  # glued as words
+stopped = findings.capped(found, max_epochs, max_epochs_from_n)
+metrics.update(findings.finding_metrics(found, stopped))
+metrics.update(findings.finding_words(found, num_epochs, stopped))  # glued as words
 metrics["num_epochs"] = num_epochs
 metrics.update(findings.check_metrics(checks))
 metrics.update(findings.check_words(checks, {t.dataset: t.data.kind for t in tasks}))  # glued as words
 metrics["vit_depth"] = words.count(vit_layers, "layer")  # the small ViT's depth, glued as words
 metrics["cap_words"] = findings.cap_words(max_epochs, max_epochs_from_n)
-metrics["image_measured_fitted_words"] = (  # the share the claims ledger reads
-    words.percent(metrics["image_testing_flipped_fitted_mean"] / 100) if "image_testing_flipped_fitted_mean" in metrics
-    else "no share (no image row tests the claim at this profile)")
 metrics["image_unfitted"] = findings.unfitted_words(found[found.kind == "image"], num_epochs, max_epochs,
                                                   max_epochs_from_n)
 studies = [(study, notebooks.resolve("table2_finetune", study["table2_profile"]))  # the backbone study's profiles
            for study in (notebooks.resolve("backbone_reach", name) for name in notebooks.PROFILE_NAMES)]
-metrics["text_study_reading"] = findings.study_words(found[found.kind == "text"],
-                                                     findings.study_sizes(nb.parameters, studies))
+study_n = findings.study_sizes(nb.parameters, studies)
+metrics["text_study_reading"] = findings.study_words(found[found.kind == "text"], study_n,
+                                                     findings.seed_costs(grid, study_n))
 nb.save_metrics(metrics, extra={"assets": assets.to_dict(orient="records"),  # the reproducibility page reads the split
                                "time_split": report.time_split(grid, tasks).to_dict(orient="records")})
 
 # %% [markdown]
 # ## Paper vs here
 #
-# The runs above took {glue:text}`finetune_wall_s:.0f` s (cached runs are read back, not recomputed). The paper's
-# rows need the hub; the offline rows are compared with the nearest paper row only as a rough guide, since model and
+# The paper's rows need the hub; the offline rows are compared with the nearest paper row only as a rough guide, since model and
 # data differ. Read the table for the shape of the result: does the training loss on noisy labels fall while the
 # test accuracy stays near that of the clean labels (the claims ledger's control) and the base accuracy?
 

@@ -111,10 +111,13 @@ def test_spread_counts_the_draws_that_fit_none_and_all():
 def test_fitted_words_read_as_counts():
     words = draws.fitted_words(TABLE, "setting")
     assert words["a_draws_fitted_words"] == ("1 of the 4 draws leaves every noisy label unfitted, 2 of the 4 draws "
-                                             "fit all 4 and 1 of the 4 draws fits some but not all (the number "
-                                             "fitted is 0 in 1 draw, 3 in 1 draw and 4 in 2 draws)")
-    assert words["b_draws_fitted_words"] == ("both draws leave every noisy label unfitted and neither draw fits all 4 "
-                                             "(the number fitted is 0 in 2 draws)")
+                                             "fit all 4 and 1 of the 4 draws fits some but not all (3 of the 4 in "
+                                             "it)")  # each number said once
+    assert words["b_draws_fitted_words"] == "both draws leave every noisy label unfitted and neither draw fits all 4"
+    spread = pd.DataFrame({"setting": "c", "noisy_fitted": [19, 19, 18, 20], "noisy_count": 20})
+    assert draws.fitted_words(spread, "setting")["c_draws_fitted_words"] == (
+        "none of the 4 draws leave every noisy label unfitted, 1 of the 4 draws fits all 20 and 3 of the 4 draws fit "
+        "some but not all (18 in 1 draw and 19 in 2 draws)")
 
 
 def test_no_draw_is_one_clear_error():
@@ -144,3 +147,13 @@ def test_sides_words_count_the_draws_about_a_line():
     assert draws.sides_words(49, 50) == "49 of the 50 draws lie above it and the other 1 is at chance"
     assert draws.sides_words(0, 50) == "no draw lies above it: all 50 are at chance"
     assert draws.sides_words(1, 1) == "the only draw lies above it"
+
+
+def test_what_the_flipped_labels_cost_is_said_seed_by_seed():
+    assert draws.cost_by_seed_words([0.014, 0.006, 0.012], [42, 43, 44], 0.01) == (
+        "against the same run on clean labels the flipped labels cost +0.014 (seed 42, plotted), +0.006 (seed 43) and "
+        "+0.012 (seed 44): more than 0.01 on 2 of the 3 seeds, where the loss is theirs, and at most 0.01 on the other "
+        "one, where it is training's")
+    assert draws.cost_by_seed_words([0.004, -0.002], [1, 2], 0.01).endswith(
+        "more than 0.01 on neither seed, so the loss is training's, not the flipped labels'")
+    assert draws.cost_by_seed_words([0.02], [1], 0.01).endswith("more than 0.01 on the only seed, where the loss is theirs")

@@ -720,8 +720,8 @@ def test_check_words_say_the_clean_fit_against_its_threshold():
         "as its reading above says, the row does not test the claim: it stays in the table for what it shows, outside "
         "the paper-vs-here count")
     assert words["image_rows_reading"] == (
-        "Fashion-MNIST: 71% of the flipped labels within reach, 24% given by a single token, 41% fitted by phase 2 "
-        "over all its cells, test minus base −12.3 points (not testable with this backbone: on clean labels phase 2 fits 92% of the "
+        "Fashion-MNIST: 71% of the flipped labels within reach, 24% given by a single token, 41% fitted by phase 2, "
+        "test minus base −12.3 points (not testable with this backbone: on clean labels phase 2 fits 92% of the "
         "training labels, fewer than the 95% that count as fitted)")
     assert findings.check_words(checks_table(1.0, 0.71, True), kinds)["fashion_reading"] == (
         "on clean labels phase 2 fits all of the training labels, at least the 95% that count as fitted, and the row "
@@ -796,9 +796,14 @@ def test_the_finetune_figure_draws_no_text_over_another(rows):
     plots.style()
     fig, axes = plots.figure_rows(list(rows), 2)
     for row, summary in zip(axes, rows.values()):
-        plots.finetune_cells(row[0], row[1], first if summary is None else summary)
-    plots.legend_above(fig, axes[0, 0], ncols=3)  # one key for every row, above the figure
+        summary = first if summary is None else summary
+        plots.finetune_cells(row[0], row[1], summary, summary.n >= 1000, report.cap_label(300))
+    plots.legend_above(fig, *axes[:, ::-1].ravel(), ncols=4)  # one key for every row, above the figure
     assert [ax.get_legend() for ax in axes.flat] == [None] * axes.size and len(fig.legends) == 1
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [
+        "η = 0", "η = 0.2", "stopped at the 300-epoch cap (open marker)", "base (phase 1)"]
+    open_markers = [line for line in axes[0, 1].get_lines() if line.get_markerfacecolor() == "white"]
+    assert sorted(x for line in open_markers for x in line.get_xdata()) == [1000, 1000]  # the capped cells, open
     assert all(row[0].get_ylim()[1] < 100 for row in axes)  # an accuracy axis is never raised past 100 % for a key
     assert plots.overlaps(fig, tolerance_px=0) == []  # no two drawn texts touch, no legend on data
     from matplotlib.text import Text
@@ -1170,16 +1175,16 @@ def test_a_number_beside_a_threshold_never_reads_as_the_threshold():
 def image_findings():
     """`findings` of the image rows at 96dc1fc's book build: data set, n, shares within reach, given by a token,
     fitted, train accuracy (%), epochs, test − base, test − clean cell (points)."""
-    rows = [("mnist_5k", 20, 100, 61.1, 100, 100, 261, -28.4, -4.8),
-            ("mnist_5k", 200, 97.6, 46.6, 90.2, 98.2, 2000, -28.9, -22.3),
-            ("mnist_5k", 1000, 93.2, 36.9, 24.9, 83.4, 300, -15.4, -12.9),
-            ("fashion_mnist", 20, 61.1, 38.9, 61.1, 90, 2000, -19.6, -6.2),
-            ("fashion_mnist", 1000, 68.6, 26.4, 13, 65.6, 300, -4.5, -6.7)]
+    rows = [("mnist_5k", 20, 100, 61.1, 100, 100, 261, 3, -28.4, -4.8),
+            ("mnist_5k", 200, 97.6, 46.6, 90.2, 98.2, 2000, 0, -28.9, -22.3),
+            ("mnist_5k", 1000, 93.2, 36.9, 24.9, 83.4, 300, 0, -15.4, -12.9),
+            ("fashion_mnist", 20, 61.1, 38.9, 61.1, 90, 2000, 1, -19.6, -6.2),
+            ("fashion_mnist", 1000, 68.6, 26.4, 13, 65.6, 300, 0, -4.5, -6.7)]
     return pd.DataFrame([{"dataset": d, "kind": "image", "η": 0.2, "n": n, "tests the claim": d == "mnist_5k",
                           "within reach of free attention (%)": r, "a single token gives it (%)": t,
-                          "flipped labels fitted (%)": f, "train accuracy (%)": a, "epochs": e,
-                          "test − base (points)": b, "test − clean cell (points)": c}
-                         for d, n, r, t, f, a, e, b, c in rows])
+                          "flipped labels fitted (%)": f, "train accuracy (%)": a, "epochs": e, "seeds": 3,
+                          "seeds fitted": k, "test − base (points)": b, "test − clean cell (points)": c}
+                         for d, n, r, t, f, a, e, k, b, c in rows])
 
 
 def test_the_findings_table_writes_shares_whole_and_points_with_a_true_minus():
@@ -1199,7 +1204,11 @@ def test_the_claim_is_judged_on_the_cells_whose_fit_is_measured():
     assert metrics["image_testing_noisy_cells"] == 2
     assert metrics["image_testing_flipped_fitted_mean"] == pytest.approx((100 + 90.2) / 2)
     assert metrics["image_testing_test_vs_clean_mean"] == pytest.approx((-4.8 - 22.3) / 2)
-    assert metrics["image_noisy_cells"] == 5  # the rows' own numbers keep every cell
+    assert metrics["image_noisy_cells"] == 5  # the rows' own numbers keep every cell …
+    assert metrics["image_flipped_fitted_mean"] == pytest.approx((100 + 90.2 + 61.1) / 3)  # … but the fitted share
+    words = findings.finding_words(found, 2000, stopped)
+    assert words["image_cells_fitted"] == "1 of the 3 cells with noise whose fit is measured"
+    assert words["image_flipped_fitted_words"] == "84%"
     assert findings.finding_metrics(found)["image_testing_noisy_cells"] == 3
 
 
@@ -1208,11 +1217,11 @@ def test_unfitted_cells_are_read_by_what_stopped_them_not_by_reach_alone():
     assert said == ("MNIST digits at n = 1000 (93% within reach, 25% fitted) and Fashion-MNIST at n = 1000 (69% within "
                     "reach, 13% fitted) stopped at the 300-epoch cap with most of them within reach: how many the "
                     "whole schedule of 2000 epochs would fit is not measured; MNIST digits at n = 200 (98% within "
-                    "reach, 90% fitted), with a seed that ran the whole schedule of 2000 epochs, left flipped labels "
-                    "unfitted that are within reach; Fashion-MNIST at n = 20 (61% within reach, 61% fitted), with a "
-                    "seed that ran the whole schedule of 2000 epochs, fitted as many flipped labels as are within "
-                    "reach (the rest are out of reach of any attention over the last layer's tokens): in none of them "
-                    "are most flipped labels out of reach")
+                    "reach, 90% fitted; all 3 seeds ran the whole schedule) left flipped labels unfitted that are "
+                    "within reach after the whole schedule of 2000 epochs; Fashion-MNIST at n = 20 (61% within reach, "
+                    "61% fitted; 2 of the 3 seeds ran the whole schedule) fitted, after the whole schedule of 2000 "
+                    "epochs, as many flipped labels as are within reach (the rest are out of reach of any attention "
+                    "over the last layer's tokens): in none of them are most flipped labels out of reach")
     barred = image_findings().assign(**{"within reach of free attention (%)": 18.0})
     assert findings.unfitted_words(barred, 2000, 0, 0).startswith(
         "in MNIST digits at n = 200 (18% within reach, 90% fitted)")
@@ -1234,6 +1243,14 @@ def test_table2_says_how_the_backbone_study_reads_its_text_rows():
         "give −8.6 and −12.8 points, and over every n of this page the rows average −6.2 points")
     assert findings.study_words(text, [20, 200, 1000]).endswith("1 of the 2 rows above −5, the line at or below which "
                                                               "its rule calls fitting the flipped labels harmful")
+    grid = pd.DataFrame([dict(dataset=ds, seed=seed, n=n, noise_ratio=eta, test_acc=0.7 - (eta > 0) * cost / 100)
+                         for ds, costs in (("rotten_tomatoes", (2.0, 3.0)), ("rotten_tomatoes_3class", (7.0, 3.0)))
+                         for seed, cost in zip((1, 2), costs) for n in (20, 200, 1000) for eta in (0.0, 0.2)])
+    per_seed = findings.seed_costs(grid, [20, 200])
+    assert per_seed.round(6).to_dict() == {("rotten_tomatoes", 1): -2.0, ("rotten_tomatoes", 2): -3.0,
+                                           ("rotten_tomatoes_3class", 1): -7.0, ("rotten_tomatoes_3class", 2): -3.0}
+    assert ("harmful, though the seeds of Rotten Tomatoes (3 classes) (per seed −7.0 to −3.0 points) lie on both sides "
+            "of it; the cells it leaves out") in findings.study_words(text, [20, 200], per_seed)
     studies = [(study, notebooks.resolve("table2_finetune", study["table2_profile"]))
                for study in (notebooks.resolve("backbone_reach", name) for name in notebooks.PROFILE_NAMES)]
     assert [findings.study_sizes(notebooks.resolve("table2_finetune", p), studies) for p in ("smoke", "book", "paper")
@@ -1248,15 +1265,15 @@ def test_a_mixed_cell_gives_the_epochs_of_its_seeds_and_paper_rows_have_short_na
                             "seeds": 3})
     ours = report.table(summary, 2000)  # a row per data set and η, a column per n
     assert ours.to_dict(orient="index") == {
-        ("fashion_mnist", 0.0): {"base": "65.65", "n = 20": "0.21 at epochs 1286–2000, 52.3±1.8"},
-        ("fashion_mnist", 0.2): {"base": "65.65", "n = 20": "0.38, 46.1±2.2"}}
+        ("fashion_mnist", 0.0): {"base": "65.6", "n = 20": "0.21 at epochs 1286–2000, 52.3±1.8"},
+        ("fashion_mnist", 0.2): {"base": "65.6", "n = 20": "0.38, 46.1±2.2"}}  # base in % to the tenth, as the cells
     assert list(report.epochs_table(summary)["n = 20"]) == ["1286–2000 (1/3 fitted)", "2000 (0/3 fitted)"]
     shown = report.with_paper(ours, expected.TABLE2, expected.TABLE2_NEAREST)
     assert list(shown.index) == [("Fashion-MNIST, here", 0.0), ("Fashion-MNIST, here", 0.2),
                                  ("MNIST, paper (nearest)", 0.0), ("MNIST, paper (nearest)", 0.2)]
     assert list(shown["n = 20"])[2:] == ["0.00, 90.8±1.5", "0.00, 84.0±7.2"]
+    assert list(shown["base"])[2:] == ["95.0", "95.0"]
     assert report.paper_pretrain_size("rotten_tomatoes_3class") == "TREC: 3000, AG News: 10000"
-
 
 def test_figure_8_s_table_and_words_write_a_factor_alike():
     ends = report.sharpening(attention_ends_table())
@@ -1310,6 +1327,24 @@ def test_the_text_rows_beside_the_backbones_are_read_against_table_2_s_n():
 def test_points_of_backbones_at_the_same_share_are_set_apart():
     x = plots.dodged([1.0, 1.0, 0.976, 0.3, 1.0], ["A", "B", "C", "A", "A"], step=0.04)
     np.testing.assert_allclose(x, [1.0 - 0.04, 1.0, 0.976 + 0.04, 0.3, 1.0 - 0.04])  # a lone point stays put
+    apart = plots.dodged([1.0, 1.0, 0.99, 1.0], ["A", "B", "C", "D"], step=0.04, low=[-30, -25, 0, 1],
+                         high=[-20, -10, 5, 6])  # A and B share a height, C and D another: two pairs, ±0.02 each
+    np.testing.assert_allclose(apart, [0.98, 1.02, 0.97, 1.02])
+
+
+def test_a_verdict_within_its_seeds_spread_of_the_cost_line_says_so():
+    rows = []
+    for seed, cost in ((1, -7.1), (2, -4.3), (3, -3.5)):
+        common = dict(backbone_label="T", seed=seed, n=20, control=False)
+        rows += [dict(common, noise_ratio=0.0, test_acc=0.7), dict(common, noise_ratio=0.2, test_acc=0.7 + cost / 100)]
+    runs_ = pd.DataFrame(rows)
+    found = pd.DataFrame({"backbone_label": ["T"], "regime": ["benign"], "test_minus_clean": [-4.9667]})
+    assert reading.margin_words(runs_, found) == (
+        "T reads benign by 0.033 points (−4.97 against −5), a margin within its seeds' spread: per seed it averages "
+        "−7.1 to −3.5 points, on both sides of the line: the verdict is the fixed rule's on the mean over seeds, and "
+        "other seeds could turn it")
+    assert reading.margin_words(runs_, found.assign(regime="not overfitting")) == (
+        "no verdict of the cost line lies within its seeds' spread of the line")
 
 
 def test_the_course_of_the_largest_score_says_one_number_where_its_ends_read_alike():
@@ -1348,3 +1383,11 @@ def test_a_row_s_clean_fit_leaves_out_the_cells_the_epoch_cap_stopped():
     assert checks.tests_claim.item()
     uncapped = findings.row_checks(summary)  # without the cap's parameters every clean cell counts
     assert uncapped.clean_train_acc.item() == pytest.approx(0.9153, abs=1e-4) and not uncapped.tests_claim.item()
+
+
+def test_ended_at_cap_marks_cells_a_seed_left_at_the_cap():
+    summary = pd.DataFrame({"n": [200, 1000, 1000, 1000], "fitted": [0, 0, 3, 1], "seeds": [3] * 4,
+                            "epochs_max": [2000, 300, 120, 300]})
+    assert report.ended_at_cap(summary, 300, 1000).tolist() == [False, True, False, True]
+    assert not report.ended_at_cap(summary, 0, 1000).any()  # no cap
+    assert report.cap_label(300) == "stopped at the 300-epoch cap (open marker)"

@@ -64,39 +64,44 @@ def test_the_attention_shift_is_the_mean_change_with_its_standard_error():
     assert np.isnan(onelayer.attention_shift(scores, "a", True)["se"])  # one noisy sample
 
 
-def run(test, clean, noisy):
+def run(test, clean, noisy, reading="benign", cost=0.004):
     keys = ("start", "end", "se", "rising", "count")
-    return {"test_acc": test, "clean": dict(zip(keys, clean)), "noisy": dict(zip(keys, noisy))}
+    return {"reading": reading, "test_acc": test, "cost": cost, "clean": dict(zip(keys, clean)),
+            "noisy": dict(zip(keys, noisy))}
 
 
-def test_the_claim_verdict_follows_how_attention_moved_where_a_run_generalizes():
-    # the book build: only the not-overfitting run generalizes; the clean mean rises (0.09 to 0.25), but only 8 of
-    # the 16 clean samples rise (the other 8 fall to about 0.03), and the noisy samples do not move measurably
-    runs = {"balanced": run(0.928, (0.11, 0.35, 0.03, 10, 16), (0.11, 0.08, 0.02, 2, 4)),
-            "not_overfitting": run(0.963, (0.09, 0.25, 0.05, 8, 16), (0.10, 0.12, 0.05, 2, 4))}
-    said = words.plain(onelayer.claim_words(runs, 0.95))
+def test_the_claim_verdict_follows_how_attention_moved_where_a_run_overfits_benignly():
+    # the clean-label reading decides which runs count, not the 0.95 test threshold: the not-overfitting run's test
+    # accuracy 0.963 is no benign run where its flipped labels cost it 0.037 against its clean-label twin
+    runs = {"balanced": run(0.928, (0.11, 0.35, 0.03, 10, 16), (0.11, 0.08, 0.02, 2, 4), cost=0.003),
+            "not_overfitting": run(0.963, (0.09, 0.25, 0.05, 8, 16), (0.10, 0.12, 0.05, 2, 4), "harmful", 0.037)}
+    said = words.plain(onelayer.claim_words(runs))
     assert said.startswith(
-        "On the plotted seed only the not overfitting setting's run generalizes (test accuracy 0.963, at least 0.95). "
-        "There the mean attention of clean samples on their relevant token rises (0.09 at step 0, 0.25 at the end), "
-        "8 of the 16 samples rising, and the mean attention of noisy samples on their relevant token does not change "
-        "measurably (0.10 at step 0, 0.12 at the end), 2 of the 4 samples rising.")
+        "On the plotted seed only the balanced setting's run overfits benignly by the clean-label reading the verdict "
+        "uses (test accuracy 0.928, −0.003 against the same run on clean labels). There the mean attention of clean "
+        "samples on their relevant token rises (0.11 at step 0, 0.35 at the end), 10 of the 16 samples rising, and "
+        "the mean attention of noisy samples on their relevant token")
     assert "stays at or below 0.5, the level at which the book counts a token as selected" in said
-    assert said.endswith("The claim's picture is not seen in this build: neither do most clean samples move towards "
-                         "the relevant token nor most noisy samples away from it.")
-    assert 'data-value="0.16' in onelayer.claim_words(runs, 0.95)  # the word carries the change it comes from
-    runs["not_overfitting"] = run(0.963, (0.09, 0.25, 0.05, 12, 16), (0.10, 0.12, 0.05, 2, 4))
-    assert words.plain(onelayer.claim_words(runs, 0.95)).endswith(
+    assert 'data-value="0.24' in onelayer.claim_words(runs)  # the word carries the change it comes from
+    runs["balanced"] = run(0.928, (0.09, 0.25, 0.05, 8, 16), (0.10, 0.12, 0.05, 2, 4))
+    assert words.plain(onelayer.claim_words(runs)).endswith(
+        "The claim's picture is not seen in this build: neither do most clean samples move towards the relevant "
+        "token nor most noisy samples away from it.")
+    runs["balanced"] = run(0.928, (0.09, 0.25, 0.05, 12, 16), (0.10, 0.12, 0.05, 2, 4))
+    assert words.plain(onelayer.claim_words(runs)).endswith(
         "seen only in part: noisy samples' attention does not leave the relevant token.")
-    runs["not_overfitting"] = run(0.963, (0.11, 0.7, 0.03, 16, 16), (0.11, 0.02, 0.02, 0, 4))
-    said = words.plain(onelayer.claim_words(runs, 0.95))
+    runs["balanced"] = run(0.928, (0.11, 0.7, 0.03, 16, 16), (0.11, 0.02, 0.02, 0, 4))
+    said = words.plain(onelayer.claim_words(runs))
     assert said.endswith("The claim's picture is seen here.") and "selected" not in said
-    said = words.plain(onelayer.claim_words(runs, 0.9))
-    assert said.startswith("On the plotted seed the runs of the balanced and not overfitting settings generalize "
-                           "(test accuracy at least 0.9). In the balanced setting (test accuracy 0.928) the mean")
-    assert said.endswith("seen only in part: not every generalizing run shows both moves.")
-    assert words.plain(onelayer.claim_words(runs, 0.99)) == (
-        "On the plotted seed no setting's run generalizes (test accuracy at least 0.99), so the claim's condition "
-        "never arises and its picture is not seen.")
+    runs["not_overfitting"]["reading"] = "benign"
+    said = words.plain(onelayer.claim_words(runs))
+    assert said.startswith("On the plotted seed the runs of the balanced and not overfitting settings overfit benignly "
+                           "by the clean-label reading the verdict uses. In the balanced setting (test accuracy 0.928, "
+                           "−0.004 against the same run on clean labels) the mean")
+    assert said.endswith("seen only in part: not every benign run shows both moves.")
+    assert words.plain(onelayer.claim_words({"harmful": run(0.6, (0, 0, 0, 0, 1), (0, 0, 0, 0, 1), "harmful")})) == (
+        "On the plotted seed no setting's run overfits benignly by the clean-label reading the verdict uses, so the "
+        "claim's condition never arises and its picture is not seen.")
 
 
 def test_numbers_that_read_the_same_are_said_once():
@@ -107,12 +112,12 @@ def test_numbers_that_read_the_same_are_said_once():
     assert onelayer.value_span([1.0, 1.0, 1.0]) == "1.000"
     assert onelayer.value_span([0.928, 0.711, 0.923]) == "0.711 to 0.928"
     assert onelayer.fitted_words({"balanced": 1.0, "harmful": 1.0}) == (
-        "Every setting's plotted run ends with every training label fitted (train accuracy 1.00).")
+        "Every setting's plotted run ends with every training label fitted (train accuracy 1.000).")
     assert onelayer.fitted_words({"balanced": 1.0, "harmful": 0.95}) == (
-        "The plotted runs end at train accuracy 1.00 (balanced) and 0.95 (harmful): only the balanced setting's run "
+        "The plotted runs end at train accuracy 1.000 (balanced) and 0.950 (harmful): only the balanced setting's run "
         "fits every training label.")
     assert onelayer.fitted_words({"balanced": 0.55, "harmful": 0.7}) == (
-        "No setting's plotted run fits every training label: train accuracy 0.55 (balanced) and 0.70 (harmful).")
+        "No setting's plotted run fits every training label: train accuracy 0.550 (balanced) and 0.700 (harmful).")
 
 
 def test_the_authors_losses_and_ours_against_the_paper_colour_range_in_one_clause():

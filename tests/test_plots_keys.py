@@ -61,3 +61,19 @@ def test_a_small_panel_has_its_width_and_log_ticks_read_as_plain_numbers():
     fig.canvas.draw()
     labels = {t.get_text() for t in ax.yaxis.get_ticklabels(which="both") if t.get_text()}
     assert "2" in labels and not any("$" in t for t in labels)  # no mathtext powers such as 2×10⁰
+
+
+def test_a_setting_on_the_bottom_rows_has_its_label_raised_and_tied_to_its_star():
+    fig, ax = plots.figure()
+    ax.set(xlim=(250, 5000), ylim=(2.5, 100))
+    heatmaps.theory_overlay(ax, [250, 5000], 20, settings={"balanced": (2000, 20.0), "large noise": (4500, 5.0)},
+                            label_box=True)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    balanced, tie, noise = ax.texts
+    assert (balanced.arrow_patch, tie.get_text(), noise.arrow_patch) == (None, "", None)  # one line, no text
+    assert tie.arrow_patch is not None and tie.xy == noise.xy == (4500, 5.0)  # ties the raised label to its star
+    star = ax.transData.transform((4500, 5.0))[1]
+    assert noise.get_window_extent(renderer).y0 > star + 20  # above the bottom rows, not on them
+    assert plots.overlaps(fig) == []
+    assert not any(c.get_clip_on() for c in ax.collections)  # a star on the frame is drawn whole

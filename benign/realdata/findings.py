@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .. import thresholds, timing
-from ..words import and_list, count, percent, reader_name, share_words, signed, slope_words
+from ..words import and_list, count, percent, reader_name, share_words, signed, slope_words, span_of
 from .backbones import BACKBONE_LABELS
 from .runs import Task
 
@@ -28,7 +28,8 @@ def row_checks(summary: pd.DataFrame, max_epochs: int = 0, max_epochs_from_n: in
     """Per data set: can its runs test the paper's claim at all? Columns: dataset, clean_train_acc (mean over its
     cells without noise whose fit is measured: those the epoch cap stopped before fitting, `stopped_by_cap`, are left
     out), reach_free and reach_token (mean over its cells with noise: shares of the flipped labels free scores can
-    fit and a single token gives), fitted_noisy (the share phase 2 fitted), test_minus_base (points, mean over its
+    fit and a single token gives), fitted_noisy (the share phase 2 fitted, over its cells with noise whose fit is
+    measured, as the clean ones), test_minus_base (points, mean over its
     cells with noise), tests_claim, why not, and clean_capped (how many clean cells were left out).
 
     A row whose clean labels phase 2 does not fit, or most of whose flipped labels no attention over the last
@@ -39,6 +40,7 @@ def row_checks(summary: pd.DataFrame, max_epochs: int = 0, max_epochs_from_n: in
         clean, noisy = part[part.noise_ratio == 0], part[part.noise_ratio > 0]
         capped_clean = stopped_by_cap(clean.train_acc, clean.n, clean.epochs_max, max_epochs, max_epochs_from_n)
         clean = clean[~capped_clean]
+        measured = noisy[~stopped_by_cap(noisy.fitted_noisy, noisy.n, noisy.epochs_max, max_epochs, max_epochs_from_n)]
         acc = float(clean.train_acc.mean()) if len(clean) else np.nan
         reach = float(noisy.reach_free.mean()) if len(noisy) and noisy.reach_free.notna().any() else np.nan
         why = ""
@@ -48,7 +50,7 @@ def row_checks(summary: pd.DataFrame, max_epochs: int = 0, max_epochs_from_n: in
             why = "most flipped labels are out of reach of any attention over its last layer's tokens"
         rows.append({"dataset": ds, "clean_train_acc": acc, "reach_free": reach,
                      "reach_token": float(noisy.reach_token.mean()) if len(noisy) else np.nan,
-                     "fitted_noisy": float(noisy.fitted_noisy.mean()) if len(noisy) else np.nan,
+                     "fitted_noisy": float(measured.fitted_noisy.mean()) if len(measured) else np.nan,
                      "test_minus_base": float(100 * (noisy.test_acc - noisy.base_acc).mean()) if len(noisy) else np.nan,
                      "tests_claim": not why, "why": why, "clean_capped": int(capped_clean.sum())})
     return pd.DataFrame(rows)
@@ -99,8 +101,7 @@ def check_words(checks: pd.DataFrame, kinds: dict[str, str]) -> dict[str, str]:
         for _, r in checks[checks.dataset.map(kinds) == kind].iterrows():
             verdict = "tests the claim" if r.tests_claim else f"not testable with this backbone: {why_words(r)}"
             parts.append(f"{reader_name(r.dataset)}: {share(r.reach_free)} of the flipped labels within reach, "
-                         f"{share(r.reach_token)} given by a single token, {share(r.fitted_noisy)} fitted by phase 2 over "
-                         f"all its cells, "
+                         f"{share(r.reach_token)} given by a single token, {share(r.fitted_noisy)} fitted by phase 2, "
                          f"test minus base {signed(r.test_minus_base, '+.1f')} points ({verdict})")
         words[f"{kind}_rows_reading"] = "; ".join(parts) or "no row of this kind at this profile"
     fashion = checks[checks.dataset == "fashion_mnist"]
@@ -127,7 +128,8 @@ def findings(summary: pd.DataFrame, tasks: list[Task], checks: pd.DataFrame | No
 
     Columns: dataset, kind (text or image), η, n, whether the row tests the claim (`row_checks`), the shares of
     flipped labels within reach (free scores; a single token) and fitted (means over seeds), the
-    training accuracy, the phase-2 epochs (most of the seeds), and the test accuracy minus the base accuracy and
+    training accuracy, the phase-2 epochs (most of the seeds), the seeds and how many of them stopped because they
+    fitted, and the test accuracy minus the base accuracy and
     minus the same cell without noise (percentage points).
     """
     kind = {t.dataset: t.data.kind for t in tasks}
@@ -142,6 +144,7 @@ def findings(summary: pd.DataFrame, tasks: list[Task], checks: pd.DataFrame | No
                      "a single token gives it (%)": pct(r.reach_token),
                      "flipped labels fitted (%)": pct(r.fitted_noisy),
                      "train accuracy (%)": 100 * r.train_acc, "epochs": r.epochs_max,
+                     "seeds": r.seeds, "seeds fitted": r.fitted,
                      "test − base (points)": 100 * (r.test_acc - r.base_acc),
                      "test − clean cell (points)": 100 * (r.test_acc - clean.get((r.dataset, r.n), np.nan))})
     return pd.DataFrame(rows)
@@ -156,11 +159,11 @@ def capped(found: pd.DataFrame, max_epochs: int, max_epochs_from_n: int) -> pd.S
 def finding_metrics(found: pd.DataFrame, stopped: pd.Series | None = None) -> dict:
     """The numbers the page's reading quotes, per kind of row (text, image), over all its rows: how many rows and how
     many of them test the claim (`row_checks`), the shares of flipped labels within reach (free scores, a single
-    token), cells with noise, how many fitted every flipped label in every seed, the share of flipped labels fitted,
-    the most epochs a cell ran, and the test accuracy's change against the base accuracy (mean, worst, and at the
+    token), cells with noise, how many fitted every flipped label in every seed and the share of flipped labels
+    fitted (both over the cells whose fit is measured: those the epoch cap stopped before they fitted, `stopped`
+    from `capped`, are left out), the most epochs a cell ran, and the test accuracy's change against the base accuracy (mean, worst, and at the
     largest n) and against the clean cell; the same as <kind>_testing_… over the cells of the rows that test the
-    claim whose fit is measured: those the epoch cap stopped before they fitted (`stopped`, from `capped`) are left
-    out, and counted as <kind>_testing_capped_cells.
+    claim whose fit is measured, with the stopped ones counted as <kind>_testing_capped_cells.
     """
     stopped = pd.Series(False, index=found.index) if stopped is None else stopped
     out = {}
@@ -175,7 +178,8 @@ def finding_metrics(found: pd.DataFrame, stopped: pd.Series | None = None) -> di
         for prefix, part in ((kind, every), (f"{kind}_testing", testing)):
             if part.empty:
                 continue
-            fitted, drop = part["flipped labels fitted (%)"], part["test − base (points)"]
+            fitted = part["flipped labels fitted (%)"][~stopped[part.index]]  # whose fit is measured
+            drop = part["test − base (points)"]
             largest = part[part.n == part.n.max()]
             out.update({f"{prefix}_noisy_cells": float(len(part)),
                         f"{prefix}_noisy_cells_all_fitted": float((fitted >= 100 - 1e-9).sum()),
@@ -190,22 +194,28 @@ def finding_metrics(found: pd.DataFrame, stopped: pd.Series | None = None) -> di
     return out
 
 
-def finding_words(found: pd.DataFrame, num_epochs: int) -> dict[str, str]:
+def finding_words(found: pd.DataFrame, num_epochs: int, stopped: pd.Series | None = None) -> dict[str, str]:
     """The page's reading of `findings` in words, per kind of row (text, image), numbers measured: <kind>_cells_fitted
     ('all 6 cells with noise', '4 of the 6 …'), <kind>_epochs_left (how many more epochs the schedule of `num_epochs`
     had at least after each cell: `epochs_left` after the longest), <kind>_test_vs_base_by_n (test minus base
     accuracy per n, mean over the rows) and <kind>_cost_trend (how the cost against the clean cell moves with n:
     `cost_trend` read by `words.trend`), the mean shares of flipped labels within reach, given by a single token and
-    fitted ('none', 'all', '49%': <kind>_reach_free_words, _reach_token_words, _flipped_fitted_words), the mean test
+    fitted ('none', 'all', '49%': <kind>_reach_free_words, _reach_token_words, _flipped_fitted_words; the cells
+    fitted and the share fitted over the cells whose fit is measured: those the epoch cap stopped before they fitted,
+    `stopped` from `capped`, are left out), the mean test
     accuracy against base and clean cell in points with a true minus sign (<kind>_test_vs_base_words,
     _test_vs_clean_words) and the latter per row and n (<kind>_cost_by_row: `cost_by_row_words`)."""
+    stopped = pd.Series(False, index=found.index) if stopped is None else stopped
     out = {}
     for kind, part in found.groupby("kind"):
-        fitted = int((part["flipped labels fitted (%)"] >= 100 - 1e-9).sum())
+        measured = part["flipped labels fitted (%)"][~stopped[part.index]]
+        fitted = int((measured >= 100 - 1e-9).sum())
         by_n = part.groupby("n")["test − base (points)"].mean()
         slope, se = cost_trend(part, kind).values()
         share = lambda column: percent(part[column].mean() / 100)  # noqa: E731
-        out.update({f"{kind}_cells_fitted": share_words(fitted, len(part), "cell with noise", "cells with noise"),
+        cells = ("cell with noise", "cells with noise") if len(measured) == len(part) else (
+            "cell with noise whose fit is measured", "cells with noise whose fit is measured")
+        out.update({f"{kind}_cells_fitted": share_words(fitted, len(measured), *cells),
                     f"{kind}_epochs_left": epochs_left(num_epochs - int(part.epochs.max())),
                     f"{kind}_test_vs_base_by_n": and_list([f"{signed(v, '+.1f')} points at n = {n}"
                                                            for n, v in by_n.items()]),
@@ -214,7 +224,7 @@ def finding_words(found: pd.DataFrame, num_epochs: int) -> dict[str, str]:
                                                        "does not change measurably with n")),  # the cost: −(test − clean)
                     f"{kind}_reach_free_words": share("within reach of free attention (%)"),
                     f"{kind}_reach_token_words": share("a single token gives it (%)"),
-                    f"{kind}_flipped_fitted_words": share("flipped labels fitted (%)"),
+                    f"{kind}_flipped_fitted_words": percent(measured.mean() / 100),
                     f"{kind}_test_vs_base_words": signed(part["test − base (points)"].mean(), ".1f"),
                     f"{kind}_test_vs_clean_words": signed(part["test − clean cell (points)"].mean(), ".1f"),
                     f"{kind}_cost_by_row": cost_by_row_words(part)})
@@ -288,19 +298,23 @@ def cap_words(max_epochs: int, max_epochs_from_n: int) -> str:
     return f"{runs} also stops after {count(max_epochs, 'epoch')} at the latest, what a CPU can afford for every row"
 
 
-def _cell_shares(r) -> str:
+def _cell_shares(r, num_epochs: int = 0) -> str:
+    """'MNIST digits at n = 200 (98% within reach, 91% fitted)', and with `num_epochs` how many of its seeds ran
+    that whole schedule (those that did not stop fitted): '…, all 3 seeds ran the whole schedule)'."""
+    schedule = (f"; {share_words(r.seeds - r.seeds_fitted, r.seeds, 'seed', 'seeds')} ran the whole schedule"
+                if num_epochs else "")
     return (f"{reader_name(r.dataset)} at n = {r.n} ({percent(r.reach / 100)} within reach, "
-            f"{percent(r.fitted / 100)} fitted)")
+            f"{percent(r.fitted / 100)} fitted{schedule})")
 
 
 def unfitted_words(found: pd.DataFrame, num_epochs: int, max_epochs: int, max_epochs_from_n: int) -> str:
     """What stopped the cells of `found` that fit fewer than `thresholds.REAL_FITTED` of their flipped labels, each
     with its shares within reach of free attention and fitted: most flipped labels out of reach of any attention
     (`REACH_TESTS_CLAIM`); or within reach and the run stopped by the epoch cap (`capped`), so what the schedule
-    would fit is not measured; or, with a seed that ran the whole schedule of `num_epochs`, labels within reach left
-    unfitted, or as many fitted as are within reach (the rest out of reach)."""
+    would fit is not measured; or, after the whole schedule of `num_epochs` (each cell says how many of its seeds ran
+    it), labels within reach left unfitted, or as many fitted as are within reach (the rest out of reach)."""
     cells = found.rename(columns={"within reach of free attention (%)": "reach",
-                                  "flipped labels fitted (%)": "fitted"})
+                                  "flipped labels fitted (%)": "fitted", "seeds fitted": "seeds_fitted"})
     short = cells[cells.fitted < 100 * CLEAN_FITTED]
     if cells.empty:
         return "no such cell runs at this profile"
@@ -318,13 +332,14 @@ def unfitted_words(found: pd.DataFrame, num_epochs: int, max_epochs: int, max_ep
     if cap.any():
         parts.append(f"{named(short[cap])} stopped at the {max_epochs}-epoch cap with most of them within reach: "
                      f"how many the whole schedule of {num_epochs} epochs would fit is not measured")
-    schedule = f"with a seed that ran the whole schedule of {num_epochs} epochs"
+    scheduled = lambda rows: and_list([_cell_shares(r, num_epochs) for r in rows.itertuples()])  # noqa: E731
+    schedule = f"after the whole schedule of {num_epochs} epochs"
     if (whole & ~reached).any():
-        parts.append(f"{named(short[whole & ~reached])}, {schedule}, left flipped labels unfitted that are within "
-                     "reach")
+        parts.append(f"{scheduled(short[whole & ~reached])} left flipped labels unfitted that are within reach "
+                     f"{schedule}")
     if reached.any():
-        parts.append(f"{named(short[reached])}, {schedule}, fitted as many flipped labels as are within reach (the "
-                     "rest are out of reach of any attention over the last layer's tokens)")
+        parts.append(f"{scheduled(short[reached])} fitted, {schedule}, as many flipped labels as are within reach "
+                     "(the rest are out of reach of any attention over the last layer's tokens)")
     if (rest := short[~out & ~cap & ~whole]).size:
         parts.append(f"{named(rest)} stopped at epoch {and_list([str(e) for e in rest.epochs])} with most of them "
                      "within reach")
@@ -339,10 +354,19 @@ def cost_by_row_words(found: pd.DataFrame) -> str:
                      for ds, part in found.groupby("dataset", sort=False))
 
 
-def study_words(found: pd.DataFrame, sizes: list[int]) -> str:
+def seed_costs(grid: pd.DataFrame, sizes: list[int]) -> pd.Series:
+    """Per data set and seed of Table 2's runs (`grid`, one row per run), test accuracy with noise minus the same
+    seed's clean cell, in points, mean over the n of `sizes`."""
+    at = grid[grid.n.isin(sizes)].set_index(["dataset", "seed", "n"])
+    clean, noisy = at[at.noise_ratio == 0].test_acc, at[at.noise_ratio > 0].test_acc
+    return (100 * (noisy - clean.reindex(noisy.index).to_numpy())).groupby(level=["dataset", "seed"], sort=False).mean()
+
+
+def study_words(found: pd.DataFrame, sizes: list[int], per_seed: pd.Series | None = None) -> str:
     """How the backbone study, which reads the runs of `found` at its own `sizes` of n only, sees their test accuracy
-    against the clean cell: its means per row there, against its harmful line (−`thresholds.REAL_COST`), and what the
-    cells at the n it leaves out give, beside the page's mean over every n."""
+    against the clean cell: its means per row there, against its harmful line (−`thresholds.REAL_COST`), with the
+    rows whose seeds (`per_seed`, from `seed_costs`) lie on both sides of the line named, and what the cells at the
+    n it leaves out give, beside the page's mean over every n."""
     cost = "test − clean cell (points)"
     at = found[found.n.isin(sizes)]
     if at.empty:
@@ -354,6 +378,11 @@ def study_words(found: pd.DataFrame, sizes: list[int]) -> str:
            and_list([f"{cost_points(v)} points in {reader_name(ds)}" for ds, v in means.items()]) +
            f", {share_words(above, len(means), 'row', 'rows')} above {signed(-HARM_COST, 'g')}, the line at or below "
            "which its rule calls fitting the flipped labels harmful")
+    spread = [] if per_seed is None else [
+        f"{reader_name(ds)} (per seed {span_of(per_seed[ds], cost_points, ' to ')} points)" for ds in means.index
+        if ds in per_seed.index.get_level_values(0) and per_seed[ds].min() <= -HARM_COST <= per_seed[ds].max()]
+    if spread:
+        out += f", though the seeds of {and_list(spread)} lie on both sides of it"
     left = found[~found.n.isin(sizes)]
     if left.empty:
         return out

@@ -9,7 +9,8 @@ import pandas as pd
 
 from ..words import and_list, count, percent, reader_name, share_words, signed, span_of
 from .findings import cost_points, decimals, fitted_percent
-from .study import BENIGN, COST, FITTED, HARMFUL, NOT_OVERFITTING, WIDTH, placed, regimes, rule_words
+from .study import (BENIGN, COST, FITTED, HARMFUL, NOT_OVERFITTING, WIDTH, placed, regimes, rule_words,
+                    test_minus_clean)
 
 
 def regime_words(found: pd.DataFrame) -> dict[str, str]:
@@ -29,6 +30,27 @@ def regime_words(found: pd.DataFrame) -> dict[str, str]:
     words["reach_words"] = reach_words(found)
     words["width_words"] = width_words(found)
     return words
+
+
+def margin_words(study_runs: pd.DataFrame, found: pd.DataFrame) -> str:
+    """Which verdicts of the cost line lie within their seeds' spread: for each backbone that overfits (benign or
+    harmful by its mean cost against the clean cell, `found`), the cost per seed (mean over its n, from the runs
+    `study_runs`: `study.test_minus_clean`); where the line −`COST` lies within that span, the margin and the span,
+    said plainly: the verdict is the fixed rule's, and other seeds could turn it."""
+    cost = study_runs.assign(cost=test_minus_clean(study_runs)).dropna(subset=["cost"])
+    per_seed = cost.groupby(["backbone_label", "seed"], sort=False).cost.mean()
+    close = []
+    for _, r in found[found.regime.isin([BENIGN, HARMFUL])].iterrows():
+        seeds = per_seed.get(r.backbone_label, pd.Series(dtype=float))
+        if len(seeds) > 1 and seeds.min() <= -COST <= seeds.max():
+            close.append(f"{r.backbone_label} reads {r.regime} by {abs(r.test_minus_clean + COST):.2g} points "
+                         f"({cost_points(r.test_minus_clean)} against {signed(-COST, 'g')}), a margin within its "
+                         f"seeds' spread: per seed it averages {span_of(seeds, cost_points, ' to ')} points, on both "
+                         "sides of the line")
+    if not close:
+        return "no verdict of the cost line lies within its seeds' spread of the line"
+    return "; ".join(close) + (": the verdict is the fixed rule's on the mean over seeds, and other seeds could "
+                               "turn it")
 
 
 def text_regime_metrics(found: pd.DataFrame) -> dict:

@@ -73,7 +73,7 @@ def table(summary: pd.DataFrame, num_epochs: int) -> pd.DataFrame:
             loss = f"{r.train_loss:.2f} at {epochs_said(r.epochs_min, r.epochs_max)}"
         return f"{loss}, {100 * r.test_acc:.1f}±{100 * r.test_acc_std:.1f}"
 
-    return _layout(summary, cell, {"base": lambda part: f"{100 * part.base_acc.iloc[0]:.2f}"})
+    return _layout(summary, cell, {"base": lambda part: f"{100 * part.base_acc.iloc[0]:.1f}"})  # in % as the cells
 
 
 def epochs_said(low: int, high: int) -> str:
@@ -87,6 +87,18 @@ def epochs_table(summary: pd.DataFrame) -> pd.DataFrame:
         return f"{span(str(r.epochs_min), str(r.epochs_max), '–')} ({r.fitted}/{r.seeds} fitted)"
 
     return _layout(summary, cell)
+
+
+def ended_at_cap(summary: pd.DataFrame, max_epochs: int, max_epochs_from_n: int) -> pd.Series:
+    """Which cells of `summary` have a seed that the epoch cap (`max_epochs` for n ≥ `max_epochs_from_n`; 0: no
+    cap) stopped unfitted: their last epoch is the cap's, not the schedule's end nor the epoch they fitted in."""
+    return (bool(max_epochs) & (summary.n >= max_epochs_from_n) & (summary.fitted < summary.seeds)
+            & (summary.epochs_max <= max_epochs))
+
+
+def cap_label(max_epochs: int) -> str:
+    """The figure key's entry for a cell `ended_at_cap`: 'stopped at the 300-epoch cap (open marker)'."""
+    return f"stopped at the {max_epochs}-epoch cap (open marker)"
 
 
 def with_paper(ours: pd.DataFrame, paper: dict, nearest: dict) -> pd.DataFrame:
@@ -104,7 +116,7 @@ def with_paper(ours: pd.DataFrame, paper: dict, nearest: dict) -> pd.DataFrame:
             base, cells = paper[ref]
             for eta in mine.index:
                 rows[(f"{reader_name(ref)}, paper" + ("" if ref == ds else " (nearest)"), eta)] = pd.Series(
-                    {"base": f"{base:.2f}", **{col: said(cells.get((eta, _size_of(col)))) for col in ours.columns[1:]}})
+                    {"base": f"{base:.1f}", **{col: said(cells.get((eta, _size_of(col)))) for col in ours.columns[1:]}})
     out = pd.DataFrame.from_dict(rows, orient="index")[ours.columns]
     out.index = pd.MultiIndex.from_tuples(out.index, names=["data set", "η"])
     return out
