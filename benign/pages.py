@@ -312,10 +312,10 @@ def summary_page(judged: Judged, titles: dict[str, str]) -> str:
     comparison table, from this build's verdicts (`titles`: each notebook's page title)."""
     papers, own = split(judged.entries)
     lines = ["# Claims and numbers", "", headline(judged), "",
-             "Each verdict comes from a rule of the book's ledger (`benign.ledger`, its rules in `benign.rules`) "
-             "applied to this build's records, never from prose. Every rule measures an effect against a control "
-             "(the run's own step 0, where the fixed head alone classifies; the same run on clean labels), can say "
-             "*holds* and *contradicted*, and takes its thresholds, each with its reason, from `benign.thresholds`. "
+             "Each verdict comes from a rule of the book's claims ledger applied to this build's records, never "
+             "from prose. Every rule measures an effect against a control (the run's own step 0, where the fixed "
+             "head alone classifies; the same run on clean labels), can say *holds* and *contradicted*, and takes "
+             "its thresholds from the book's one list of them, each fixed before the runs with its reason. "
              "A row gives the verdict, the claim, where the paper makes it and, in one line, the "
              "cause of the verdict (where it holds, its evidence); a click opens the book's test, the whole evidence, "
              "the record's keys the rule read and the page that shows them.", "",
@@ -332,8 +332,8 @@ def summary_page(judged: Judged, titles: dict[str, str]) -> str:
               + ". Only *paper* rows are the paper's numbers; the kinds are counted apart. A number shown on two pages "
               "is counted on one. A value on the other side of a regime boundary from its target (another count of "
               "fitted labels, chance against above chance, an Eq.-9 ratio below one against above) is a miss whatever "
-              "its distance. The *authors' code* column runs a transcription of their published scripts "
-              "(`benign.authors`): their final version, commit c563aae, or, for the η sweep and the condition checks, "
+              "its distance. The *authors' code* column runs a transcription of their published scripts: their "
+              "final version, commit c563aae, or, for the η sweep and the condition checks, "
               "the January main_math_frak.py that the final version lacks.", ""]
     for name, page_rows in judged.per_page.items():
         if page_rows:
