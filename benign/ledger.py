@@ -17,10 +17,10 @@ from .realdata_rules import attention_sharpens_rule, backbone_regimes_rule, nois
 from .rules import (alpha_rule, boundary_rule, clock_condition_rule, clock_rule, delayed_rule, encoder_regions_rule,
                     encoder_rule, eq9_rule, eq10_rule, eta_rule, fig1_rule, noisy_relevant_vanishes_rule,
                     not_overfitting_stage_rule, regime_rule, regions_rule, selection_rule)
-from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, OFFLINE, PART, VERDICTS, Finding, Record
+from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, PART, UNTESTABLE, VERDICTS, Finding, Record
 from .words import Settings
 
-__all__ = ["CONTRADICTED", "HOLDS", "NOT_SEEN", "OFFLINE", "PART", "VERDICTS", "Finding", "Record", "Claim", "Entry",
+__all__ = ["CONTRADICTED", "HOLDS", "NOT_SEEN", "PART", "UNTESTABLE", "VERDICTS", "Finding", "Record", "Claim", "Entry",
            "CLAIMS", "SOURCES", "evaluate", "verdict_counts"]
 
 
@@ -169,7 +169,7 @@ def evaluate(records: dict[str, dict]) -> list[Entry]:
         entries.append(Entry(replace(claim, test=test), finding, tuple(record.read)))
     for paper, where, text, page, why in OFFLINE_CLAIMS:
         if page in records:
-            entries.append(Entry(Claim(paper, where, text, page, why, lambda m: None), Finding(OFFLINE, "—", why), ()))
+            entries.append(Entry(Claim(paper, where, text, page, why, lambda m: None), Finding(UNTESTABLE, "—", why), ()))
     return entries
 
 

@@ -296,10 +296,10 @@ def headline(judged: Judged) -> str:
 
 
 def landing(judged: Judged, titles: dict[str, str]) -> str:
-    """The landing page's verdict matrix (MyST): the papers' claims, those that hold and those not testable offline
+    """The landing page's verdict matrix (MyST): the papers' claims, those that hold and those not testable here
     folded, then the book's own hypotheses apart."""
     papers, own = split(judged.entries)
-    folded = (ledger.HOLDS, ledger.OFFLINE)  # what needs no second look on the landing page, one click away
+    folded = (ledger.HOLDS, ledger.UNTESTABLE)  # what needs no second look on the landing page, one click away
     parts = [matrix(papers, titles, "papers", folded)]
     if own:
         parts.append('<p class="benign-matrix-head"><strong>The book\'s own hypotheses</strong>, counted apart from '

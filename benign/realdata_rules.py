@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Callable
 
 from . import thresholds
-from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, OFFLINE, PART, Finding, Record
+from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, PART, UNTESTABLE, Finding, Record
 from .words import count, percent, signed
 
 
@@ -26,7 +26,7 @@ def realdata_rule(kind: str) -> Callable[[Record], Finding]:
             reach, fitted = m[f"{kind}_reach_free_mean"] / 100, m[f"{kind}_flipped_fitted_mean"] / 100
             evidence = (f"{kind} rows, cells with flipped labels: free attention over the last layer's tokens can fit "
                         f"{percent(reach)} of them, phase 2 fitted {percent(fitted)} (means over cells and seeds)")
-            return Finding(OFFLINE, evidence, "the backbones made here cannot test it: most flipped labels are out of "
+            return Finding(UNTESTABLE, evidence, "the backbones made here cannot test it: most flipped labels are out of "
                            "reach of any attention over their last layer's tokens, or the clean labels are not fitted")
         share = m[f"{kind}_testing_flipped_fitted_mean"]
         mean, worst = m[f"{kind}_testing_test_vs_clean_mean"], m[f"{kind}_testing_test_vs_clean_worst"]

@@ -14,7 +14,8 @@ import math
 from typing import Callable
 
 from . import thresholds, timing
-from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, PART, Finding, Record, fitted, seeds_fit_every_label, spread
+from .verdicts import (CONTRADICTED, HOLDS, NOT_SEEN, PART, UNTESTABLE, Finding, Record, fitted, seeds_fit_every_label,
+                       spread)
 from .words import and_list, percent, plus_minus, share_text, share_words, signed
 
 
@@ -362,8 +363,8 @@ def clock_condition_rule(m: Record) -> Finding:
     """Theorem 4.2's benign time by the theorem's own condition (every label fitted, test error below δ), on the
     analysed model: where the fixed head's test error is below δ at step 0 in most runs outside the harmful region
     (`MAJORITY`), the condition times the fitting of the noisy labels, not a generalization training adds, and it
-    cannot measure the theorem's exponent: not seen (the book's reading by the time training sets is `clock_rule`'s
-    row). Elsewhere the first step that meets it is judged on the theorem's axes by `timing.clock_verdict`."""
+    cannot measure the theorem's exponent: not testable here (the book's reading by the time training sets is
+    `clock_rule`'s row). Elsewhere the first step that meets it is judged on the theorem's axes by `timing.clock_verdict`."""
     evidence = (f"the theorem's condition (every label fitted, test error below δ = {m['delta']:g}) holds from step "
                 f"{m['benign_first_latest']:,.0f} at the latest in the theory's benign region, at every n·SNR², and to "
                 f"the last step in {percent(m['benign_settled_share'])} of its runs; the first step that meets it has "
@@ -371,7 +372,7 @@ def clock_condition_rule(m: Record) -> Finding:
                 f"1/(n·SNR²) (theorem: 1); the fixed head's test error is below δ at step 0 in "
                 f"{percent(m['test_error_at_step0_share'])} of the runs outside the harmful region")
     if m["test_error_at_step0_share"] > thresholds.MAJORITY.value:
-        return Finding(NOT_SEEN, evidence, "the fixed head generalizes before any training, so the condition times "
+        return Finding(UNTESTABLE, evidence, "the fixed head generalizes before any training, so the condition times "
                        "only the fitting of the noisy labels: it cannot measure the theorem's time (the next row "
                        "reads the time that training sets)")
     verdict, cause = timing.clock_verdict({"slope": m["benign_slope_p_only"], "spread": m["benign_slope_p_only_std"],

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from .words import signed
 
-HOLDS, PART, NOT_SEEN, CONTRADICTED, OFFLINE = (
-    "holds", "holds in part", "not seen at these sizes", "contradicted", "not testable offline")
-VERDICTS = (HOLDS, PART, NOT_SEEN, CONTRADICTED, OFFLINE)
+HOLDS, PART, NOT_SEEN, CONTRADICTED, UNTESTABLE = (
+    "holds", "holds in part", "not seen at these sizes", "contradicted", "not testable here")
+VERDICTS = (HOLDS, PART, NOT_SEEN, CONTRADICTED, UNTESTABLE)
 
 
 class Record(dict):

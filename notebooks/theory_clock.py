@@ -490,9 +490,9 @@ nb.save_figure(fig, "theory_clock_growth")
 # benign region the condition holds from step {glue:text}`benign_first_latest:,.0f` at the latest to the end in
 # {glue:md}`benign_settled_words`. By that condition the theorem's time is met, and its exponent cannot be measured:
 # the condition times the fitting of the noisy labels, while the generalizing is the fixed head's. The ledger
-# therefore calls the theorem's claim, read by its own condition, not seen, and judges a second row, the book's own
-# reading of the theorem's time by what training adds: the first step at which fresh inputs select their relevant
-# token (mean test attention at least {glue:text}`attention_level:.2g`). The two disagree — by the theorem's
+# therefore calls the theorem's claim, read by its own condition, not testable here, and judges a second row, the
+# book's own reading of the theorem's time by what training adds: the first step at which fresh inputs select their
+# relevant token (mean test attention at least {glue:text}`attention_level:.2g`). The two disagree — by the theorem's
 # condition every run generalizes within its first steps, by the selection time most runs of the benign region never
 # do within the run — and only the second measures a time that training sets. In the
 # theory's benign region fresh inputs select within the run in {glue:md}`select_benign_selected_p_only` (analysed

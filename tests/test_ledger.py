@@ -95,7 +95,7 @@ def test_the_image_claim_is_not_testable_where_no_image_row_can_test_it():
     record = {"image_rows": 2.0, "image_rows_testing": 0.0, "image_reach_free_mean": 30.0,
               "image_flipped_fitted_mean": 25.0, "parameters": {"seeds": [42]}}
     entry = next(e for e in ledger.evaluate({"table2_finetune": record}) if e.claim.claim.startswith("The same"))
-    assert entry.finding.verdict == ledger.OFFLINE and "can fit 30% of them, phase 2 fitted 25%" in entry.finding.evidence
+    assert entry.finding.verdict == ledger.UNTESTABLE and "can fit 30% of them, phase 2 fitted 25%" in entry.finding.evidence
     assert "out of reach" in entry.finding.cause
     record.update({"image_rows_testing": 1.0, "image_testing_flipped_fitted_mean": 100.0,
                    "image_testing_test_vs_base_mean": -28.0, "image_testing_test_vs_clean_mean": -20.0,
@@ -344,10 +344,10 @@ def condition_record(slope: float, spread: float, step0: float) -> dict:
             "test_error_at_step0_share": step0}
 
 
-def test_the_theorems_own_condition_is_not_seen_where_the_fixed_head_meets_it_before_training():
+def test_the_theorems_own_condition_is_not_testable_where_the_fixed_head_meets_it_before_training():
     rule = next(c.rule for c in ledger.CLAIMS if c.claim.startswith("Generalization after fitting the noise"))
     finding = rule(ledger.Record(condition_record(-0.04, 0.04, step0=0.93)))  # the book's build: a flat first step
-    assert finding.verdict == ledger.NOT_SEEN
+    assert finding.verdict == ledger.UNTESTABLE
     assert finding.cause.startswith("the fixed head generalizes before any training, so the condition times only")
     assert finding.evidence.endswith("the fixed head's test error is below δ at step 0 in 93% of the runs outside "
                                      "the harmful region")

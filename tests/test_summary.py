@@ -23,7 +23,7 @@ ENTRIES = [  # every verdict, both papers and the book's own, in an order that i
     entry(ledger.S, ledger.HOLDS, "Claim E.", page="fig1_token_selection"),
     entry(ledger.BOOK, ledger.CONTRADICTED, "Hypothesis F.", cause="the slope is 0.4, not 0.25"),
     entry(ledger.S, ledger.NOT_SEEN, "Claim G.", cause="no boundary inside the grid"),
-    entry(ledger.S, ledger.OFFLINE, "Claim H.", evidence="—", cause="the model hub is unreachable here", keys=()),
+    entry(ledger.S, ledger.UNTESTABLE, "Claim H.", evidence="—", cause="the model hub is unreachable here", keys=()),
 ]
 
 
@@ -117,7 +117,7 @@ def test_the_book_s_own_hypotheses_are_shown_and_counted_apart():
     assert text[own_at:numbers_at].count('class="benign-row"') == 2
     said = pages.headline(judged)
     assert said.startswith("Of the 6 claims of the two papers this build tests: 2 **holds**, 1 **holds in part**, "
-                           "1 **not seen at these sizes**, 1 **contradicted**, 1 **not testable offline**. "
+                           "1 **not seen at these sizes**, 1 **contradicted**, 1 **not testable here**. "
                            "Of the book's own 2 hypotheses, counted apart: 1 **holds**, 1 **contradicted**.")
     only_papers = pages.Judged([e for e in ENTRIES if e.claim.paper != ledger.BOOK], {})
     assert "book's own" not in pages.headline(only_papers)
@@ -133,7 +133,7 @@ def test_the_landing_matrix_folds_what_holds_or_is_offline_and_keeps_the_book_s_
     groups = Rows(text).groups
     assert {g["id"]: g["open"] for g in groups} == {
         "papers-holds": False, "papers-holds-in-part": True, "papers-not-seen-at-these-sizes": True,
-        "papers-contradicted": True, "papers-not-testable-offline": False, "book-holds": False,
+        "papers-contradicted": True, "papers-not-testable-here": False, "book-holds": False,
         "book-contradicted": True}
     assert text.index('id="papers-') < text.index("own hypotheses") < text.index('id="book-')
 
