@@ -315,7 +315,7 @@ def code_modules(module: str) -> list[tuple[str, str]]:
         seen.add(name)
         try:
             spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError):  # `from .module import function` also names module.function
+        except (ImportError, ValueError):  # an import that names no module (it would fail when run)
             continue
         if spec is None or not spec.origin or not spec.origin.endswith(".py"):
             continue

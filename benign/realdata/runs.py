@@ -361,8 +361,8 @@ def runs_from(parameters: dict) -> tuple[Protocol, list[Task], pd.DataFrame]:
     processes with `cpu_threads` threads each, longest rows first (text, then the larger pools) — separate processes
     share two cores far better than two threads of one program do on a busy machine — the image backbone, if it is
     missing, made first by a worker while the other starts the text rows; with one process, each row computes what
-    the cache lacks in turn. An n that no
-    data set's pool can hold is an error; one that only some can hold is n/a for the others.
+    the cache lacks in turn. An n that no data set's pool can hold is an error; one that only some can hold is n/a
+    for the others.
     """
     p = parameters
     protocol = protocol_from(p)
