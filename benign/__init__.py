@@ -32,7 +32,8 @@ Running and recording:
     sweep       grids of runs: chunked, cached, resumable, on any concurrent.futures executor
     progress    progress bars for long work
     records     what every run leaves next to its results (metrics.json)
-    notebooks   the notebooks as runnable programs: parameters, profiles, headless execution
+    settings    every experiment's settings: the papers' values once, each notebook's presets (smoke, book, paper)
+    notebooks   the notebooks as runnable programs: settings from a profile, headless execution
     cli         the command line: benign list | run | book
     book        build the Jupyter Book at one profile
     speed       the benchmarks' records and the book's Speed page
@@ -59,7 +60,7 @@ __version__ = "0.1.0"
 __all__ = ["authors", "book", "checks", "cli", "clock", "clockread", "data", "device", "draws", "encoder", "etasweep",
            "expected", "grams", "heatmaps", "ledger", "models", "notebooks", "onelayer", "pages", "paper2",
            "paper2_edge", "paper2_rules", "paths", "plots", "progress", "realdata", "realdata_rules", "records",
-           "regimes", "regionmap", "rules", "speed", "sweep", "synthetic", "tables", "textcheck", "theory",
+           "regimes", "regionmap", "rules", "settings", "speed", "sweep", "synthetic", "tables", "textcheck", "theory",
            "thresholds", "timing", "verdicts", "words"]
 
 

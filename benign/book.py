@@ -132,8 +132,8 @@ def interrupt(children: dict, running) -> None:
 
 
 def check(profile_name: str) -> None:
-    """Every notebook's parameters at the profile (its profile file read, every value checked), before anything
-    runs: a bad profile is one line, not one failure per notebook."""
+    """Every notebook's settings at the profile (every value checked), before anything runs: a bad profile is one
+    line, not one failure per notebook."""
     for name in toc_notebooks():
         notebooks.resolve(name, profile_name)
 
@@ -360,8 +360,8 @@ PROJECT = ("README.md", "CONTRIBUTING.md", "Makefile", "pyproject.toml", "constr
 
 
 def source_archive(folder: Path) -> Path:
-    """The project this book was built from (package, notebooks, profiles, tests), as one archive: the downloaded
-    notebooks import `benign` and read their parameters' rules from notebooks/."""
+    """The project this book was built from (package, notebooks, tests), as one archive: the downloaded notebooks
+    import `benign`, which holds their settings and presets."""
     import tarfile
 
     from . import __version__
@@ -396,7 +396,7 @@ def downloads_page(records: dict[str, dict], profile_name: str) -> str:
     lines = ["# Downloads", "", "Every figure of this build as PNG and PDF, every executed notebook, and its record.",
              "", "## The package", "",
              f"The notebooks import `benign`. {{download}}`{archive} <../downloads/{archive}>` is the project this book "
-             f"was built from (commit `{commit}`): the package, the notebooks with their profiles, the tests. To rerun a "
+             f"was built from (commit `{commit}`): the package, the notebooks, the tests. To rerun a "
              "downloaded notebook:", "",
              "```bash", f"tar xzf {archive} && cd benign-{__version__}",
              "python3 -m venv .venv   # Python 3.11+",

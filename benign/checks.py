@@ -9,6 +9,7 @@ error, exit code 2) for the command line. `keywords` makes a public function ref
 
 from __future__ import annotations
 
+import ast
 import functools
 import inspect
 import math
@@ -208,6 +209,36 @@ GEOMETRIC = ("the signal-norm grid of the SNR map is geometric now: use 'signal_
              "'signal_norm_steps_per_doubling'")
 REPLACED = {"max_steps": "phase 2 is bounded in epochs now: use 'stop_when_fitted', 'max_epochs' and 'max_epochs_from_n'",
             "signal_norm_values": GEOMETRIC, "rho_values": GEOMETRIC}
+
+
+def _describe(default) -> str:
+    return {bool: "True or False", int: "an integer", float: "a number", str: "a string",
+            list: "a list, e.g. [1, 2]"}.get(type(default), type(default).__name__)
+
+
+def coerce(name: str, raw, default):
+    """A value given for a field: a command-line string read as the type of the field's default, and any value of
+    another type refused in one line."""
+    if not isinstance(raw, str):
+        value = raw
+    elif isinstance(default, bool):
+        lowered = raw.lower()
+        if lowered not in ("true", "false", "1", "0"):
+            raise ParameterError(f"{name} = {raw!r} is not allowed: {name} must be True or False")
+        value = lowered in ("true", "1")
+    elif isinstance(default, (int, float, list)):
+        try:
+            value = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            value = raw
+    else:
+        value = raw
+    ok = (isinstance(value, type(default)) and not (isinstance(value, bool) and not isinstance(default, bool))) or (
+        isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool))
+    if not ok:
+        raise ParameterError(f"{name} = {raw!r} is not allowed: {name} must be {_describe(default)}"
+                             f" (default {default!r})")
+    return float(value) if isinstance(default, float) else value
 
 
 def unknown_parameter(name: str, known, where: str) -> ParameterError:

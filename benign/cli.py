@@ -1,8 +1,8 @@
 """`benign list | run | book`: the companion's notebooks from the command line.
 
-Bad input (an unknown notebook, profile or parameter, a value of the wrong type or range, a profile file that is
-not a mapping, an output folder that cannot be written or holds another notebook's results) prints one line and
-exits with code 2; nothing already in --out is touched. Ctrl-C stops the work within a second or two, keeps what
+Bad input (an unknown notebook, profile or setting, a value of the wrong type or range, settings that cannot run
+together, an output folder that cannot be written or holds another notebook's results) prints one line and exits
+with code 2; nothing already in --out is touched. Ctrl-C stops the work within a second or two, keeps what
 finished (sweep chunks, fine-tuning runs), prints one line and exits with code 130.
 """
 
@@ -24,7 +24,7 @@ class _Parser(argparse.ArgumentParser):
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="benign", description="Run the companion's notebooks and build its book.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    sub.add_parser("list", help="the notebooks, their parameters and defaults")
+    sub.add_parser("list", help="the notebooks, their settings and defaults")
     run = sub.add_parser("run", help="execute a notebook headless (papermill)")
     run.add_argument("notebook")
     run.add_argument("--profile", default="book", help="smoke, book (default) or paper")

@@ -1,7 +1,13 @@
-"""The notebooks as runnable programs: their parameters, profiles, validation and headless execution.
+"""The notebooks as runnable programs: their settings, profiles and headless execution.
 
-A notebook is a jupytext percent file in notebooks/ with one `parameters` cell of plain literals, the `book` profile;
-notebooks/profiles/<name>.yml holds the `smoke` and `paper` overrides. Every notebook begins so (see `start`):
+A notebook is a jupytext percent file in notebooks/ whose one `parameters` cell names a profile and overrides of
+its settings (`benign.settings`, where every setting, default and preset is written); papermill sets them:
+
+    profile = "book"  # smoke, book or paper
+    overrides = {}  # e.g. {"seed": 7}
+    out_dir = ""
+
+and the notebook begins so (see `start`): its settings made, checked, and given to the notebook as names.
 
     from benign import notebooks
     nb = notebooks.start("fig3_dynamics", globals())
@@ -9,10 +15,8 @@ notebooks/profiles/<name>.yml holds the `smoke` and `paper` overrides. Every not
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import json
-import math
 import os
 import shutil
 import signal
@@ -23,14 +27,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
-from .checks import ParameterError, check, unknown_parameter
-from .paths import NOTEBOOKS, PROFILES, results_dir
+from .checks import ParameterError
+from .paths import NOTEBOOKS, results_dir
 from .progress import TTY_ENV, terminal_name
 from .records import FIGURE_KEY, check_out, move_in, output_dir, remove_stale, save_figure, save_metrics, write_atomic
+from .settings import PROFILE_NAMES, SETTINGS, Settings
 
-PROFILE_NAMES = ("smoke", "book", "paper")
 
 
 class NotebookFailed(RuntimeError):
@@ -51,36 +53,24 @@ def path(name: str) -> Path:
     return NOTEBOOKS / f"{name}.py"
 
 
-def _parameter_cell(name: str):
-    import jupytext
-
-    nb = jupytext.read(path(name))
-    cells = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
-    if len(cells) != 1:
-        raise RuntimeError(f"{name} must have exactly one cell tagged 'parameters', found {len(cells)}")
-    return nb, cells[0]
+def settings_type(name: str) -> type[Settings]:
+    """The settings type of a notebook (`benign.settings`)."""
+    path(name)
+    return SETTINGS[name]
 
 
 def defaults(name: str) -> dict:
-    """The notebook's parameters and their default (book) values, read from its `parameters` cell."""
-    _, cell = _parameter_cell(name)
-    params = {}
-    for node in ast.parse(cell.source).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            params[node.targets[0].id] = ast.literal_eval(node.value)
-    return params
-
-
-def current(name: str, namespace: dict) -> dict:
-    """The values a running notebook holds for its parameters (out_dir aside): call with `globals()`."""
-    return {k: namespace[k] for k in defaults(name) if k != "out_dir"}
+    """The notebook's settings and their default (book) values."""
+    return settings_type(name)().values()
 
 
 @dataclass
 class Notebook:
-    """A running notebook: its name, checked parameters, output folder, compute device and CPU threads."""
+    """A running notebook: its name, settings (and their values by name), output folder, compute device and CPU
+    threads."""
 
     name: str
+    settings: Settings
     parameters: dict
     out: Path
     device: object  # torch.device
@@ -134,19 +124,22 @@ class Notebook:
 
 
 def start(name: str, namespace: dict) -> Notebook:
-    """What every notebook does first: check its parameters (read from `namespace`, i.e. `globals()`), set the plot
-    style, make its output folder, resolve its device (parameter `device`; cpu for a notebook without one) and set
-    its CPU threads (parameter `cpu_threads`: a number fixes them for every block of work, 0 leaves each block
-    to the thread policy of `benign.device`)."""
+    """What every notebook does first: make its settings from `profile` and `overrides` in `namespace` (i.e.
+    `globals()`: the parameters cell) and give every setting to the notebook as a name (`n`, `rho`, …, as the maths
+    writes them), set the plot style, make its output folder, resolve its device (setting `device`; cpu for a
+    notebook without one) and set its CPU threads (setting `cpu_threads`: a number fixes them for every block of
+    work, 0 leaves each block to the thread policy of `benign.device`).
+
+    A setting assigned by name before this call (plain papermill's `-p seed 7`) overrides the profile too; a name
+    this call set itself before (a notebook's cells run again) does not."""
     import torch
 
     from .device import CPU_THREADS_ENV, resolve_device, thread_count
     from .plots import style
 
-    parameters = current(name, namespace)
-    for pname, value in parameters.items():
-        check(pname, value)
-    check_together(name, parameters)
+    settings = settings_type(name).preset(namespace.get("profile", "book"), given(name, namespace), where=name)
+    parameters = settings.values()
+    namespace.update(parameters, **{GIVEN_KEY: dict(parameters)})
     style()
     show_tables_as_pages_do()
     interrupt_in_one_line()
@@ -154,8 +147,24 @@ def start(name: str, namespace: dict) -> Notebook:
         os.environ[CPU_THREADS_ENV] = str(parameters["cpu_threads"])
     threads = thread_count()
     torch.set_num_threads(threads)
-    return Notebook(name, parameters, output_dir(name, namespace.get("out_dir", "")),
+    return Notebook(name, settings, parameters, output_dir(name, namespace.get("out_dir", "")),
                     resolve_device(parameters.get("device", "cpu")), threads)
+
+
+GIVEN_KEY = "_benign_settings_set"  # the values `start` gave a notebook's namespace last time
+
+
+def given(name: str, namespace: dict) -> dict:
+    """The overrides a notebook's namespace holds: `overrides` (a dict), and any setting assigned by name that
+    `start` did not set itself."""
+    overrides = namespace.get("overrides") or {}
+    if not isinstance(overrides, dict):
+        raise ParameterError(f"overrides = {overrides!r} is not allowed: overrides must be a dict of setting names "
+                             "to values, e.g. {'seed': 7}")
+    earlier = namespace.get(GIVEN_KEY, {})
+    named = {k: namespace[k] for k in defaults(name)
+             if k in namespace and not (k in earlier and earlier[k] == namespace[k])}
+    return {**named, **overrides}
 
 
 def kernel_shell():
@@ -207,114 +216,15 @@ def title(name: str) -> str:
 
 
 def profile(name: str, profile_name: str) -> dict:
-    """The overrides a profile applies to the defaults (`book` applies none). A profile file holding only
-    `profiles_of: OTHER` uses OTHER's profiles (two notebooks that must read the same runs share one file)."""
+    """The settings a profile changes from the defaults (`book` changes none)."""
     if profile_name not in PROFILE_NAMES:
         raise ParameterError(f"unknown profile {profile_name!r}: use one of {', '.join(PROFILE_NAMES)}")
-    file = PROFILES / f"{name}.yml"
-    profiles = read_profiles(file) if file.exists() else {}
-    if "profiles_of" in profiles:
-        return profile(profiles["profiles_of"], profile_name)
-    return dict(profiles.get(profile_name) or {})
-
-
-def read_profiles(file: Path) -> dict:
-    """A profile file: a mapping of profile names to mappings of parameters (or `profiles_of: NOTEBOOK`). One-line
-    ParameterError naming the file (and the line) when it is not valid YAML or not of that shape."""
-    try:
-        profiles = yaml.safe_load(file.read_text())
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise ParameterError(f"profile file {file} is not valid YAML{where}: {problem}") from None
-    profiles = {} if profiles is None else profiles
-    if not isinstance(profiles, dict):
-        raise ParameterError(f"profile file {file} holds a {_kind(profiles)}: it must map profile names "
-                             f"({', '.join(PROFILE_NAMES)}) to parameters")
-    for key, section in profiles.items():
-        if key == "profiles_of":
-            if not (isinstance(section, str) and section in names()):
-                raise ParameterError(f"profile file {file}: profiles_of = {section!r} must name a notebook")
-        elif key not in PROFILE_NAMES:
-            raise ParameterError(f"profile file {file} has a section {key!r}: use {', '.join(PROFILE_NAMES)} or "
-                                 "profiles_of")
-        elif not (section is None or isinstance(section, dict)):
-            raise ParameterError(f"profile file {file}: section {key!r} holds a {_kind(section)}: it must map "
-                                 "parameter names to values (name: value, one per line)")
-    return profiles
-
-
-def _kind(value) -> str:
-    return {list: "list", str: "string", int: "number", float: "number", bool: "truth value"}.get(type(value),
-                                                                                                 type(value).__name__)
-
-
-def _describe(default) -> str:
-    return {bool: "True or False", int: "an integer", float: "a number", str: "a string",
-            list: "a list, e.g. [1, 2]"}.get(type(default), type(default).__name__)
-
-
-def coerce(pname: str, raw, default):
-    """A command-line string turned into the type of the parameter's default."""
-    if not isinstance(raw, str):
-        value = raw
-    elif isinstance(default, bool):
-        lowered = raw.lower()
-        if lowered not in ("true", "false", "1", "0"):
-            raise ParameterError(f"{pname} = {raw!r} is not allowed: {pname} must be True or False")
-        value = lowered in ("true", "1")
-    elif isinstance(default, (int, float, list)):
-        try:
-            value = ast.literal_eval(raw)
-        except (ValueError, SyntaxError):
-            value = raw
-    else:
-        value = raw
-    ok = (isinstance(value, type(default)) and not (isinstance(value, bool) and not isinstance(default, bool))) or (
-        isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool))
-    if not ok:
-        raise ParameterError(f"{pname} = {raw!r} is not allowed: {pname} must be {_describe(default)}"
-                             f" (default {default!r})")
-    return float(value) if isinstance(default, float) else value
+    return dict(settings_type(name).PRESETS.get(profile_name, {}))
 
 
 def resolve(name: str, profile_name: str = "book", overrides: dict | None = None) -> dict:
     """Defaults, then the profile, then `overrides`; every name known, every value of the right type and range."""
-    params = defaults(name)
-    chosen = {**profile(name, profile_name), **(overrides or {})}
-    for pname, raw in chosen.items():
-        if pname not in params:
-            raise unknown_parameter(pname, list(params), name)
-        params[pname] = coerce(pname, raw, params[pname])
-    for pname, value in params.items():
-        check(pname, value)
-    check_together(name, params)
-    return params
-
-
-def check_together(name: str, params: dict) -> None:
-    """Settings that pass their own rules but cannot run together, refused (ParameterError) before a kernel starts.
-    Paper 1's label noise (deterministic, the authors') flips ⌈n·η⌉ // 2 labels of each class: a positive noise ratio
-    η must flip at least one label of each class and leave one of each clean, or the page has no noisy sample to
-    show (paper 2's notebooks draw their flips at random)."""
-    eta = params.get("noise_ratio")
-    if name.startswith("paper2") or not eta or params.get("label_noise", "deterministic") != "deterministic":
-        return
-    for key, value in params.items():
-        if key == "n" or key.startswith("n_values"):
-            for n in value if isinstance(value, list) else [value]:
-                if not _flips_both_ways(n, eta):
-                    least = next(m for m in range(2, 10**6) if _flips_both_ways(m, eta))
-                    which = f"each of {key}" if isinstance(value, list) else key
-                    raise ParameterError(f"{key} = {value!r} with noise_ratio = {eta} flips "
-                                         f"{math.ceil(n * eta) // 2} of the {n // 2} labels of each class (⌈n·η⌉/2, "
-                                         f"rounded down): {which} must be at least {least} at this noise ratio")
-
-
-def _flips_both_ways(n: int, eta: float) -> bool:
-    flips = math.ceil(n * eta) // 2
-    return flips >= 1 and n // 2 - flips >= 1
+    return settings_type(name).preset(profile_name, overrides, where=name).values()
 
 
 class Interrupted(KeyboardInterrupt):
@@ -343,8 +253,9 @@ def run(name: str, profile_name: str = "book", overrides: dict | None = None, ou
     terminal = terminal_name()
     progress = terminal is not None if progress is None else progress
     params = resolve(name, profile_name, overrides)
-    if progress and "progress" in params and "progress" not in (overrides or {}):
-        params["progress"] = True
+    chosen = {k: params[k] for k in overrides or {}}  # read as their types
+    if progress and "progress" in params and "progress" not in chosen:
+        chosen["progress"] = True
     out = Path(out) if out else results_dir(name, profile_name)
     foreign = check_out(name, out, force)
     remove_stale(out)
@@ -358,7 +269,8 @@ def run(name: str, profile_name: str = "book", overrides: dict | None = None, ou
         with _environment({TTY_ENV: terminal if progress else None}), _interrupts_to_kernels() as kernels:
             try:
                 papermill.execute_notebook(str(source), str(work / f"{name}.ipynb"),
-                                           parameters={**params, "out_dir": str(work)}, kernel_name=kernel,
+                                           parameters={"profile": profile_name, "overrides": chosen,
+                                                       "out_dir": str(work)}, kernel_name=kernel,
                                            progress_bar=progress, cwd=str(NOTEBOOKS),
                                            kernel_manager_class=_local_kernel_manager(os.path.join(sockets, "ipc"),
                                                                                       kernels))

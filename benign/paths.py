@@ -5,7 +5,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
-PROFILES = NOTEBOOKS / "profiles"
 RESULTS_ENV = "BENIGN_RESULTS"  # another results folder (a test build's); the book passes it to its notebooks
 RESULTS = Path(os.environ.get(RESULTS_ENV) or ROOT / "results")
 BOOK_BUILD = ROOT / "_build"

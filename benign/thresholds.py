@@ -2,9 +2,8 @@
 
 The ledger's rules (`benign.ledger`) and the pages that draw a regime read these and nothing else, so one notion
 (a harmful cost, a selected token, a fitted set of labels, a slope that matches) has one value across the book.
-A notebook's parameter cell keeps plain literals (papermill needs them); where a parameter names the same notion
-as a threshold here (`attention_level`, `test_threshold`), `tests/test_ledger.py` checks that its default is this
-value.
+A notebook's setting that names the same notion as a threshold here (`attention_level`, `test_threshold`) takes
+its default from here (`benign.settings`).
 """
 
 from __future__ import annotations

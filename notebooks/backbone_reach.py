@@ -30,23 +30,16 @@
 # text rows of Table 2 stand beside them where this build has their runs: {glue:md}`text_beside`.
 
 # %% tags=["parameters"]
-dataset = "mnist_5k"  # the image data set every backbone of the family fine-tunes on (Table 2's digits row)
-vit_depths = [1, 2, 3, 4]  # depths of the small ViTs made here, width 128 (Table 2's default is one of them)
-vit_widths = []  # widths of further ViTs at the deepest depth (another axis of reach; the paper profile adds 64)
-datasets_beside = ["rotten_tomatoes", "rotten_tomatoes_3class"]  # text rows read from Table 2's cached runs
-sample_sizes = [20, 200]  # n, size of the noisy finetune subset
-table2_profile = "book"  # the Table-2 profile whose protocol, seeds, noise and pre-training every backbone runs
-device = "auto"  # auto means cuda, then mps, then cpu
-processes = 2  # backbones made and run side by side in this many processes
-progress = False  # progress bars (benign run turns them on in a terminal)
-out_dir = ""  # empty means results/backbone_reach/book
+profile = "book"  # smoke (seconds), book or paper: the presets of benign.settings.BackboneReach
+overrides = {}  # settings that differ from the profile, by name, e.g. {"sample_sizes": [20]}
+out_dir = ""  # empty: results/backbone_reach/<profile>
 
 # %%
 import time
 
 import pandas as pd
 
-from benign import notebooks, plots
+from benign import notebooks, plots, settings
 from benign.realdata import image_backbone, reading, report, study
 
 nb = notebooks.start("backbone_reach", globals())
@@ -61,7 +54,7 @@ nb = notebooks.start("backbone_reach", globals())
 # level, or a cost just short of the harmful one, never reads as that level.
 
 # %%
-table2 = notebooks.resolve("table2_finetune", table2_profile)  # Table 2's phase 2, unchanged
+table2 = nb.settings.table2().values()  # Table 2's settings at table2_profile: its phase 2, unchanged
 parameters = {**table2, "dataset": dataset, "vit_depths": vit_depths, "vit_widths": vit_widths,
               "datasets_beside": datasets_beside,
               "sample_sizes": sample_sizes, "device": device, "processes": processes, "progress": progress}
@@ -126,7 +119,7 @@ control  # test − base in points at the smallest n (epochs trained, mean over 
 
 # %%
 chosen = study.choose(found)
-default_layers = notebooks.defaults("table2_finetune")["vit_layers"]
+default_layers = settings.Table2Finetune().vit_layers
 metrics = study.study_metrics(found, chosen)
 metrics.update(reading.text_regime_metrics(found))  # the text rows the page lists beside them
 metrics["default_layers"] = float(default_layers)

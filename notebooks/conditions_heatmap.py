@@ -35,28 +35,9 @@
 # stated (unverified).
 
 # %% tags=["parameters"]
-seed = 0  # data, label noise and initialisation
-d_grid = [250, 5000, 250]  # d from, to, step (inclusive)
-signal_norm_grid = [5.0, 100.0, 5.0]  # ‖μ‖ from, to, step (inclusive)
-n = 20  # training samples
-n_test = 1000  # clean test samples
-T = 8  # tokens per input
-n_relevant = 2  # relevant tokens, the set R
-n_weak = 2  # weakly relevant tokens of each kind
-rho = 0.1  # ρ, scale of the weakly relevant tokens
-noise_ratio = 0.2  # η, share of flipped training labels
-learning_rate = 0.005  # α, gradient-descent step size
-num_steps = 1000  # gradient-descent steps
-train_W = False  # False trains p only, the analysed model
-W_init = "identity"  # identity or kaiming
-dtype = "float32"  # float32 or float64
-device = "auto"  # auto: cuda, then mps, then cpu
-cpu_threads = 0  # 0: each block of work takes the cores free of other work (benign.device), a number fixes it
-progress = False  # progress bars (benign run turns them on in a terminal)
-use_cache = True  # reuse finished chunks from .cache/sweeps
-authors_code = True  # also run the authors' main_math_frak.py (benign.authors) over the grid for the table
-authors_grid_every = 2  # ... at every k-th d and ‖μ‖ of the grid (1: all 400 cells, minutes here; paper profile)
-out_dir = ""  # empty: results/conditions_heatmap/book
+profile = "book"  # smoke (seconds), book or paper: the presets of benign.settings.ConditionsHeatmap
+overrides = {}  # settings that differ from the profile, by name, e.g. {"seed": 7}
+out_dir = ""  # empty: results/conditions_heatmap/<profile>
 
 # %%
 import numpy as np

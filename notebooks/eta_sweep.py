@@ -26,32 +26,9 @@
 # section *The sweep over n* runs it again at several $n$ and says whether any of them gives the paper's collapse.
 
 # %% tags=["parameters"]
-seed = 0  # data, label noise and initialisation
-replicates = 3  # seeds seed, seed + 1, … for the largest η, ours and the authors' script
-d = 12000  # token dimension
-signal_norm = 120.0  # ‖μ‖, norm of each class signal
-noise_ratio_grid = [0.0, 0.9, 0.05]  # η from, to, step (inclusive)
-n = 20  # training samples
-n_values = [20, 50, 100, 200, 500]  # n of the sweep over n (this page's trainer), n itself always among them
-n_values_authors = [20]  # n of the sweep over n run by the authors' script, n itself among them (minutes each from 50)
-n_test = 1000  # clean test samples
-T = 8  # tokens per input
-n_relevant = 2  # relevant tokens, the set R
-n_weak = 2  # weakly relevant tokens of each kind
-rho = 0.1  # ρ, scale of the weakly relevant tokens
-learning_rate = 0.005  # α, gradient-descent step size
-num_steps = 1000  # gradient-descent steps
-train_W = False  # the authors train p only for this sweep
-W_init = "identity"  # identity (W is I, no W trained) or kaiming
-label_noise = "deterministic"  # or bernoulli
-authors_test_seed = False  # True: the test set reuses the training seed, as the authors did
-dtype = "float32"  # float32 or float64
-device = "auto"  # auto: cuda, then mps, then cpu
-cpu_threads = 0  # 0: each block of work takes the cores free of other work (benign.device), a number fixes it
-progress = False  # progress bars (benign run turns them on in a terminal)
-use_cache = True  # reuse finished chunks from .cache/sweeps
-authors_code = True  # also run the authors' main_math_frak.py (benign.authors) for the paper-vs-here table
-out_dir = ""  # empty: results/eta_sweep/book
+profile = "book"  # smoke (seconds), book or paper: the presets of benign.settings.EtaSweep
+overrides = {}  # settings that differ from the profile, by name, e.g. {"seed": 7}
+out_dir = ""  # empty: results/eta_sweep/<profile>
 
 # %%
 import numpy as np

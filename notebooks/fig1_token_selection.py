@@ -24,23 +24,9 @@
 # the weakly relevant token carrying $\rho\mu_{Y^{(i)}}$ of a noisy one. The scale $c$ sets the amount of memorisation.
 
 # %% tags=["parameters"]
-seed = 0  # data and label noise of the plotted draw
-replicates = 3  # data draws, seeds seed, seed + 1, …, whose spread the record keeps (the verdicts: outcome_draws)
-d = 10000  # token dimension
-signal_norm = 20.0  # ‖μ‖
-n = 100  # training samples
-n_test = 100  # clean test samples
-T = 8  # tokens per input
-rho = 0.2  # scale of the weakly relevant tokens
-noise_ratio = 0.2  # η
-c_harmful = 1.0  # memorisation scale of each column
-c_benign = 0.06  # memorisation scale c of the benign column
-c_not_overfitting = 0.001  # memorisation scale c of the not overfitting column
-label_noise = "deterministic"  # ceil(n η) flips, half per class, as the authors did; or bernoulli
-authors_test_seed = False  # True: the test set reuses the training seed, as the authors did
-authors_code = True  # also build the query with the authors' data generation (benign.authors) for the table
-outcome_draws = 50  # data draws per column, seeds seed, seed + 1, …, in "How often does each column land"
-out_dir = ""  # empty: results/fig1_token_selection/book
+profile = "book"  # smoke (seconds), book or paper: the presets of benign.settings.Fig1TokenSelection
+overrides = {}  # settings that differ from the profile, by name, e.g. {"seed": 7}
+out_dir = ""  # empty: results/fig1_token_selection/<profile>
 
 # %%
 from benign import authors, expected, notebooks, plots, synthetic, tables, words

@@ -24,34 +24,9 @@
 # sample over 1000 gradient-descent steps, in the paper's three settings.
 
 # %% tags=["parameters"]
-seed = 42  # data, label noise and the initialisation of W of the plotted runs
-replicates = 3  # runs per setting, seeds seed, seed + 1, …: the verdicts rest on all of them
-num_steps = 1000  # gradient-descent steps
-learning_rate = 0.005  # α
-noise_ratio = 0.2  # η, share of flipped training labels
-n = 20  # training samples
-n_test = 1000  # clean test samples
-T = 8  # tokens per input
-rho = 0.1  # scale of the weakly relevant tokens
-log_every = 10  # test metrics every this many steps
-d_balanced = 2000  # the balanced setting (d, ‖μ‖)
-signal_norm_balanced = 20.0  # ‖μ‖ of that setting
-d_large_noise = 4500  # the large-noise setting
-signal_norm_large_noise = 5.0  # ‖μ‖ of that setting
-d_large_signal = 1000  # the large-signal setting
-signal_norm_large_signal = 80.0  # ‖μ‖ of that setting
-label_noise = "deterministic"  # ceil(n η) flips, half per class, as the authors did; or bernoulli
-authors_test_seed = False  # True: the test set reuses the training seed, as the authors did
-dtype = "float32"  # float32 or float64
-device = "auto"  # auto: cuda, then mps, then cpu
-cpu_threads = 0  # 0: each block of work takes the cores free of other work (benign.device), a number fixes it
-progress = False  # progress bars (benign run turns them on in a terminal)
-authors_code = True  # also run the authors' main.py (benign.authors) for the paper-vs-here table
-authors_max_d = 2000  # ... for the settings with d up to this (its cost grows as d², about 10 s at d 1000 here)
-authors_stream = "final"  # ... on the data stream of their final main.py (c563aae), or "january" (expt, 492715f)
-use_cache = True  # reuse the authors' runs from .cache/sweeps
-outcome_draws = 50  # draws of (data, W₀) per setting (seeds seed, seed + 1, …) in "How often does each …"
-out_dir = ""  # empty: results/fig3_dynamics/book
+profile = "book"  # smoke (seconds), book or paper: the presets of benign.settings.Fig3Dynamics
+overrides = {}  # settings that differ from the profile, by name, e.g. {"seed": 7}
+out_dir = ""  # empty: results/fig3_dynamics/<profile>
 
 # %%
 from benign import (authors, data, expected, notebooks, paths, plots, sweep, synthetic, tables, theory, thresholds,

@@ -31,36 +31,9 @@
 # Both curves are drawn with constant one, with the three settings of Figure 3 marked.
 
 # %% tags=["parameters"]
-seed = 42  # one seed for every cell: cells of one d share data noise and the initialisation of W
-d_grid = [250, 5000, 125]  # start, stop, step (inclusive)
-signal_norm_grid = [5.0, 100.0, 2.5]  # ‖μ‖ from, to, step (inclusive)
-n = 20  # training samples
-n_test = 1000  # clean test samples
-T = 8  # tokens per input
-rho = 0.1  # ρ, scale of the weakly relevant tokens
-noise_ratio = 0.2  # η, share of flipped training labels
-learning_rate = 0.005  # α, gradient-descent step size
-num_steps = 1000  # gradient-descent steps
-label_noise = "deterministic"  # or bernoulli
-authors_test_seed = False  # True: the test set reuses the training seed, as the authors did
-test_threshold = 0.95  # test accuracy separating benign from harmful in the observed regime map
-dtype = "float32"  # float32 or float64
-device = "auto"  # auto: cuda, then mps, then cpu
-cpu_threads = 0  # 0: each block of work takes the cores free of other work (benign.device), a number fixes it
-progress = False  # progress bars (benign run turns them on in a terminal)
-use_cache = True  # reuse finished chunks from .cache/sweeps
-authors_code = True  # also run the authors' main.py (benign.authors) at Figure 3's cells for the table
-authors_max_d = 2000  # ... for the cells with d up to this (its cost grows as d², about 10 s at d 1000 here)
-authors_stream = "final"  # ... on the data stream of their final main.py (c563aae), or "january" (expt, 492715f)
-# the same cells over training time (benign.regimes through the theorem's clock, benign.clock)
-d_values_long = [250, 500, 1000, 1500, 2000, 3000, 4500]  # d of the long runs (values of the grid above)
-signal_norm_values_long = [5.0, 7.5, 10.0, 15.0, 20.0, 40.0, 60.0, 80.0]  # ‖μ‖ of the long runs
-num_steps_long = 100000  # gradient-descent steps of every long run
-snapshot_steps = [1000, 10000, 100000]  # steps at which the map is drawn again (1000 is the paper's snapshot)
-attention_level = 0.5  # mean test attention on the relevant token that counts as "selected"
-history_points = 60  # log-spaced logged steps per long run
-block = 512  # steps per block of the long runs (their buffers: block × runs × 4nT numbers)
-out_dir = ""  # empty: results/fig5_heatmap/book
+profile = "book"  # smoke (seconds), book or paper: the presets of benign.settings.Fig5Heatmap
+overrides = {}  # settings that differ from the profile, by name, e.g. {"seed": 7}
+out_dir = ""  # empty: results/fig5_heatmap/<profile>
 
 # %%
 import json

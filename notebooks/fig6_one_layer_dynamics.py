@@ -38,35 +38,9 @@
 # (`benign run fig6_one_layer_dynamics --profile paper`) runs the paper's scale; it is meant for a GPU.
 
 # %% tags=["parameters"]
-seed = 42  # data, label noise and the initialisation of every parameter of the plotted runs
-replicates = 3  # runs per setting, seeds seed, seed + 1, …: the verdicts rest on all of them
-num_steps = 1000  # SGD steps
-learning_rate = 0.005  # α
-noise_ratio = 0.2  # η, share of flipped training labels
-n = 20  # training samples
-n_test = 1000  # clean test samples
-T = 8  # tokens per input
-rho = 0.1  # scale of the weakly relevant tokens
-log_every = 20  # test metrics every this many steps
-hidden = 2000  # MLP width at the paper scale
-skip = True  # residual connections (False: the variant without)
-scale = 10  # d and hidden divided by this, signal norms by its fourth root; 1 is the paper scale
-d_balanced = 2000  # settings at the paper scale
-signal_norm_balanced = 20.0  # ‖μ‖ of that setting
-d_harmful = 5000  # the harmful setting
-signal_norm_harmful = 5.0  # ‖μ‖ of that setting
-d_not_overfitting = 1000  # the not-overfitting setting
-signal_norm_not_overfitting = 100.0  # ‖μ‖ of that setting
-test_threshold = 0.95  # test accuracy separating benign from harmful in the observed regime (thresholds.TEST_GOOD)
-label_noise = "deterministic"  # ceil(n η) flips, half per class, as the authors did; or bernoulli
-authors_test_seed = False  # True: the test set reuses the training seed, as the authors did
-dtype = "float32"  # float32 or float64
-device = "auto"  # auto: cuda, then mps, then cpu
-cpu_threads = 0  # 0: each block of work takes the cores free of other work (benign.device), a number fixes it
-progress = False  # progress bars (benign run turns them on in a terminal)
-authors_code = True  # also run the authors' main_one_layer.py (benign.authors) at the settings run here
-use_cache = True  # reuse the authors' runs from .cache/sweeps
-out_dir = ""  # empty: results/fig6_one_layer_dynamics/book
+profile = "book"  # smoke (seconds), book or paper: the presets of benign.settings.Fig6OneLayerDynamics
+overrides = {}  # settings that differ from the profile, by name, e.g. {"seed": 7}
+out_dir = ""  # empty: results/fig6_one_layer_dynamics/<profile>
 
 # %%
 import pandas as pd

@@ -42,29 +42,9 @@
 # paper's axes.
 
 # %% tags=["parameters"]
-seed = 42  # one seed for every cell: cells of one d share data noise and the initialisation
-d_grid = [500, 5000, 750]  # start, stop, step (inclusive), at the paper scale
-signal_norm_grid = [5.0, 95.0, 15.0]  # ‖μ‖ from, to, step (inclusive)
-scale = 10  # d and hidden divided by this, signal norms by its fourth root; 1 is the paper scale
-hidden = 2000  # MLP width at the paper scale
-skip = True  # residual connections (False: the variant without)
-n = 20  # training samples
-n_test = 1000  # clean test samples
-T = 8  # tokens per input
-rho = 0.1  # ρ, scale of the weakly relevant tokens
-noise_ratio = 0.2  # η, share of flipped training labels
-learning_rate = 0.005  # α, gradient-descent step size
-num_steps = 1000  # gradient-descent steps
-label_noise = "deterministic"  # or bernoulli
-authors_test_seed = False  # True: the test set reuses the training seed, as the authors did
-test_threshold = 0.95  # test accuracy separating benign from harmful in the observed regime map (thresholds.TEST_GOOD)
-dtype = "float32"  # float32 or float64
-device = "auto"  # auto: cuda, then mps, then cpu
-cpu_threads = 0  # 0: each block of work takes the cores free of other work (benign.device), a number fixes it
-progress = False  # progress bars (benign run turns them on in a terminal)
-use_cache = True  # reuse finished chunks from .cache/sweeps
-authors_code = True  # also run the authors' main_one_layer.py (benign.authors) at the three named cells
-out_dir = ""  # empty: results/fig7_one_layer_heatmap/book
+profile = "book"  # smoke (seconds), book or paper: the presets of benign.settings.Fig7OneLayerHeatmap
+overrides = {}  # settings that differ from the profile, by name, e.g. {"seed": 7}
+out_dir = ""  # empty: results/fig7_one_layer_heatmap/<profile>
 
 # %%
 import numpy as np

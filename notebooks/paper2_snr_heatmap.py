@@ -34,22 +34,9 @@
 # {glue:md}`d_outside_assumption_words:myst`
 
 # %% tags=["parameters"]
-seed = 0  # first seed, the others follow it
-num_seeds = 3  # data draws per cell
-d = 40000  # token dimension
-noise_ratio = 0.05  # η, probability that a training label is flipped
-n_values = [50, 100, 200, 400, 800, 1600]  # training samples, one column each
-signal_norm_min = 2.0  # smallest ‖μ‖ of the grid (paper 2's ρ)
-signal_norm_max = 256.0  # largest ‖μ‖ of the grid
-signal_norm_steps_per_doubling = 8  # m: the ‖μ‖ grid's ratio is 2^(1/m), the resolution of the edge
-n_tail_min = 200  # the edge's slope is fitted over n ≥ this (fixed before the run); smaller n are reported apart
-n_test = 500  # clean test samples per draw
-step_size_factors = [2.0, 200.0]  # c, step t has step size β_t of c_t times n/d
-min_test_acc = 0.95  # a cell is benign if it interpolates with at least this test accuracy
-dtype = "float32"  # float32 or float64
-device = "auto"  # auto: cuda, then mps, then cpu
-cpu_threads = 0  # 0: each block of work takes the cores free of other work (benign.device), a number fixes it
-out_dir = ""  # empty: results/paper2_snr_heatmap/book
+profile = "book"  # smoke (seconds), book or paper: the presets of benign.settings.Paper2SnrHeatmap
+overrides = {}  # settings that differ from the profile, by name, e.g. {"seed": 7}
+out_dir = ""  # empty: results/paper2_snr_heatmap/<profile>
 
 # %%
 import time

@@ -38,19 +38,9 @@
 # {glue:text}`n_snr2:.2f`, and its draw flips {glue:text}`flipped_count:.0f` of the $n$ training labels.
 
 # %% tags=["parameters"]
-seed = 0  # signal directions, labels, flips, token order and noise
-n = 200  # training samples
-d = 40000  # token dimension
-signal_norm = 30.0  # ‖μ‖, the norm of μ₊ and μ₋ (paper 2's ρ)
-noise_ratio = 0.05  # η, probability that a training label is flipped
-n_test = 1000  # clean test samples
-step_sizes_seed = [0.01, 0.01]  # β, one step size per GD step: small steps, the public example notebook's
-step_sizes_benign = [0.01, 1.0]  # a small first and a large second step
-step_sizes_harmful = [0.5, 1.0]  # a large first step
-dtype = "float32"  # float32 or float64
-device = "auto"  # auto: cuda, then mps, then cpu
-cpu_threads = 0  # 0: each block of work takes the cores free of other work (benign.device), a number fixes it
-out_dir = ""  # empty: results/paper2_two_steps/book
+profile = "book"  # smoke (seconds), book or paper: the presets of benign.settings.Paper2TwoSteps
+overrides = {}  # settings that differ from the profile, by name, e.g. {"seed": 7}
+out_dir = ""  # empty: results/paper2_two_steps/<profile>
 
 # %%
 import time

@@ -58,35 +58,14 @@
 # {cite}`li2002trec`; a local folder works wherever a hub name does.
 
 # %% tags=["parameters"]
-datasets = ["rotten_tomatoes", "rotten_tomatoes_3class", "mnist_5k", "fashion_mnist"]  # offline; online mnist, sst2…
-text_backbone = "all-minilm-l6-v2"  # offline; online bert-base-uncased, or a local folder
-image_backbone = "vit-mnist-digits"  # small ViT pre-trained here; online google/vit-base-patch16-224-in21k
-noise_ratios = [0.0, 0.2]  # η, share of labels replaced by a different class
-sample_sizes = [20, 200, 1000]  # n, size of the noisy finetune subset
-seeds = [42, 314, 2718]  # one run per seed, as the paper's three
-pretrain_num_epochs = 300  # phase 1 epochs, as the paper
-num_epochs = 2000  # phase 2's schedule: the learning rate decays linearly to 0 over this many epochs
-stop_when_fitted = True  # phase 2 stops a run once it predicts every training label, the noisy ones included
-max_epochs = 300  # phase 2 runs at most this many epochs for n of max_epochs_from_n or more, 0 means no cap
-max_epochs_from_n = 1000  # the epoch cap applies to these n (the CPU's budget), 0 means to every n
-batch_size = 16  # the authors' batch size
-optimizer = "adamw"  # adamw as the authors ran it, or sgd as they configured it
-add_special_tokens = False  # the authors fed BERT without CLS and SEP tokens
-pretrain_size = 0  # clean phase 1 subset, 0 means the data set's size (the paper's for its data sets)
-max_test = 0  # 0 means the whole test split
-vit_pretrain_epochs = 30  # how the small ViT is pre-trained on the MNIST digits kept for it
-vit_pretrain_samples = 2000  # digits it is pre-trained on, none drawn by the protocol
-vit_layers = 2  # the small ViT's depth, chosen by the backbone study (backbone_reach) from 1 to 4
-device = "auto"  # auto means cuda, then mps, then cpu
-cpu_threads = 1  # per process: 1 is far faster than 2 on a busy 2-core CPU (benchmarks/under_load.py); 0: the default
-processes = 2  # rows computed side by side in this many processes
-progress = False  # progress bars (benign run turns them on in a terminal)
-out_dir = ""  # empty means results/table2_finetune/book
+profile = "book"  # smoke (seconds), book or paper: the presets of benign.settings.Table2Finetune
+overrides = {}  # settings that differ from the profile, by name, e.g. {"seeds": [42]}
+out_dir = ""  # empty: results/table2_finetune/<profile>
 
 # %%
 import time
 
-from benign import expected, notebooks, plots, words
+from benign import expected, notebooks, plots, settings, words
 from benign.realdata import findings, report, runs
 
 nb = notebooks.start("table2_finetune", globals())
@@ -230,8 +209,8 @@ metrics["vit_depth"] = words.count(vit_layers, "layer")  # the small ViT's depth
 metrics["cap_words"] = findings.cap_words(max_epochs, max_epochs_from_n)
 metrics["image_unfitted"] = findings.unfitted_words(found[found.kind == "image"], num_epochs, max_epochs,
                                                   max_epochs_from_n)
-studies = [(study, notebooks.resolve("table2_finetune", study["table2_profile"]))  # the backbone study's profiles
-           for study in (notebooks.resolve("backbone_reach", name) for name in notebooks.PROFILE_NAMES)]
+studies = [(study.values(), study.table2().values())  # the backbone study's profiles and the Table 2 each runs
+           for study in (settings.BackboneReach.preset(name) for name in settings.PROFILE_NAMES)]
 study_n = findings.study_sizes(nb.parameters, studies)
 metrics["text_study_reading"] = findings.study_words(found[found.kind == "text"], study_n,
                                                      findings.seed_costs(grid, study_n))

@@ -45,37 +45,9 @@
 # delayed after the noise is fitted — by a rule fixed before the run, and reports what the runs show.
 
 # %% tags=["parameters"]
-# the analysed model: only p trained, W = I
-d_values = [2000, 20000]  # dimensions
-n_values = [10, 20]  # training samples
-n_snr2_values = [0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 20.0]  # n·SNR²; the signal norm is σ √(n·SNR² · d / n)
-seeds = [0, 1, 2]  # one run per seed and cell
-learning_rate_factors = [5.0]  # α is factor · n / d (α d / n: the theorem's unit of time with W₀ I)
-num_steps = 50000  # gradient-descent steps of every run
-# the same grid at a second step size, to test τ ∝ 1/α (one d and n)
-learning_rate_factors_small = [0.5]  # a tenth of the step size
-d_values_small = [20000]  # dimensions at that step size
-n_values_small = [20]  # training samples at that step size
-# the experiments' model: W and p trained from kaiming W₀ (d² memory: smaller d)
-d_values_trained_W = [2000]  # dimensions with W trained
-n_values_trained_W = [20]  # training samples with W trained
-num_steps_trained_W = 10000  # gradient-descent steps with W trained
-# shared
-noise_ratio = 0.2  # η
-n_test = 300  # clean test samples per run
-T = 8  # tokens per input
-rho = 0.1  # ρ, scale of the weakly relevant tokens
-delta = 0.01  # the theorem's δ: test error below δ
-epsilon = 0.5  # training loss below ε
-attention_level = 0.5  # mean test attention on the relevant token that counts as "selected"
-history_points = 120  # log-spaced logged steps per run
-block = 1024  # steps per block of the long-run mode (its buffers: block × runs × 2nT numbers)
-dtype = "float64"  # float32 or float64
-device = "auto"  # auto: cuda, then mps, then cpu
-cpu_threads = 0  # 0: each block of work takes the cores free of other work (benign.device), a number fixes it
-use_cache = True  # reuse finished batches from .cache/sweeps
-progress = False  # progress bars (benign run turns them on in a terminal)
-out_dir = ""  # empty: results/theory_clock/book
+profile = "book"  # smoke (seconds), book or paper: the presets of benign.settings.TheoryClock
+overrides = {}  # settings that differ from the profile, by name, e.g. {"seeds": [42]}
+out_dir = ""  # empty: results/theory_clock/<profile>
 
 # %%
 import matplotlib.pyplot as plt

@@ -166,7 +166,7 @@ def test_the_source_archive_holds_what_a_downloaded_notebook_needs(tmp_path):
         names = tar.getnames()
     root = archive.name.removesuffix(".tar.gz")
     for needed in ("pyproject.toml", "Makefile", "constraints.txt", "benign/notebooks.py", "notebooks/fig3_dynamics.py",
-                   "notebooks/profiles/fig3_dynamics.yml"):
+                   "benign/settings.py"):
         assert f"{root}/{needed}" in names, needed
     assert not [n for n in names if "__pycache__" in n or "/results" in n or "/.venv" in n]
 

@@ -145,9 +145,11 @@ def test_papermill_sees_every_parameter_the_notebook_declares(name):
     enough), then warns 'Passed unknown parameter' on every run: each parameter must be one it can read."""
     from papermill.translators import PythonTranslator
 
-    _, cell = notebooks._parameter_cell(name)
+    import jupytext
+
+    cell = next(c for c in jupytext.read(notebooks.path(name)).cells if "parameters" in c.metadata.get("tags", []))
     seen = [p.name for p in PythonTranslator.inspect(cell)]
-    assert seen == list(notebooks.defaults(name))
+    assert seen == ["profile", "overrides", "out_dir"]
 
 
 def test_a_run_in_a_terminal_shows_cells_and_training_progress_there_not_in_the_notebook(tmp_path):
@@ -235,24 +237,3 @@ def test_out_that_cannot_be_written_is_one_line_and_exit_2(benign_cli, tmp_path)
     assert checksums(tmp_path) == before
 
 
-@pytest.mark.parametrize("text,message", [
-    ("smoke:\n  d: 300\n   n: [1,\n", "is not valid YAML at line 3, column 5: mapping values are not allowed here"),
-    ("- d: 300\n", "holds a list: it must map profile names (smoke, book, paper) to parameters"),
-    ("smoke:\n  - d: 300\n", "section 'smoke' holds a list: it must map parameter names to values (name: value, one per line)"),
-    ("smoky:\n  d: 300\n", "has a section 'smoky': use smoke, book, paper or profiles_of"),
-    ("profiles_of: nothing\n", "profiles_of = 'nothing' must name a notebook"),
-], ids=["syntax", "list", "section-list", "unknown-section", "profiles-of"])
-def test_a_broken_profile_file_is_one_line_naming_the_file(tmp_path, monkeypatch, capsys, text, message):
-    from benign import cli
-
-    profiles = tmp_path / "profiles"
-    profiles.mkdir()
-    (profiles / "fig3_dynamics.yml").write_text(text)
-    monkeypatch.setattr(notebooks, "PROFILES", profiles)
-    for argv in (["run", "fig3_dynamics", "--profile", "smoke", "--out", str(tmp_path / "out")],
-                 ["book", "--profile", "smoke", "--output", str(tmp_path / "site")]):
-        assert cli.main(argv) == 2
-        err = capsys.readouterr().err
-        assert err == f"benign: error: profile file {profiles / 'fig3_dynamics.yml'} {message}\n" or \
-            err == f"benign: error: profile file {profiles / 'fig3_dynamics.yml'}: {message}\n", err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["profiles"]  # nothing started, nothing written

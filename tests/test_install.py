@@ -153,13 +153,19 @@ def test_the_hidden_import_fails_where_a_dependency_is_not_declared():
 
 
 def test_the_command_line_says_which_extra_it_needs():
-    """With the core alone, `benign list` ends in one line naming the book extra, not in a traceback."""
-    script = HIDDEN_IMPORT.replace("for module in sys.argv[1].split(\",\"):", "for module in []:") + (
-        "from benign import cli\nsys.exit(cli.main(['list']))\n")
-    done = subprocess.run([sys.executable, "-c", script, "", json.dumps(sorted(allowed(None)))], capture_output=True,
-                          text=True, timeout=300)
+    """With the core alone, `benign list` lists every notebook's settings (they live in the package) and
+    `benign run` ends in one line naming the book extra, not in a traceback."""
+    def cli(*argv):
+        script = HIDDEN_IMPORT.replace("for module in sys.argv[1].split(\",\"):", "for module in []:") + (
+            f"from benign import cli\nsys.exit(cli.main({list(argv)!r}))\n")
+        return subprocess.run([sys.executable, "-c", script, "", json.dumps(sorted(allowed(None)))],
+                              capture_output=True, text=True, timeout=300)
+
+    listed = cli("list")
+    assert listed.returncode == 0 and "fig3_dynamics" in listed.stdout and "learning_rate=0.005" in listed.stdout
+    done = cli("run", "fig3_dynamics", "--profile", "smoke")
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
-    assert done.stderr.startswith("benign: error: benign list needs the book extra (") and "benign[book]" in done.stderr
+    assert done.stderr.startswith("benign: error: benign run needs the book extra (") and "benign[book]" in done.stderr
 
 
 def test_the_text_check_knows_the_extras_as_typed_names():
