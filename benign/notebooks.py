@@ -34,7 +34,6 @@ from .records import FIGURE_KEY, check_out, move_in, output_dir, remove_stale, s
 from .settings import PROFILE_NAMES, SETTINGS, Settings
 
 
-
 class NotebookFailed(RuntimeError):
     """A notebook raised while it ran; `executed` is the executed copy, outputs and traceback included."""
 

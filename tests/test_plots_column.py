@@ -98,12 +98,12 @@ def test_a_one_column_figure_as_narrow_as_a_phone_is_left_as_it_is(tmp_path):
 def test_a_notebook_saves_a_phone_version_of_a_grid_and_the_page_shows_both_versions(tmp_path, monkeypatch):
     import IPython.display
 
-    from benign import book, notebooks
+    from benign import book, notebooks, settings
     from benign.records import FIGURE_KEY
 
     shown = []
     monkeypatch.setattr(IPython.display, "display", lambda image, metadata: shown.append(metadata[FIGURE_KEY]))
-    nb = notebooks.Notebook("fig5_heatmap", {}, tmp_path, "cpu", 1)
+    nb = notebooks.Notebook("fig5_heatmap", settings.Fig5Heatmap(), {}, tmp_path, "cpu", 1)
     nb.save_figure(grid_2x3()[0])
     fig, axes = plt.subplots(2, 1, figsize=(plots.PHONE_WIDTH, 5), layout="constrained")  # as narrow as a phone
     axes[0].plot([0, 1], [0, 1])
