@@ -165,12 +165,20 @@ right.legend([Line2D([], [], color="black", ls="-", marker="o", ms=3)]
              + ([Line2D([], [], color="black", ls="--", marker="x", ms=3)] if len(trainers) > 1 else []),
              [trainers[label][0] for label in trainers], loc="lower left")
 nb.save_figure(fig, "eta_sweep_by_n")
+def digits(value: float, spec: str) -> str:
+    """A number of the table to a fixed number of digits, so a column's numbers line up ('1.370', not '1.37'); '—'
+    where it was not measured."""
+    return "—" if value != value else format(value, spec)
+
+
 pd.DataFrame([{"trainer": trainers[label][0], "n": m, "the paper's collapse": c["as_paper"],  # the verdicts first
                "the paper's ratio collapse": c["ratio_as_paper"], "η = 0.6 and 0.65 one run": c["same_run"],
-               "ratio above one up to η": c["up_to"],
-               "ratio at η = 0.65": c["ratio_0.65"], "test acc. at η = 0.65": c["test_acc_0.65"],
-               "ratio at η = 0.7": c["ratio_0.70"], "test acc. at η = 0.7": c["test_acc_0.70"]}
-              for label, by_m in collapses.items() for m, c in by_m.items()]).round(3)
+               "ratio above one up to η": digits(c["up_to"], ".2f"),
+               "ratio at η = 0.65": digits(c["ratio_0.65"], ".3f"),
+               "test acc. at η = 0.65": digits(c["test_acc_0.65"], ".3f"),
+               "ratio at η = 0.7": digits(c["ratio_0.70"], ".3f"),
+               "test acc. at η = 0.7": digits(c["test_acc_0.70"], ".3f")}
+              for label, by_m in collapses.items() for m, c in by_m.items()])
 
 # %% [markdown]
 # {glue:md}`collapse_by_n`

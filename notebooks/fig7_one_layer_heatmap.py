@@ -21,7 +21,7 @@
 # by the final train and test losses over the grid.
 #
 # The claims ledger ({doc}`../book/summary`) tests both parts. First, which regimes the map holds: a regime counts as
-# a region on at least {glue:md}`region_share_pct` of the cells. Second, whether the test loss is ordered as the
+# a region on at least {glue:md}`region_share_words` of the cells. Second, whether the test loss is ordered as the
 # theory orders harm, growing towards large $d$ and falling towards strong signal. That order is read from
 # least-squares slopes of the cells' test loss against $\log d$ and $\log \|\mu\|$, a direction only beyond
 # {glue:text}`trend_errors:g` standard errors.
@@ -147,6 +147,7 @@ metrics.update({f"{key}_words": words.percent(metrics[key]) for key in
                  "share_test_loss_in_paper_limits")})
 metrics["share_fitted_words"] = words.percent(1 - metrics["share_not_overfitting"])  # every training label fitted
 metrics["region_share"] = thresholds.REGION.value  # a regime's share of the cells that counts as a region
+metrics["region_share_words"] = words.percent(thresholds.REGION.value)  # '1%', as the threshold is set
 metrics["test_threshold_value"] = test_threshold
 metrics["grid_words"] = onelayer.grid_words(d_values, mu_values)
 metrics["marked_words"] = onelayer.marked_words(named_run, d_values, mu_values)
