@@ -86,10 +86,16 @@ def collapse(table: pd.DataFrame, n: int, label_noise: str = "deterministic", se
 NO_FLIP = "no label flipped"  # the Eq. 9 ratio where no label is flipped: no noisy sample to divide by
 
 
-def ratio_cells(ratio) -> list:
-    """An Eq. 9 ratio column as a table shows it: each ratio, and `NO_FLIP` where the noisy samples' sum is empty
-    (the ratio is infinite), never '∞'."""
-    return [NO_FLIP if np.isinf(r) else float(r) for r in np.asarray(ratio, dtype=float)]
+def digits(value: float, spec: str = ".3f") -> str:
+    """A number of the page's tables to a fixed number of digits, so a column's numbers line up ('1.370', not
+    '1.37'); '—' where it was not measured (NaN)."""
+    return "—" if value != value else format(value, spec)
+
+
+def ratio_cells(ratio) -> list[str]:
+    """An Eq. 9 ratio column as a table shows it: each ratio to three decimals (`digits`), and `NO_FLIP` where the
+    noisy samples' sum is empty (the ratio is infinite), never '∞'."""
+    return [NO_FLIP if np.isinf(r) else digits(r) for r in np.asarray(ratio, dtype=float)]
 
 
 def at_least_words(values, fmt: str = ".3f", top: float = 1.0) -> str:

@@ -99,7 +99,8 @@ right.set(title="accuracy", xlabel="η (label-noise rate asked for)", ylim=(0, 1
 plots.legend_clear(right)
 nb.save_figure(fig)
 runs[["noise_ratio", "flipped_share", "frak_ratio", "train_acc", "test_acc"]].assign(
-    frak_ratio=etasweep.ratio_cells(runs.frak_ratio))
+    frak_ratio=etasweep.ratio_cells(runs.frak_ratio), train_acc=runs.train_acc.map(etasweep.digits),
+    test_acc=runs.test_acc.map(etasweep.digits))
 
 # %% [markdown]
 # ## The authors' code
@@ -125,7 +126,8 @@ if authors_code and etasweep.in_authors_setting(page_points[0]):
                                 / (their_by_n.frak_noisy_1 + their_by_n.frak_noisy_2))
     theirs = their_by_n[their_by_n.n == n].reset_index(drop=True)
     display(theirs[["noise_ratio", "frak_ratio", "train_acc", "test_acc"]].assign(
-        frak_ratio=etasweep.ratio_cells(theirs.frak_ratio)))
+        frak_ratio=etasweep.ratio_cells(theirs.frak_ratio), train_acc=theirs.train_acc.map(etasweep.digits),
+        test_acc=theirs.test_acc.map(etasweep.digits)))
 
 # %% [markdown]
 # ## The sweep over n
@@ -165,19 +167,13 @@ right.legend([Line2D([], [], color="black", ls="-", marker="o", ms=3)]
              + ([Line2D([], [], color="black", ls="--", marker="x", ms=3)] if len(trainers) > 1 else []),
              [trainers[label][0] for label in trainers], loc="lower left")
 nb.save_figure(fig, "eta_sweep_by_n")
-def digits(value: float, spec: str) -> str:
-    """A number of the table to a fixed number of digits, so a column's numbers line up ('1.370', not '1.37'); '—'
-    where it was not measured."""
-    return "—" if value != value else format(value, spec)
-
-
 pd.DataFrame([{"trainer": trainers[label][0], "n": m, "the paper's collapse": c["as_paper"],  # the verdicts first
                "the paper's ratio collapse": c["ratio_as_paper"], "η = 0.6 and 0.65 one run": c["same_run"],
-               "ratio above one up to η": digits(c["up_to"], ".2f"),
-               "ratio at η = 0.65": digits(c["ratio_0.65"], ".3f"),
-               "test acc. at η = 0.65": digits(c["test_acc_0.65"], ".3f"),
-               "ratio at η = 0.7": digits(c["ratio_0.70"], ".3f"),
-               "test acc. at η = 0.7": digits(c["test_acc_0.70"], ".3f")}
+               "ratio above one up to η": etasweep.digits(c["up_to"], ".2f"),
+               "ratio at η = 0.65": etasweep.digits(c["ratio_0.65"], ".3f"),
+               "test acc. at η = 0.65": etasweep.digits(c["test_acc_0.65"], ".3f"),
+               "ratio at η = 0.7": etasweep.digits(c["ratio_0.70"], ".3f"),
+               "test acc. at η = 0.7": etasweep.digits(c["test_acc_0.70"], ".3f")}
               for label, by_m in collapses.items() for m, c in by_m.items()])
 
 # %% [markdown]

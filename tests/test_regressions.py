@@ -168,7 +168,8 @@ def test_unstated_n_said():
 
 
 def test_the_eta_table_says_where_no_label_is_flipped_and_a_floor_of_one_is_one():
-    assert etasweep.ratio_cells([float("inf"), 2.4871]) == [etasweep.NO_FLIP, 2.4871]
+    assert etasweep.ratio_cells([float("inf"), 2.4871, 1.37]) == [etasweep.NO_FLIP, "2.487", "1.370"]
+    assert (etasweep.digits(0.85, ".2f"), etasweep.digits(float("nan"))) == ("0.85", "—")
     assert etasweep.at_least_words([1.0, 1.0]) == "1.000"
     assert etasweep.at_least_words([0.986, 1.0]) == "at least 0.986"
     assert etasweep.at_least_words([0.9996]) == "1.000"  # reads as one: said as one
