@@ -108,7 +108,7 @@ plotted.assign(SNR=three_digits(theory.snr(plotted.signal_norm, plotted.d)),
 # $n\,\mathrm{SNR}^2$ and the region the theorem's orders put it in with every constant set to one (harmful below
 # $\mathrm{SNR} = d^{-1/4}$, not overfitting above $n\,\mathrm{SNR}^2 = 1$). The balanced setting, at
 # $n\,\mathrm{SNR}^2$ = {glue:text}`balanced_n_snr2:.3g`, lies in the {glue:md}`balanced_regime_by_order_words` region
-# by that reading, while its runs fit its noisy labels ({glue:md}`balanced_fitted_words`) with test accuracy
+# by that reading, while its runs fit its noisy labels — {glue:md}`balanced_fitted_words` — with test accuracy
 # {glue:md}`balanced_test_acc_words`: {glue:md}`balanced_observed_words`. The
 # theorem fixes its boundaries only up to constants, so a setting within a small factor of $n\,\mathrm{SNR}^2 = 1$
 # is placed by the constants it leaves out: the column is a reference, and this page names each setting by what its
