@@ -267,8 +267,10 @@ class Condition:
         lost = "lose it again" if self.lost_again > 1 else "loses it again"
         parts = ([f"{self.lost_again} {lost} (the test error rises above δ)"] if self.lost_again else []) + (
             [f"{self.never} {'never meet' if self.never > 1 else 'never meets'} it"] if self.never else [])
-        where = (f"an SNR at most {self.margin:.2g} times 1/∜d, the harmful boundary (the region's runs reach "
-                 f"{self.region_margin:.2g} times it)")
+        margin, region = f"{self.margin:.2g}", f"{self.region_margin:.2g}"
+        where = f"an SNR at most {margin} times 1/∜d, the harmful boundary " + (
+            "(as far as any run of the region reaches)" if margin == region else
+            f"(the region's runs reach {region} times it)")
         if rest == 1:
             return said + f"; the other run {parts[0].split(' ', 1)[1]}, at {where}"
         return said + f"; of the other {rest}, {and_list(parts)}, all at {where}"

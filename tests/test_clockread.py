@@ -128,6 +128,8 @@ def test_the_theorems_condition_counts_the_runs_that_never_meet_it_and_says_wher
     one = Condition.of(region.iloc[:4])
     assert one.words().endswith("in 3 of them; the other run loses it again (the test error rises above δ), at an SNR "
                                 "at most 0.75 times 1/∜d, the harmful boundary (the region's runs reach 2 times it)")
+    assert Condition.of(region.iloc[3:]).words().endswith("at an SNR at most 0.75 times 1/∜d, the harmful boundary "
+                                                          "(as far as any run of the region reaches)")
     assert Condition.of(region.iloc[:3]).words() == ("meets the condition in all 3 runs, by step 129 at the latest, and "
                                                      "holds it from then to the last step in every one of them")
 
