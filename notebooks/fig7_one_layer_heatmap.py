@@ -123,8 +123,8 @@ for ax, key, title, cmap, (vmin, vmax) in panels:
                   marks=paper_limits.get(key, ()))
 heatmaps.regime_map(axes[2, 0], d_values, mu_values, maps["regime"], f"observed (test ≥ {test_threshold:g}: benign)",
                  legend=False)  # its key above the figure, with the theory's lines: on the map it covers cells
-for ax in axes.flat:
-    heatmaps.theory_overlay(ax, d_values, n, settings=marked, label_box=True)
+for ax in axes.flat:  # the raised label above the d = 500 column's change of regime (about 0.5 of the map)
+    heatmaps.theory_overlay(ax, d_values, n, settings=marked, label_box=True, raised_at=0.75)
 plots.legend_above(fig, axes[0, 0], ncols=5, extra=heatmaps.category_key(heatmaps.REGIME_COLORS), **plots.OVERLAY_LEGEND)
 nb.save_figure(fig)
 
