@@ -230,6 +230,53 @@ class Delay:
 
 
 @dataclass(frozen=True)
+class Condition:
+    """The theorem's own benign condition (every label fitted, test error below δ) over the runs of a region: how many
+    meet it, the latest first step, how many hold it from then to the last step, and the rest — those that lose it
+    again and those that never meet it — with their largest SNR as a multiple of the harmful boundary's d^{-1/4}
+    beside the region's largest."""
+
+    met: Share
+    settled: Share
+    first_latest: float
+    lost_again: int
+    never: int
+    margin: float  # the unsettled runs' largest SNR·d^{1/4}; NaN where every run settles
+    region_margin: float
+
+    @classmethod
+    def of(cls, region: pd.DataFrame) -> Condition:
+        met, settled = region.benign_first.notna(), region.benign_settled.notna()
+        margin = theory.snr(region.signal_norm, region.d) / theory.harmful_snr(region.d)
+        return cls(Share.of(met), Share.of(settled), float(region.benign_first.max()), int((met & ~settled).sum()),
+                   int((~met).sum()), float(margin[~settled].max()) if (~settled).any() else float("nan"),
+                   float(margin.max()))
+
+    def words(self) -> str:
+        """'meets the condition in 31 of the 33 runs, by step 129 at the latest, and holds it from then to the last
+        step in 28 of them; of the other 5, 3 lose it again (the test error rises above δ) and 2 never meet it, all at
+        an SNR at most 1.5 times 1/∜d, the harmful boundary (the region's runs reach 3.8 times it)'."""
+        said = f"meets the condition in {self.met.words()}"
+        if not self.met.count:
+            return said
+        held = "every one of them" if self.settled.count == self.met.count else f"{self.settled.count} of them"
+        said += f", by step {self.first_latest:,.0f} at the latest, and holds it from then to the last step in {held}"
+        rest = self.lost_again + self.never
+        if not rest:
+            return said
+        lost = "lose it again" if self.lost_again > 1 else "loses it again"
+        parts = ([f"{self.lost_again} {lost} (the test error rises above δ)"] if self.lost_again else []) + (
+            [f"{self.never} {'never meet' if self.never > 1 else 'never meets'} it"] if self.never else [])
+        margin, region = f"{self.margin:.2g}", f"{self.region_margin:.2g}"
+        where = f"an SNR at most {margin} times 1/∜d, the harmful boundary " + (
+            "(as far as any run of the region reaches)" if margin == region else
+            f"(the region's runs reach {region} times it)")
+        if rest == 1:
+            return said + f"; the other run {parts[0].split(' ', 1)[1]}, at {where}"
+        return said + f"; of the other {rest}, {and_list(parts)}, all at {where}"
+
+
+@dataclass(frozen=True)
 class ClockResult:
     """What the clock page shows: the two models' times (`ModelClock`), the step sizes' test, the fixed head's test
     accuracy, the other candidates for the exponential, delayed generalization (`Delay`) in the theory's benign
@@ -251,8 +298,7 @@ class ClockResult:
     not_overfitting_at_step0: Share
     not_overfitting_settled: Share  # not overfitting from some step to the end
     noisy_fitted: Share  # every noisy label fitted, over every run of the page
-    benign_settled: Share  # analysed model, theory's benign region: the theorem's condition holds to the end
-    benign_first_latest: float  # ... the latest step at which it first holds
+    benign_condition: Condition  # analysed model, theory's benign region: the theorem's own condition
     runs: int  # every run of the page
     benign_cells: int  # of them, in the theory's benign region
     test_zero_at_step0: Share  # no test error at all at step 0
@@ -277,7 +323,8 @@ class ClockResult:
         for name, share in (("test_error_at_step0", self.test_error_at_step0), ("noisy_fitted", self.noisy_fitted),
                             ("not_overfitting_at_step0", self.not_overfitting_at_step0),
                             ("not_overfitting_settled", self.not_overfitting_settled),
-                            ("benign_settled", self.benign_settled), ("test_zero_at_step0", self.test_zero_at_step0),
+                            ("benign_settled", self.benign_condition.settled),
+                            ("benign_met", self.benign_condition.met), ("test_zero_at_step0", self.test_zero_at_step0),
                             ("test_zero_never", self.test_zero_never)):
             out |= {f"{name}_share": share.share, f"{name}_words": share.words()}
         analysed_region, experiments_region = self.analysed.region, self.experiments.region
@@ -288,7 +335,8 @@ class ClockResult:
             select_medians_words="step " + and_list([f"{t:,.0f} at n·SNR² = {x:g}" if i == 0 else f"{t:,.0f} at {x:g}"
                                                      for i, (x, t) in enumerate(self.select_medians)]),
             test_acc_fell_words=self.test_acc_fell.words(), test_acc_fell_most=self.test_acc_fell_most,
-            test_acc_fell_at=at_values(self.test_acc_fell_n_snr2), benign_first_latest=self.benign_first_latest,
+            test_acc_fell_at=at_values(self.test_acc_fell_n_snr2),
+            benign_first_latest=self.benign_condition.first_latest, benign_condition_words=self.benign_condition.words(),
             test_acc_step0_min=self.test_acc_step0[0], test_acc_step0_median=self.test_acc_step0[1],
             test_acc_last_min=self.test_acc_last_min, runs=self.runs, benign_cells=self.benign_cells,
             select_censored_benign=censored[0].share,
@@ -361,8 +409,7 @@ def clock_result(cells: pd.DataFrame, main_factors, alpha_runs: pd.DataFrame) ->
         test_acc_fell_n_snr2=tuple(fair.n_snr2[fell]), test_error_at_step0=Share.of(fair.test_error_first == 0),
         not_overfitting_at_step0=Share.of(fair.not_overfitting_first == 0),
         not_overfitting_settled=Share.of(fair.not_overfitting_settled.notna()),
-        noisy_fitted=Share.of(cells.noisy_fitted_first.notna()), benign_settled=Share.of(region.benign_settled.notna()),
-        benign_first_latest=float(region.benign_first.max()), runs=len(cells),
+        noisy_fitted=Share.of(cells.noisy_fitted_first.notna()), benign_condition=Condition.of(region), runs=len(cells),
         benign_cells=int((cells.regime_by_order == "benign").sum()),
         test_zero_at_step0=Share.of(fair.tau_test_zero == 0), test_zero_never=Share.of(fair.tau_test_zero.isna()),
         test_zero_latest=float(fair.tau_test_zero.max()),

@@ -251,7 +251,7 @@ def compare(notebook: str, metrics: dict) -> list[Row]:
 
 def misses_words(rows: list[Row]) -> str:
     """Which rows of a comparison miss, as a page says it: 'every row lies within its tolerance', 'the row
-    “large signal (1000, 80): train accuracy” misses and the other 6 lie within their tolerances'."""
+    “large signal (d = 1000, ‖μ‖ = 80): train accuracy” misses and the other 6 lie within their tolerances'."""
     missed = [f"“{r.expected.quantity}”" for r in rows if r.testable and not r.match]
     if not missed:
         return "every row lies within its tolerance" if rows else "no row is compared"
@@ -303,19 +303,19 @@ EXPECTED = {
                     note="1 − η, η = 0.2: the noisy samples are not fitted"),
     ]),
     "fig3_dynamics": [
-        *accuracies("balanced", "balanced (2000, 20)", 1.0, 0.996, "test1000_high", **TEXT),
-        Expected("balanced_train_loss", "balanced (2000, 20): final train loss", 0.4526, "loss", AUTHORS,
+        *accuracies("balanced", "balanced (d = 2000, ‖μ‖ = 20)", 1.0, 0.996, "test1000_high", **TEXT),
+        Expected("balanced_train_loss", "balanced (d = 2000, ‖μ‖ = 20): final train loss", 0.4526, "loss", AUTHORS,
                  note="the target: one run of the authors' main.py at its default config (seed 42, W₀ unseeded), as "
                  "this machine logged it; the authors' code column: the same script with W₀ drawn after "
                  "torch.manual_seed(42), 0.4532"),
-        *accuracies("large_noise", "large noise (4500, 5)", 1.0, 0.867, "test1000_low", **TEXT),
-        *accuracies("large_signal", "large signal (1000, 80)", 0.8, 1.0, "test1000_high", **TEXT,
+        *accuracies("large_noise", "large noise (d = 4500, ‖μ‖ = 5)", 1.0, 0.867, "test1000_low", **TEXT),
+        *accuracies("large_signal", "large signal (d = 1000, ‖μ‖ = 80)", 0.8, 1.0, "test1000_high", **TEXT,
                     note="the paper's setting of this panel is not stated in its text (unverified)"),
     ],
     "fig5_heatmap": [  # Figure 3's settings as cells of the grid (one seed each): shown here, counted there
-        *accuracies("balanced", "cell (2000, 20)", 1.0, 0.996, "test1000_high", **TEXT, counted_on="fig3_dynamics"),
-        *accuracies("large_noise", "cell (4500, 5)", 1.0, 0.867, "test1000_low", **TEXT, counted_on="fig3_dynamics"),
-        *accuracies("large_signal", "cell (1000, 80)", 0.8, 1.0, "test1000_high", **TEXT, counted_on="fig3_dynamics"),
+        *accuracies("balanced", "cell d = 2000, ‖μ‖ = 20", 1.0, 0.996, "test1000_high", **TEXT, counted_on="fig3_dynamics"),
+        *accuracies("large_noise", "cell d = 4500, ‖μ‖ = 5", 1.0, 0.867, "test1000_low", **TEXT, counted_on="fig3_dynamics"),
+        *accuracies("large_signal", "cell d = 1000, ‖μ‖ = 80", 0.8, 1.0, "test1000_high", **TEXT, counted_on="fig3_dynamics"),
     ],
     "conditions_heatmap": [
         Expected("eq10_min_ratio", "Eq. 10 class ratio: smallest over the grid, one-sided (a match at or above the "

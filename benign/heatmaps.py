@@ -87,13 +87,14 @@ RAISED_AT = 0.45  # … so its label is raised to this height (share of the map)
 
 
 def theory_overlay(ax, d_values, n: int, sigma: float = 1.0, settings: dict | None = None,
-                   color: str = "white", label_box: bool = False) -> None:
+                   color: str = "white", label_box: bool = False, raised_at: float = RAISED_AT) -> None:
     """The theory's boundaries n·SNR² = 1 and SNR = d^{-1/4}, and marked settings {label: (d, ‖μ‖)}, drawn in
     `color` (white on dark maps; black on a map whose middle is white, as a diverging one); `label_box` sets each
     setting's label on a box of the opposite shade, so that a boundary drawn through it does not overprint it. A
     setting near the bottom edge (`LOW_SETTING`) has its label raised and tied to its star by a line, so that it
-    covers neither the bottom rows (a map's harmful strip) nor the boundaries drawn there; a star on the frame is
-    drawn whole."""
+    covers neither the bottom rows (a map's harmful strip) nor the boundaries drawn there (`raised_at`: its height, a
+    share of the map, for a page whose regimes change at `RAISED_AT` in that column); a star on the frame is drawn
+    whole."""
     from . import theory
 
     d = np.linspace(min(d_values), max(d_values), 200)
@@ -107,7 +108,7 @@ def theory_overlay(ax, d_values, n: int, sigma: float = 1.0, settings: dict | No
         right = d0 > xlim[0] + 0.75 * (xlim[1] - xlim[0])  # label to the left near the right edge
         low = ax.transAxes.inverted().transform(ax.transData.transform((d0, mu0)))[1] < LOW_SETTING
         box = dict(boxstyle="round,pad=0.15", lw=0, alpha=0.85, fc="black" if color == "white" else "white")
-        place = dict(xytext=(d0, RAISED_AT), textcoords=("data", "axes fraction")) if low else dict(
+        place = dict(xytext=(d0, raised_at), textcoords=("data", "axes fraction")) if low else dict(
             xytext=(-6 if right else 6, 4), textcoords="offset points")
         if low:  # the tie, apart from the label: a label's box is its text alone
             ax.annotate("", (d0, mu0), arrowprops=dict(arrowstyle="-", color=color, lw=1.2, shrinkB=6), zorder=6,

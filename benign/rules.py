@@ -365,9 +365,10 @@ def clock_condition_rule(m: Record) -> Finding:
     (`MAJORITY`), the condition times the fitting of the noisy labels, not a generalization training adds, and it
     cannot measure the theorem's exponent: not testable here (the book's reading by the time training sets is
     `clock_rule`'s row). Elsewhere the first step that meets it is judged on the theorem's axes by `timing.clock_verdict`."""
-    evidence = (f"the theorem's condition (every label fitted, test error below δ = {m['delta']:g}) holds from step "
-                f"{m['benign_first_latest']:,.0f} at the latest in the theory's benign region, at every n·SNR², and to "
-                f"the last step in {percent(m['benign_settled_share'])} of its runs; the first step that meets it has "
+    evidence = (f"the theorem's condition (every label fitted, test error below δ = {m['delta']:g}) is met in "
+                f"{percent(m['benign_met_share'])} of the theory's benign region's runs (by step "
+                f"{m['benign_first_latest']:,.0f} at the latest, at every n·SNR²) and holds from then to the last step "
+                f"in {percent(m['benign_settled_share'])} of the region's runs; the first step that meets it has "
                 f"slope {plus_minus(m['benign_slope_p_only'], m['benign_slope_p_only_std'])} against "
                 f"1/(n·SNR²) (theorem: 1); the fixed head's test error is below δ at step 0 in "
                 f"{percent(m['test_error_at_step0_share'])} of the runs outside the harmful region")

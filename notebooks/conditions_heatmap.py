@@ -97,9 +97,11 @@ if authors_code and not train_W and W_init == "identity" and n_weak == n_relevan
                    for key in ("eq9_ratio", "eq10_ratio")}
     fig, axes = plots.figure(1, 2, row_height=3.4)
     heatmaps.heatmap(axes[0], d_values, mu_values, np.log10(on_our_grid["eq9_ratio"]),
-                  "authors' code, Eq. 9:\n$\\log_{10}$ (clean / noisy)", cmap="RdBu", vmin=-2, vmax=2)
+                  "authors' code, Eq. 9:\n$\\log_{10}$ (clean / noisy)", cmap="RdBu", vmin=-2, vmax=2,
+                  label="> 0: clean samples dominate")
     heatmaps.heatmap(axes[1], d_values, mu_values, np.log10(on_our_grid["eq10_ratio"]),
-                  "authors' code, Eq. 10:\n$\\log_{10}$ (class +1 / class −1)", cmap="PuOr", vmin=-1, vmax=1)
+                  "authors' code, Eq. 10:\n$\\log_{10}$ (class +1 / class −1)", cmap="PuOr", vmin=-1, vmax=1,
+                  label="0: balanced classes")
     nb.save_figure(fig, "conditions_heatmap_authors")
 
 # %%
@@ -131,14 +133,14 @@ nb.save_metrics(metrics)
 # ## Paper vs here
 #
 # Eq. 9 holds (ratio above one) in {glue:md}`eq9_holds_words` of the grid, the smallest ratio being
-# {glue:text}`eq9_min_ratio:.2f`. The Eq. 10 ratio ranges over {glue:md}`eq10_span`: against the paper's colour bar
+# {glue:text}`eq9_min_ratio:.2f`. The Eq. 10 ratio ranges from {glue:md}`eq10_span`: against the paper's colour bar
 # it {glue:md}`eq10_bar_words`, and {glue:md}`eq10_share_within_0.5_2.5_pct` of the cells lie within the bar. In each
 # map the dashed curve is $n\,\mathrm{SNR}^2 = 1$ and the dotted one $\mathrm{SNR} = d^{-1/4}$, the theory's
 # boundaries (orders with constants one).
 #
 # The authors' script, run here at {glue:text}`authors_cells` of the grid's {glue:text}`grid_cells` cells (its $d$ and
 # $\|\mu\|$ thinned evenly), finds Eq. 9 holding in {glue:md}`authors_eq9_holds_words` it ran (smallest ratio
-# {glue:text}`authors_eq9_min_ratio:.2f`) and the Eq. 10 ratio over {glue:md}`authors_eq10_span`, which
+# {glue:text}`authors_eq9_min_ratio:.2f`) and the Eq. 10 ratio from {glue:md}`authors_eq10_span`, which
 # {glue:md}`authors_eq10_bar_words`. Ours on the same cells spans {glue:md}`ours_on_their_cells_eq10_span`, and the
 # two smallest ratios lie {glue:md}`eq10_smallest_words`. The table below sets our whole grid's ends against the
 # bar, and against their script's ends over its {glue:md}`authors_cells_words` (a thinner set than ours): its cause

@@ -76,7 +76,8 @@ right.set(title="accuracy", xlabel="η (label-noise rate asked for)", ylim=(0, 1
 plots.legend_clear(right)
 nb.save_figure(fig)
 runs[["noise_ratio", "flipped_share", "frak_ratio", "train_acc", "test_acc"]].assign(
-    frak_ratio=etasweep.ratio_cells(runs.frak_ratio))
+    frak_ratio=etasweep.ratio_cells(runs.frak_ratio), train_acc=runs.train_acc.map(etasweep.digits),
+    test_acc=runs.test_acc.map(etasweep.digits))
 
 # %% [markdown]
 # ## The authors' code
@@ -102,7 +103,8 @@ if authors_code and etasweep.in_authors_setting(page_points[0]):
                                 / (their_by_n.frak_noisy_1 + their_by_n.frak_noisy_2))
     theirs = their_by_n[their_by_n.n == n].reset_index(drop=True)
     display(theirs[["noise_ratio", "frak_ratio", "train_acc", "test_acc"]].assign(
-        frak_ratio=etasweep.ratio_cells(theirs.frak_ratio)))
+        frak_ratio=etasweep.ratio_cells(theirs.frak_ratio), train_acc=theirs.train_acc.map(etasweep.digits),
+        test_acc=theirs.test_acc.map(etasweep.digits)))
 
 # %% [markdown]
 # ## The sweep over n
@@ -144,10 +146,12 @@ right.legend([Line2D([], [], color="black", ls="-", marker="o", ms=3)]
 nb.save_figure(fig, "eta_sweep_by_n")
 pd.DataFrame([{"trainer": trainers[label][0], "n": m, "the paper's collapse": c["as_paper"],  # the verdicts first
                "the paper's ratio collapse": c["ratio_as_paper"], "η = 0.6 and 0.65 one run": c["same_run"],
-               "ratio above one up to η": c["up_to"],
-               "ratio at η = 0.65": c["ratio_0.65"], "test acc. at η = 0.65": c["test_acc_0.65"],
-               "ratio at η = 0.7": c["ratio_0.70"], "test acc. at η = 0.7": c["test_acc_0.70"]}
-              for label, by_m in collapses.items() for m, c in by_m.items()]).round(3)
+               "ratio above one up to η": etasweep.digits(c["up_to"], ".2f"),
+               "ratio at η = 0.65": etasweep.digits(c["ratio_0.65"], ".3f"),
+               "test acc. at η = 0.65": etasweep.digits(c["test_acc_0.65"], ".3f"),
+               "ratio at η = 0.7": etasweep.digits(c["ratio_0.70"], ".3f"),
+               "test acc. at η = 0.7": etasweep.digits(c["test_acc_0.70"], ".3f")}
+              for label, by_m in collapses.items() for m, c in by_m.items()])
 
 # %% [markdown]
 # {glue:md}`collapse_by_n`

@@ -160,18 +160,19 @@ nb.save_metrics(metrics)
 # %% [markdown]
 # ## Paper vs here
 #
-# Here — harmful: train {glue:text}`harmful_train_acc:.2f` / test {glue:text}`harmful_test_acc:.2f`; benign: train
-# {glue:text}`benign_train_acc:.2f` / test {glue:text}`benign_test_acc:.2f`; not overfitting: train
-# {glue:text}`not_overfitting_train_acc:.2f` / test {glue:text}`not_overfitting_test_acc:.2f`. The authors' data
-# stream gives harmful {glue:text}`authors_harmful_train_acc:.2f` / {glue:text}`authors_harmful_test_acc:.2f`
-# (a test accuracy {glue:md}`authors_harmful_side_words`), benign
-# {glue:text}`authors_benign_train_acc:.2f` / {glue:text}`authors_benign_test_acc:.2f` and not overfitting
-# {glue:text}`authors_not_overfitting_train_acc:.2f` / {glue:text}`authors_not_overfitting_test_acc:.2f`.
+# Here, on the plotted draw — harmful: train {glue:text}`harmful_train_acc:.2f` / test
+# {glue:text}`harmful_test_acc:.2f`; benign: train {glue:text}`benign_train_acc:.2f` / test
+# {glue:text}`benign_test_acc:.2f`; not overfitting: train {glue:text}`not_overfitting_train_acc:.2f` / test
+# {glue:text}`not_overfitting_test_acc:.2f`. The authors' data
+# stream gives benign {glue:text}`authors_benign_train_acc:.2f` / {glue:text}`authors_benign_test_acc:.2f`, not
+# overfitting {glue:text}`authors_not_overfitting_train_acc:.2f` / {glue:text}`authors_not_overfitting_test_acc:.2f`
+# and harmful {glue:text}`authors_harmful_train_acc:.2f` / {glue:text}`authors_harmful_test_acc:.2f`, a test accuracy
+# {glue:md}`authors_harmful_side_words`.
 #
 # **What is compared.** Each of the paper's numbers is one draw of its data, read off its Figure 1. A single draw of
 # ours is one draw too, and the harmful column's test accuracy, on {glue:text}`n_test` test samples, moves with the
-# draw: the plotted draw's is {glue:text}`harmful_test_acc:.2f`, while over our {glue:text}`harmful_draws:.0f` draws it is
-# {glue:md}`harmful_draws_test_acc_median_words` (median, lowest to highest). So the table compares each of the
+# draw: the plotted draw's is {glue:text}`harmful_test_acc:.2f`, while over our {glue:text}`harmful_draws:.0f` draws
+# its median (lowest to highest) is {glue:md}`harmful_draws_test_acc_median_words`. So the table compares each of the
 # paper's numbers with the median of our draws — the typical draw — and sets beside it the construction on the
 # authors' data stream, one draw. On a balanced test set chance is one half, and the comparison calls a test
 # accuracy below {glue:text}`chance_line:.2f` (one half plus two standard deviations of a coin on

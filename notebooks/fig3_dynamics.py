@@ -83,7 +83,7 @@ plotted.assign(SNR=three_digits(theory.snr(plotted.signal_norm, plotted.d)),
 # $n\,\mathrm{SNR}^2$ and the region the theorem's orders put it in with every constant set to one (harmful below
 # $\mathrm{SNR} = d^{-1/4}$, not overfitting above $n\,\mathrm{SNR}^2 = 1$). The balanced setting, at
 # $n\,\mathrm{SNR}^2$ = {glue:text}`balanced_n_snr2:.3g`, lies in the {glue:md}`balanced_regime_by_order_words` region
-# by that reading, while its runs fit {glue:md}`balanced_fitted_words` noisy labels with test accuracy
+# by that reading, while its runs fit its noisy labels — {glue:md}`balanced_fitted_words` — with test accuracy
 # {glue:md}`balanced_test_acc_words`: {glue:md}`balanced_observed_words`. The
 # theorem fixes its boundaries only up to constants, so a setting within a small factor of $n\,\mathrm{SNR}^2 = 1$
 # is placed by the constants it leaves out: the column is a reference, and this page names each setting by what its
@@ -150,9 +150,10 @@ nb.save_figure(fig)
 #   cost in test accuracy (the clean-label run's final test accuracy less this run's; negative: the flipped labels
 #   end higher): balanced {glue:md}`balanced_noise_cost_words`, large noise {glue:md}`large_noise_noise_cost_words`,
 #   large signal {glue:md}`large_signal_noise_cost_words`;
-# - **selection by fresh inputs**: at the end, test inputs put {glue:text}`balanced_test_attention_relevant:.2f`,
-#   {glue:text}`large_noise_test_attention_relevant:.2f` and {glue:text}`large_signal_test_attention_relevant:.2f` of
-#   their attention on their relevant token, against $1/T$ at step 0 (uniform attention).
+# - **selection by fresh inputs**: at the end, test inputs put {glue:text}`balanced_test_attention_relevant:.2f`
+#   (balanced), {glue:text}`large_noise_test_attention_relevant:.2f` (large noise) and
+#   {glue:text}`large_signal_test_attention_relevant:.2f` (large signal) of their attention on their relevant token,
+#   against $1/T$ at step 0 (uniform attention), on the plotted seed.
 #
 # So what the large-noise setting loses is the gap between its own step 0 and its end, not its distance from the
 # balanced setting: {glue:md}`large_noise_head_share_of_gap_pct` of that distance is the head's own accuracy at a
@@ -219,8 +220,14 @@ draw_metrics = {**draws.spread(outcomes, "setting", ["test_acc", "test_gain"]),
                 "draw_seeds": f"{seed} to {seed + outcome_draws - 1}",  # the draws' seeds and stream, in words
                 "draw_stream": {"final": "the final main.py's data stream",
                                 "january": "the January scripts' data stream"}[authors_stream]}
+paper_fits_all = {"balanced": True, "large_noise": True, "large_signal": False}  # where the paper puts each setting
+landed = {}  # draws that land where the paper puts the setting: every noisy label fitted, or none
 for name, rows in outcomes.groupby("setting", sort=False):
     draw_metrics[f"{name}_draws_test_acc_step0"] = float(rows.test_acc_step0.iloc[0])  # one test set
+    as_paper = rows.noisy_fitted == (rows.noisy_count if paper_fits_all[name] else 0)
+    landed[name] = words.share_words(int(as_paper.sum()), len(rows), "draw", "draws")
+    draw_metrics[f"{name}_draws_landed_words"] = landed[name]
+draw_metrics["draws_landed_words"] = words.and_list([f"{words.reader_name(k)} in {v}" for k, v in landed.items()])
 fig, axes = plots.figure(1, len(settings), row_height=2.6, sharey=True)
 for ax, (name, (d, mu)) in zip(axes, settings.items()):
     fitted = outcomes[outcomes.setting == name].noisy_fitted
@@ -234,7 +241,8 @@ nb.save_figure(fig, "fig3_dynamics_draws")
 # %% [markdown]
 # Noisy labels fitted after the last step, over {glue:text}`balanced_draws:.0f` draws per setting. Balanced:
 # {glue:md}`balanced_draws_fitted_words`. Large noise: {glue:md}`large_noise_draws_fitted_words`. Large signal:
-# {glue:md}`large_signal_draws_fitted_words`.
+# {glue:md}`large_signal_draws_fitted_words`. So the draws land where the paper puts each setting (every noisy label
+# fitted, or none for large signal): {glue:md}`draws_landed_words`.
 #
 # Test accuracy at the end, median over the draws (lowest to highest), against the head alone on the same test set:
 # balanced {glue:md}`balanced_draws_test_acc_median_words`, head alone
@@ -318,9 +326,10 @@ nb.save_metrics(metrics, extra={"trainer_wall_s": round(sim.info["wall_s"], 3)})
 # $W_0$ is unseeded, so the paper's run cannot be repeated draw for draw): the counts over seeds above are the
 # evidence the claims ledger ({doc}`../book/summary`) reads, not the plotted seed alone. The paper does not say
 # which seed its Figure 3 ran; every config of theirs used seed 0 until their final commit set 42, and at seed 0
-# their final script, with $W_0$ drawn after `torch.manual_seed(0)`, fits none of the four — the paper's picture.
-# So a run at the paper's profile (`benign run fig3_dynamics --profile paper`) runs seed 0, and their script at all
-# three settings; the book runs their final config's seed, 42.
+# their final script, with $W_0$ drawn after `torch.manual_seed(0)`, fits none of the four — the paper's picture,
+# which the draws above (seeds {glue:md}`draw_seeds`) give in {glue:md}`large_signal_draws_landed_words`. So a run
+# at the paper's profile (`benign run fig3_dynamics --profile paper`) runs seed 0, and their script at all three
+# settings; the book runs their final config's seed, 42.
 
 # %%
 nb.compare(metrics)

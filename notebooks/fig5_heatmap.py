@@ -190,7 +190,8 @@ for ax, key, title in zip(rest, ("first_noisy_step", "noisy_fitted_step"),
                           ("first noisy label fitted", "last noisy label fitted")):
     heatmaps.heatmap(ax, d_long, mu_long, np.clip(long_maps[key], low, None), f"{title} (blank: never)",
                   cmap="magma_r", vmin=low, vmax=high, label="step", log=True)
-heatmaps.category_map(rest[2], d_long, mu_long, long_maps["course"], heatmaps.COURSE_COLORS,
+courses = {key: color for key, color in heatmaps.COURSE_COLORS.items() if (long.course == key).any()}  # keyed if seen
+heatmaps.category_map(rest[2], d_long, mu_long, long_maps["course"], courses,
                    f"test error against δ, {num_steps_long:,} steps", legend="below")
 for ax in rest[3:]:
     ax.axis("off")
@@ -231,6 +232,16 @@ metrics.update(time_map_start_step=start_step, time_map_changed_cells=changed,
 metrics.update(over_time.metrics(), delta_map=float(long_points[0]["delta"]), n_test=n_test,
                long_wall_s=round(float(long.groupby(list(clock.CHUNK_BY)).chunk_wall_s.first().sum()), 1),
                logged_steps=len(long.history.iloc[0]["step"]), authors_max_d=authors_max_d)
+
+
+def in_cells(share: float) -> str:
+    """A share of the long runs' cells as the count it is: 'none', '3', 'all 56'."""
+    k = round(share * len(long))
+    return "none" if k == 0 else f"all {k}" if k == len(long) else str(k)
+
+
+metrics.update({f"course_{key}_cells": in_cells(metrics[f"course_{key}_share"]) for key in heatmaps.COURSE_COLORS},
+               test_below_at_step0_cells=in_cells(metrics["test_below_at_step0_share"]))
 nb.save_metrics(metrics)
 # %% [markdown]
 # ## What the map becomes
@@ -244,12 +255,12 @@ nb.save_metrics(metrics)
 # and {glue:text}`long_grid_columns` rows of $\|\mu\|$. {glue:md}`boundaries_over_time_words:myst`
 #
 # **The fixed head** (the panel *test error against δ*). With $p = 0$ the attention is uniform and the head
-# $\nu \propto \mu_+ - \mu_-$ already classifies: the test error is below $\delta$ at step 0 in
-# {glue:md}`test_below_at_step0_share_pct` of the cells. It stays below to the end in
-# {glue:md}`course_stays_below_share_pct`, rises above $\delta$ and comes back in
-# {glue:md}`course_transient_share_pct` (a transient harmful phase), rises above it for good in
-# {glue:md}`course_rises_above_share_pct` — overfitting that turns harmful after the snapshot — and is above it from
-# step 0 to the end in {glue:md}`course_stays_above_share_pct`. So "benign" on this map reads: every label fitted
+# $\nu \propto \mu_+ - \mu_-$ already classifies: of the {glue:text}`long_runs:.0f` long runs' cells, the test error
+# is below $\delta$ at step 0 in {glue:md}`test_below_at_step0_cells`. It stays below to the end in
+# {glue:md}`course_stays_below_cells`, rises above $\delta$ and comes back in {glue:md}`course_transient_cells` (a
+# transient harmful phase), rises above it for good in {glue:md}`course_rises_above_cells` (overfitting that turns
+# harmful after the snapshot), falls below it during training in {glue:md}`course_falls_below_cells`, and is above it
+# from step 0 to the end in {glue:md}`course_stays_above_cells`. So "benign" on this map reads: every label fitted
 # and the test error still below $\delta$; training did not bring it there, the head did, and fitting the noise did
 # not take it away.
 #

@@ -217,10 +217,12 @@ if authors_code:
     table["regime"] = theory.observed_regime(table.train_acc, table.test_acc, test_threshold)
     by_cell = {(row["d"], row["signal_norm"]): row for row in table.to_dict("records")}
     theirs = {name: by_cell[(d, mu)] for name, (d, mu, _) in settings.items()}
-    display(onelayer.formatted(table[["d", "signal_norm", "train_acc", "test_acc", "train_loss", "test_loss",
+    their_rows = pd.DataFrame.from_dict(theirs, orient="index").rename(index=words.reader_name).rename_axis("setting")
+    display(onelayer.formatted(their_rows[["d", "signal_norm", "train_acc", "test_acc", "train_loss", "test_loss",
                                       "regime"]],  # as the prose gives them
                                {"signal_norm": ".3g", "train_acc": ".3f", "test_acc": ".3f", "train_loss": ".4f",
-                                "test_loss": ".3f", "regime": words.reader_name}))
+                                "test_loss": ".3f", "regime": words.reader_name}
+                               ).rename(columns={"regime": "regime by the test threshold"}))
 
 # %%
 expected_regime = {"balanced": "benign", "harmful": "harmful", "not_overfitting": "not_overfitting"}

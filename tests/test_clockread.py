@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from benign import clockread
-from benign.clockread import ANALYSED, EXPERIMENTS, LineFit, SeedSlope, Share
+from benign.clockread import ANALYSED, EXPERIMENTS, Condition, LineFit, SeedSlope, Share
 from benign.words import plain
 
 NAN = float("nan")
@@ -17,7 +17,7 @@ NOTEBOOK_KEYS = {"n_snr2_min", "n_snr2_max", "num_steps", "num_steps_trained_W",
                  "growth_at_log_T", "factors_words", "training_wall_s", "runs_said"}  # the page's own, not the runs'
 RULE_KEYS = {"select_benign_slope_p_only", "select_benign_slope_p_only_std", "select_bound_p_only",
              "select_bound_cells_p_only", "select_benign_at_p_only", "benign_first_latest", "benign_settled_share",
-             "test_error_at_step0_share", "select_censored_benign", "delay_benign_runs", "delay_min_runs",
+             "benign_met_share", "test_error_at_step0_share", "select_censored_benign", "delay_benign_runs", "delay_min_runs",
              "delayed_share", "gap_slope", "gap_slope_se", "fit_time_median", "select_time_median",
              "delay_unselected_runs", "delay_unselected_fit_latest", "delayed_share_all", "alpha_ratio_noisy"}
 
@@ -109,8 +109,29 @@ def test_the_step_sizes_the_head_and_the_other_candidates(result):
     assert m["test_acc_fell_most"] == pytest.approx(0.1) and m["test_acc_last_min"] == 0.9
     assert (m["runs"], m["benign_cells"], m["noisy_fitted_words"]) == (10, 8, "all 10 runs")
     assert (m["benign_settled_words"], m["benign_first_latest"]) == ("all 4 runs", 10.0)
+    assert m["benign_condition_words"] == ("meets the condition in all 4 runs, by step 10 at the latest, and holds it "
+                                           "from then to the last step in every one of them")
     assert m["test_loss_turned_words"] == ("in none of the 8 runs outside the harmful region (both models): in every "
                                            "one its lowest value is at the last step")
+
+
+def test_the_theorems_condition_counts_the_runs_that_never_meet_it_and_says_where_the_unsettled_lie():
+    region = pd.DataFrame(dict(benign_first=[10.0, 20.0, 129.0, 30.0, NAN], benign_settled=[10.0, 20.0, 129.0, NAN, NAN],
+                               signal_norm=[20.0, 20.0, 20.0, 7.5, 7.5], d=[10000.0] * 5))  # SNR·d^{1/4}: 2 and 0.75
+    condition = Condition.of(region)
+    assert (condition.met.words(), condition.settled.words(), condition.first_latest) == (
+        "4 of the 5 runs", "3 of the 5 runs", 129.0)
+    assert condition.words() == ("meets the condition in 4 of the 5 runs, by step 129 at the latest, and holds it from "
+                                 "then to the last step in 3 of them; of the other 2, 1 loses it again (the test error "
+                                 "rises above δ) and 1 never meets it, all at an SNR at most 0.75 times 1/∜d, the "
+                                 "harmful boundary (the region's runs reach 2 times it)")
+    one = Condition.of(region.iloc[:4])
+    assert one.words().endswith("in 3 of them; the other run loses it again (the test error rises above δ), at an SNR "
+                                "at most 0.75 times 1/∜d, the harmful boundary (the region's runs reach 2 times it)")
+    assert Condition.of(region.iloc[3:]).words().endswith("at an SNR at most 0.75 times 1/∜d, the harmful boundary "
+                                                          "(as far as any run of the region reaches)")
+    assert Condition.of(region.iloc[:3]).words() == ("meets the condition in all 3 runs, by step 129 at the latest, and "
+                                                     "holds it from then to the last step in every one of them")
 
 
 def test_delayed_generalization_in_three_scopes(result):

@@ -159,10 +159,17 @@ def test_unstated_n_said():
     assert etasweep.unstated_n_said({20: miss, 50: miss, 500: miss}) == (
         "The unstated n does not account for the table's misses: the sweep over n above reproduces the paper's "
         "collapse at none of n = 20, 50 and 500.")
+    bracket = {20: dict(miss, up_to=0.85), 200: dict(miss, up_to=0.65), 500: dict(miss, up_to=0.55)}
+    assert etasweep.unstated_n_said(bracket) == (
+        "None of the n run here accounts for the table's misses: the sweep over n above reproduces the paper's "
+        "collapse at none of n = 20, 200 and 500. But the ratio's edge passes η = 0.6 between n = 200 and 500, so an "
+        "n between them, not run here, might.")
+    assert etasweep.edge_crossing(bracket) == (200, 500) and etasweep.edge_crossing({20: miss, 50: miss}) is None
 
 
 def test_the_eta_table_says_where_no_label_is_flipped_and_a_floor_of_one_is_one():
-    assert etasweep.ratio_cells([float("inf"), 2.4871]) == [etasweep.NO_FLIP, 2.4871]
+    assert etasweep.ratio_cells([float("inf"), 2.4871, 1.37]) == [etasweep.NO_FLIP, "2.487", "1.370"]
+    assert (etasweep.digits(0.85, ".2f"), etasweep.digits(float("nan"))) == ("0.85", "—")
     assert etasweep.at_least_words([1.0, 1.0]) == "1.000"
     assert etasweep.at_least_words([0.986, 1.0]) == "at least 0.986"
     assert etasweep.at_least_words([0.9996]) == "1.000"  # reads as one: said as one
