@@ -260,12 +260,16 @@ class Judged:
 
 
 def claim_said(entries: list[ledger.Entry], page: str, where: str) -> str:
-    """One claim's verdict and evidence, as prose quotes it (the claim of `page` made at `where`): '*holds in part*
-    (evidence: …)', or 'not judged in this build' when its page did not run."""
+    """One claim's verdict, its cause where it has one, and its evidence, as prose quotes them (the claim of `page`
+    made at `where`), in sentences the page ends with its own full stop: '*holds in part*. Its cause: …. Its
+    evidence: …' — never inside parentheses, since evidence carries its own; 'not judged in this build' when its
+    page did not run."""
     entry = next((e for e in entries if e.claim.page == page and e.claim.where == where), None)
     if entry is None:
         return "not judged in this build"
-    return f"*{entry.finding.verdict}* (evidence: {entry.finding.evidence})"
+    finding = entry.finding
+    cause = f" Its cause: {finding.cause}." if finding.cause else ""
+    return f"*{finding.verdict}*.{cause} Its evidence: {finding.evidence}"
 
 
 def counted(entries: list[ledger.Entry]) -> str:

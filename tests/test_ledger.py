@@ -653,7 +653,11 @@ def test_the_encoder_rule_needs_most_seeds_of_a_setting_and_says_how_each_seed_r
 def test_the_snr_edge_rule_says_where_d_stands_against_n_squared():
     rule = claim_rule("Benign overfitting needs SNR of order 1/√n")
     finding = rule(ledger.Record({**edge_record(-0.5, 0.016, 1 / 64), "parameters": {"n_tail_min": 200}}))
-    assert finding.verdict == ledger.PART and "outside the theorem's assumption" in finding.cause
+    assert finding.verdict == ledger.PART and finding.cause.startswith(
+        "the slope is the theorem's, but fitted where d is at most n² at every n of the tail, outside the theorem's "
+        "assumption")  # d/n² from 1/64 to 1/4: below n² everywhere
+    straddles = rule(ledger.Record({**edge_record(-0.5, 0.016, 1 / 4), "parameters": {"n_tail_min": 200}}))  # to 4
+    assert straddles.verdict == ledger.PART and "at most n² at some n of the tail," in straddles.cause
     assert "exponent −0.50 ± 0.02 (theorem: −0.5, that is 1/√n)" in finding.evidence
     assert "d/n² over the tail is 0.0156 to 0.25" in finding.evidence and "^" not in finding.evidence
     assert rule(ledger.Record(edge_record(-0.5, 0.016, 4.0))).verdict == ledger.HOLDS
