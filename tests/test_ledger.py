@@ -201,6 +201,10 @@ def test_tables_read_without_index_none_nan_booleans_exponents_or_cut_notes():
     assert html.count("<th>") == 7 and "<th></th>" not in html  # no index column
     assert pages.number(1e-05) == "1.0e-05" and pages.number(0.4526) == "0.4526" and pages.number(1.0) == "1"
     assert pages.number(float("inf")) == "∞" and pages.cell(float("nan")) == "—" and pages.cell(True) == "yes"
+    # within a tolerance, every number of a row at its precision, whole ones included
+    assert [pages.number(x, 0.1) for x in (0.6913, 0.7, 0.0, 1.0)] == ["0.69", "0.70", "0.00", "1.00"]
+    assert pages.number(0.6, 0.05) == "0.600" and pages.number(0.0004, 0.1) == "0.0004"  # never a non-zero as 0
+    assert pages.number(1.0, 0.0) == "1"  # an exact count
     # a note shared by rows is one footnote
     html = pages.Comparison(expected.compare("eta_sweep", {"noise_ratio_0.65_test_acc": 0.9, "n_train": 20,
                                                             "noise_ratio_0.70_test_acc": 0.9}))._repr_html_()
@@ -715,9 +719,9 @@ def test_misses_words_name_the_rows_that_miss():
 def test_a_one_sided_or_range_row_says_its_check_in_the_tolerance_column():
     """0.016 'matched' 0.55 ±0.05 on the Figure 7 page: the column now says the check is the range's inside."""
     rows = {e.key: e for page in expected.EXPECTED.values() for e in page}
-    assert pages.bound_said(rows["train_loss_max"]) == "within 0.355–0.6 (0.405–0.55 widened by 0.05)"
-    assert pages.bound_said(rows["eq10_max_ratio"]) == "at or below 2.75 (2.5 plus 0.25)"
-    assert pages.bound_said(rows["eq10_min_ratio"]) == "at or above 0.25 (0.5 less 0.25)"
+    assert pages.bound_said(rows["train_loss_max"]) == "within 0.355–0.600 (0.405–0.550 widened by 0.05)"
+    assert pages.bound_said(rows["eq10_max_ratio"]) == "at or below 2.75 (2.50 plus 0.25)"
+    assert pages.bound_said(rows["eq10_min_ratio"]) == "at or above 0.25 (0.50 less 0.25)"
     assert pages.bound_said(rows["balanced_test_acc"]).startswith("±")
 
 
