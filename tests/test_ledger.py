@@ -623,6 +623,10 @@ def test_the_image_claim_leaves_out_the_cells_the_epoch_cap_stopped_and_a_cost_c
                                 "them fitted; test accuracy minus the clean cell's −13.6 points on average, −22.3 at "
                                 "worst; minus the base accuracy −28.7 (means over cells and seeds)")
     finding = rule(ledger.Record({**book, "image_testing_flipped_fitted_mean": 75.6}))  # Fashion-MNIST beside
+    assert "76% of them fitted" in finding.evidence  # whole, as the page says it, far from the 95% level
+    near = rule(ledger.Record({**book, "image_testing_flipped_fitted_mean": 94.97, "image_testing_test_vs_clean_mean":
+                               -4.97}))  # a share and a cost next to their thresholds keep their side
+    assert "94.97% of them fitted; test accuracy minus the clean cell's −4.97 points on average" in near.evidence
     assert finding.verdict == ledger.CONTRADICTED and finding.cause == (
         "the flipped labels are fitted only in part, and the cells lose 5 points or more on average to their clean "
         "cells: neither part of the claim holds")
@@ -745,3 +749,11 @@ def test_below_boundary_harm_is_what_the_flipped_labels_cost_against_clean_label
     collapsed = rule(ledger.Record({**low, "below_boundary_clean_test_acc": 0.9, "below_boundary_noise_cost": 0.24,
                                     "below_boundary_costly_share": 1.0}))
     assert collapsed.verdict == ledger.HOLDS  # the flipped labels take a good model to near chance
+
+
+def test_the_noise_cost_slope_reads_to_its_standard_errors_digit():
+    rule = claim_rule("The flipped labels cost more test accuracy as n grows")
+    finding = rule(ledger.Record({"text_cost_slope_log_n": -2.1123, "text_cost_slope_log_n_se": 0.5447}))  # the book's
+    assert finding.verdict == ledger.HOLDS
+    assert finding.evidence == ("test accuracy minus the clean cell's, against log n over the text rows' cells: slope "
+                                "−2.1 ± 0.5 points per unit of log n")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..words import and_list, count, percent, reader_name, share_words, signed, span_of
-from .findings import cost_points, decimals, fitted_percent
+from ..words import and_list, count, reader_name, share_words, signed, span_of
+from .findings import cost_points, fitted_percent, share_said
 from .study import (BENIGN, COST, FITTED, HARMFUL, NOT_OVERFITTING, WIDTH, placed, regimes, rule_words,
                     test_minus_clean)
 
@@ -219,8 +219,7 @@ def _fitted(v) -> str:  # in a table: whole, or to as many decimals as keep it o
     return "—" if v != v else f"{fitted_percent(v)} %"  # 94.97 % never reads as the 95 % it falls short of
 
 
-def _share(v) -> str:  # in prose: 'none', 'all', '63%'; as many decimals near FITTED as `_fitted`
-    return "an unmeasured share" if v != v else percent(v, f".{decimals(100 * v, 100 * FITTED, 0)}%")
+_share = share_said  # in prose: 'none', 'all', '63%'; as many decimals near FITTED as `_fitted`
 
 
 def _points(v) -> str:

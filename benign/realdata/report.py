@@ -12,7 +12,7 @@ from ..expected import TABLE2_NEAREST, table2_key
 from .backbones import BACKBONE_LABELS
 from .image_backbone import record as backbone_record
 from .datasets import HUB, MEDMNIST, take
-from .findings import decimals
+from ..words import decimals
 from .runs import PAPER_GRID, Protocol, Task, pretrain_size
 
 
