@@ -1081,6 +1081,7 @@ def test_the_study_splits_the_drop_into_phase_two_s_cost_and_the_noise_s():
     assert list(reading.regime_table(found).iloc[0][["fitted by phase 2", "test − base (points)",
                                                    "test − clean cell (points)", "base accuracy"]]) == [
         "25 %", "−20.0", "−10.0", "90.0 %"]
+    assert "test − base, worst cell" in reading.regime_table(found)  # of which number the worst cell is, said
     # a protocol that never stops a run: the control trains no longer than the clean runs, and says so
     unstopped = study.noise_costs(pd.DataFrame(_study_cells("A", 0.9, 0.8, 0.7, 0.8, 0.25, epochs=2000)))
     assert reading.control_reading(unstopped).startswith("the clean runs trained every epoch already")

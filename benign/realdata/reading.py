@@ -227,12 +227,14 @@ def _points(v) -> str:
 
 
 def regime_table(found: pd.DataFrame) -> pd.DataFrame:
-    """`regimes` as the page shows it: shares in %, test − base and test − clean cell in signed points."""
+    """`regimes` as the page shows it: shares in %, test − base (mean, and its worst cell) and test − clean cell in
+    signed points."""
     return pd.DataFrame({
         "backbone": found.backbone_label, "layers": found.layers, "width": found.width,
         "flipped labels within reach": found.reach.map(_percent), "given by one token": found.token.map(_percent),
         "fitted by phase 2": found.fitted.map(_fitted), "test − base (points)": found.test_minus_base.map(_points),
-        "worst cell": found.worst.map(_points), "test − clean cell (points)": found.test_minus_clean.map(cost_points),
+        "test − base, worst cell": found.worst.map(_points),
+        "test − clean cell (points)": found.test_minus_clean.map(cost_points),
         "base accuracy": found.base_acc.map(lambda v: _percent(v, 1)),
         "regime": found.regime, "can test the claim": found.tests_claim})
 
