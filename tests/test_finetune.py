@@ -1184,13 +1184,15 @@ def test_sharpening_words_name_the_curves_below_the_threshold_and_the_control():
     assert words == ("By the end of phase 2 the largest score was ×1.17 to ×4.00 its first epoch's; 4 of the 6 curves "
                      "at least doubled it, the threshold for *sharpened onto fewer tokens* (the effective number of "
                      "tokens attended halves) — not Rotten Tomatoes at η = 0, n = 20 (×1.17) and Rotten Tomatoes at "
-                     "η = 0.2, n = 20 (×1.33). Against the same fine-tuning on clean labels, the curve with flipped "
+                     "η = 0.2, n = 20 (×1.33). Sharpened: 2 of the 3 curves on clean labels, 2 of the 3 curves with "
+                     "flipped labels. Against the same fine-tuning on clean labels, the curve with flipped "
                      "labels ended sharper in 2 of the 3 pairs of data set and n (last score with noise over last "
                      "score without: 0.75 to 1.25).")
     flat = report.sharpening(attention_ends_table().assign(last=0.06))
     assert report.sharpening_words(flat, report.noisy_against_clean(flat)).startswith(
         "By the end of phase 2 the largest score was ×0.67 to ×1.00 its first epoch's; none of the 6 curves at least "
-        "doubled it, the threshold for *sharpened onto fewer tokens* (the effective number of tokens attended halves). Against")
+        "doubled it, the threshold for *sharpened onto fewer tokens* (the effective number of tokens attended halves). "
+        "Sharpened: none of the 3 curves on clean labels, none of the 3 curves with flipped labels. Against")
 
 
 def test_a_number_beside_a_threshold_never_reads_as_the_threshold():  # words.decimals: tests/test_words.py
