@@ -206,8 +206,8 @@ findings.findings_table(found)
 # last-layer tokens can fit {glue:md}`image_reach_free_words` of the flipped labels on average, a single token gives
 # {glue:md}`image_reach_token_words`, and phase 2 fits {glue:md}`image_flipped_fitted_words` of them (every one, in
 # every seed, in {glue:md}`image_cells_fitted`); test accuracy minus base accuracy is
-# {glue:md}`image_test_vs_base_words` points on average over every cell, the capped ones included. Per row, every
-# number over its cells whose fit is measured: {glue:md}`image_rows_reading`. Where an image cell leaves flipped labels unfitted,
+# {glue:md}`image_test_vs_base_words` points on average over every cell, the capped ones included. Per row, each
+# number over the same cells: {glue:md}`image_rows_reading`. Where an image cell leaves flipped labels unfitted,
 # what stopped it is measured, not guessed: {glue:md}`image_unfitted`. A row whose clean labels phase 2 does not
 # fit, or most of whose flipped labels are out of reach of any attention, is *not testable with this backbone*: not
 # a miss of the paper's claim, and the comparison below and the claims ledger ({doc}`../book/summary`) record it
