@@ -22,16 +22,18 @@ TABLES = itertools.count(1)  # numbers the tables of a process, so footnote anch
 
 def number(x: float, tolerance: float = math.nan) -> str:
     """A number at its precision: integers plain, others to four significant digits, no exponent above 1e-4; compared
-    within a `tolerance`, to one decimal more than the tolerance's first digit (0.6913 within ±0.1 reads 0.69), unless
+    within a `tolerance`, to one decimal more than the tolerance's first digit, whole numbers included, so that a row
+    of a comparison reads at one precision (0.6913 and 0.7 within ±0.1 read 0.69 and 0.70, 0 reads 0.00), unless
     that shows a number that is not zero as zero."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"
     if math.isinf(x):
         return "∞" if x > 0 else "−∞"
+    decimals = max(0, 1 - math.floor(math.log10(tolerance))) if tolerance > 0 else 0
+    if tolerance > 0 and (x == 0 or round(x, decimals) != 0):
+        return minus(f"{x:.{decimals}f}")
     if float(x).is_integer():
         return minus(str(int(x)))
-    if tolerance > 0 and round(x, max(0, 1 - math.floor(math.log10(tolerance)))) != 0:
-        return minus(f"{x:.{max(0, 1 - math.floor(math.log10(tolerance)))}f}")
     if abs(x) >= 1e-4:
         digits = max(0, 3 - math.floor(math.log10(abs(x))))
         return minus(f"{x:.{digits}f}".rstrip("0").rstrip("."))
@@ -74,12 +76,13 @@ def table(columns: list[str], rows: list[list[str]], notes: Footnotes, css: str)
 
 def comparison(rows: list[expected.Row], titles: dict[str, str] | None = None) -> str:
     """A notebook's comparison table: what each number is compared with, theirs, ours, the verdict and its cause
-    (`titles`: notebook → page title, naming the page where a number shown twice is counted)."""
+    (`titles`: notebook → page title, naming the page where a number shown twice is counted); the target and the
+    two values of a row read at the precision of its tolerance (`number`)."""
     notes = Footnotes()
     out = []
     for row in rows:
         e = row.expected
-        target = f"{number(e.target)} <small>({html.escape(e.kind)}{', ' + html.escape(e.where) if e.where else ''})</small>"
+        target = f"{number(e.target, e.allowed)} <small>({html.escape(e.kind)}{', ' + html.escape(e.where) if e.where else ''})</small>"
         tolerance = f"{bound_said(e)}{notes.cite(expected.TOLERANCES[e.tolerance].reason)}"
         quantity = html.escape(e.quantity) + notes.cite(e.note)
         if e.counted_on:
@@ -94,16 +97,16 @@ def comparison(rows: list[expected.Row], titles: dict[str, str] | None = None) -
 
 def bound_said(e: expected.Expected) -> str:
     """A row's tolerance as its check applies it: '±0.05' about the target; against a plot's limit, the bound a
-    value must meet ('at or above 0.25 (0.5 less 0.25)'); against a range, the widened range ('within 0.355–0.6
-    (0.405–0.55 widened by 0.05)')."""
+    value must meet ('at or above 0.25 (0.50 less 0.25)'); against a range, the widened range ('within 0.355–0.600
+    (0.405–0.550 widened by 0.05)'); limits at the row's precision (`number`)."""
+    at = lambda x: number(x, e.allowed)  # noqa: E731 - the limits at the row's precision, as its values
     if e.bound == "inside":
         low, high = e.limits
-        return (f"within {number(low - e.allowed)}–{number(high + e.allowed)} ({number(low)}–{number(high)} widened "
-                f"by {number(e.allowed)})")
+        return f"within {at(low - e.allowed)}–{at(high + e.allowed)} ({at(low)}–{at(high)} widened by {number(e.allowed)})"
     if e.bound == "lower":
-        return f"at or above {number(e.target - e.allowed)} ({number(e.target)} less {number(e.allowed)})"
+        return f"at or above {at(e.target - e.allowed)} ({at(e.target)} less {number(e.allowed)})"
     if e.bound == "upper":
-        return f"at or below {number(e.target + e.allowed)} ({number(e.target)} plus {number(e.allowed)})"
+        return f"at or below {at(e.target + e.allowed)} ({at(e.target)} plus {number(e.allowed)})"
     return f"±{number(e.allowed)}"
 
 
@@ -260,12 +263,16 @@ class Judged:
 
 
 def claim_said(entries: list[ledger.Entry], page: str, where: str) -> str:
-    """One claim's verdict and evidence, as prose quotes it (the claim of `page` made at `where`): '*holds in part*
-    (evidence: …)', or 'not judged in this build' when its page did not run."""
+    """One claim's verdict, its cause where it has one, and its evidence, as prose quotes them (the claim of `page`
+    made at `where`), in sentences the page ends with its own full stop: '*holds in part*. Its cause: …. Its
+    evidence: …' — never inside parentheses, since evidence carries its own; 'not judged in this build' when its
+    page did not run."""
     entry = next((e for e in entries if e.claim.page == page and e.claim.where == where), None)
     if entry is None:
         return "not judged in this build"
-    return f"*{entry.finding.verdict}* (evidence: {entry.finding.evidence})"
+    finding = entry.finding
+    cause = f" Its cause: {finding.cause}." if finding.cause else ""
+    return f"*{finding.verdict}*.{cause} Its evidence: {finding.evidence}"
 
 
 def counted(entries: list[ledger.Entry]) -> str:

@@ -11,7 +11,7 @@ from . import thresholds
 from .checks import check
 from .paper2 import SYMBOLS, first_step_threshold
 from . import words
-from .words import and_list, signed
+from .words import and_list, plus_minus, signed
 
 # The edge table's columns as a page shows them
 EDGE_COLUMNS = {**SYMBOLS, "test_acc": "test accuracy", "sqrt_n_snr": "√n·SNR", "in_tail": "in the tail",
@@ -265,6 +265,13 @@ def below_boundary_words(metrics: dict) -> str:
     return out + " In most cells they cost nothing: the low accuracy is the SNR's, not theirs."
 
 
+def slope_title(metrics: dict, n_tail_min: int) -> str:
+    """The edge plot's title: the tail's slope with its standard error, both to the error's first digit, beside the
+    theorems' −0.5: 'slope over n ≥ 200: −0.50 ± 0.02 (theorems: −0.5)'."""
+    return (f"slope over n ≥ {n_tail_min}: {plus_minus(metrics['edge_snr_slope_tail'], metrics['edge_snr_slope_tail_se'])}"
+            " (theorems: −0.5)")
+
+
 def edge_words(edge: pd.DataFrame, metrics: dict, n_tail_min: int) -> dict[str, str]:
     """Sentences (Markdown) for the page from `sweep_summary`'s edge table and metrics: `edge_tail_words`, the tail's
     slope and √n·SNR at its edges; `edge_small_words`, the small n reported apart; `edge_all_words`, the slope over
@@ -275,8 +282,9 @@ def edge_words(edge: pd.DataFrame, metrics: dict, n_tail_min: int) -> dict[str, 
     if count >= 2:
         tail_words = (rf"Over the tail, $n \ge {n_tail_min}$ (a bound fixed before the run; {_count(count)} values of "
                       f"{N}), the SNR of the first benign cell scales as a power of {N}, "
-                      rf"$\mathrm{{SNR}} \propto n^b$, with $b =$ {signed(metrics['edge_snr_slope_tail'], '.3f')} ± "
-                      f"{metrics['edge_snr_slope_tail_se']:.3f} (the fit's standard error, the grid's step included), "
+                      rf"$\mathrm{{SNR}} \propto n^b$, with $b =$ "
+                      f"{plus_minus(metrics['edge_snr_slope_tail'], metrics['edge_snr_slope_tail_se'])} (± the fit's "
+                      "standard error, the grid's step included, both rounded to the error's first digit), "
                       f"and {SQRT_N_SNR} there is {at_each_n(tail.n, tail.sqrt_n_snr)}.")
     else:
         tail_words = (rf"The tail, $n \ge {n_tail_min}$, has {'one value' if count == 1 else 'no value'} of {N} with "
@@ -299,7 +307,7 @@ def edge_words(edge: pd.DataFrame, metrics: dict, n_tail_min: int) -> dict[str, 
             where = f"lies above the tail's edge ({estimate / high:.2f} times it)"
         first_words = f"The book's first-step estimate, {estimate:.2f}, {where}."
     slope, se = metrics["edge_snr_slope"], metrics["edge_snr_slope_std"]
-    all_words = (f"Over every {N} together the slope is {signed(slope, '.2f')} ± {se:.2f}." if np.isfinite(slope)
+    all_words = (f"Over every {N} together the slope is {plus_minus(slope, se)}." if np.isfinite(slope)
                  else f"Over every {N} together there are too few edges for a slope.")
     return {"edge_tail_words": tail_words, "edge_small_words": small_words, "edge_all_words": all_words,
             "first_step_words": first_words}

@@ -65,8 +65,8 @@ def paper2_boundary_rule(m: Record) -> Finding:
     fixed before the run; the small n shown apart). The theorem assumes d large against n²: holds within
     `SLOPE_SE` standard errors of −1/2 and farther than that from 0 (no dependence on n) where d is above n² at
     every n of the tail; where it is at most n² at some of them, the same fit holds only in part (the scaling seen
-    outside the theorem's assumption); contradicted farther than that from −1/2; not seen when the spread cannot
-    tell −1/2 from 0."""
+    outside the theorem's assumption; the cause says whether at every n of the tail or at some); contradicted
+    farther than that from −1/2; not seen when the spread cannot tell −1/2 from 0."""
     slope, se = m.maybe("edge_snr_slope_tail"), m.maybe("edge_snr_slope_tail_se")
     k = thresholds.SLOPE_SE.value
     scales = (f"scales as a power of n with exponent {signed(slope, '.2f')} ± {se:.2f}" if se == se else
@@ -87,7 +87,8 @@ def paper2_boundary_rule(m: Record) -> Finding:
     if k * se >= thresholds.POWER.value * 0.5:
         return Finding(NOT_SEEN, evidence, "the spread cannot tell −0.5 from no dependence on n")
     if not low > 1.02:  # d at most n² (n² itself within 2%) somewhere in the tail
-        return Finding(PART, evidence, "the slope is the theorem's, but fitted where d is at most n² at some n, "
+        where = "every n of the tail" if not high > 1.02 else "some n of the tail"
+        return Finding(PART, evidence, f"the slope is the theorem's, but fitted where d is at most n² at {where}, "
                        "outside the theorem's assumption: the scaling is seen there, the theorem is not tested")
     return Finding(HOLDS, evidence)
 

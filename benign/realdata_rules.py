@@ -8,7 +8,7 @@ from typing import Callable
 
 from . import thresholds
 from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, PART, UNTESTABLE, Finding, Record
-from .words import count, percent, signed
+from .words import count, decimals, percent, plus_minus, signed
 
 
 def realdata_rule(kind: str) -> Callable[[Record], Finding]:
@@ -33,9 +33,11 @@ def realdata_rule(kind: str) -> Callable[[Record], Finding]:
         capped = m.maybe(f"{kind}_testing_capped_cells")
         left_out = (f" ({count(int(capped), 'cell')} that the epoch cap stopped before fitting left out: what the "
                     "whole schedule would fit there is not measured)" if capped == capped and capped else "")
-        evidence = (f"{kind} rows, cells with flipped labels{left_out}: {percent(share / 100, '.1%')} of them fitted; "
-                    f"test accuracy minus the clean cell's {signed(mean, '+.1f')} points on average, "
-                    f"{signed(worst, '+.1f')} at worst; minus the base accuracy "
+        # shares whole and points to the tenth, with the decimals that keep a number on its side of its threshold
+        fitted_said = percent(share / 100, f".{decimals(share, fitted_level, 0)}%")
+        evidence = (f"{kind} rows, cells with flipped labels{left_out}: {fitted_said} of them fitted; "
+                    f"test accuracy minus the clean cell's {signed(mean, f'+.{decimals(mean, -cost, 1)}f')} points on "
+                    f"average, {signed(worst, f'+.{decimals(worst, -cost, 1)}f')} at worst; minus the base accuracy "
                     f"{signed(m[f'{kind}_testing_test_vs_base_mean'], '+.1f')} (means over cells and seeds)")
         if share < 100 * thresholds.MAJORITY.value:
             return Finding(NOT_SEEN, evidence, "within reach of attention, but phase 2 does not fit most flipped "
@@ -57,7 +59,7 @@ def noise_cost_grows_rule(m: Record) -> Finding:
     """Table 2: the flipped labels cost more test accuracy (against the clean cell) as n grows: the slope of the
     cost against log n over the text rows' cells, judged within `SLOPE_SE` standard errors of zero."""
     slope, se = m.maybe("text_cost_slope_log_n"), m.maybe("text_cost_slope_log_n_se")
-    fit = (f"slope {signed(slope, '+.2f')} ± {se:.2f} points per unit of log n" if se == se else
+    fit = (f"slope {plus_minus(slope, se)} points per unit of log n" if se == se else  # to the error's digit
            "too few values of n to fit a slope")
     evidence = f"test accuracy minus the clean cell's, against log n over the text rows' cells: {fit}"
     k = thresholds.SLOPE_SE.value

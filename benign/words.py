@@ -125,6 +125,18 @@ def count(n: int, one: str, many: str = "") -> str:
     return f"{n} {one if n == 1 else many or one + 's'}"
 
 
+def decimals(value: float, threshold: float, digits: int) -> int:
+    """The decimals to show `value` with beside a rule that compares it with `threshold`: `digits`, or more where
+    `digits` would show it on the threshold, or past it, when it is not: 94.97 against 95 reads '94.97', never '95'
+    (a share fitted), −4.97 against −5 reads '−4.97', never '−5.0' (a cost); 95.27 reads '95.3', not the
+    threshold."""
+    for d in range(digits, digits + 3):
+        shown = float(f"{value:.{d}f}")
+        if (shown >= threshold) == (value >= threshold) and (shown <= threshold) == (value <= threshold):
+            return d
+    return digits + 3
+
+
 def estimate(value: float, se: float, n: int, unit: str, fmt: str = ".2f") -> str:
     """A fitted number as a table shows it, with its standard error and what it was fitted over:
     '0.25 ± 0.03 (5 rows)', '3.00 (2 rows, no spread)', '— (1 row)'; never 'nan', never '−0.00'."""

@@ -123,8 +123,7 @@ for label, (rows, marker) in markers.items():
                 label=f"first benign cell, {label}")
 ax.axhline(summary["first_step_sqrt_n_snr"], color="#e41a1c", ls="--", label="first-step estimate √(2/(1−2η))")
 ax.set(xscale="log", xlabel="n (training samples)", ylabel="√n·SNR at the edge",
-       title=(f"slope over n ≥ {n_tail_min}: {summary['edge_snr_slope_tail']:.3f} ± "
-              f"{summary['edge_snr_slope_tail_se']:.3f} (theorems: −0.5)").replace("-", "−"))
+       title=paper2_edge.slope_title(summary, n_tail_min))
 ax.set_xticks(list(n_values), [f"{n:g}" for n in n_values])
 ax.minorticks_off()
 plots.legend_clear(ax)

@@ -118,6 +118,7 @@ metrics.update(snr=snr, n_snr2=n * snr ** 2, flipped_count=int(train.noisy.sum()
                # the first step's values of a clean input (see the text above):
                benign_steps_signal_value=step_sizes_benign[0] * signal_norm ** 2 * (1 - 2 * noise_ratio) / 8,
                benign_steps_noise_value=step_sizes_benign[0] * d / (4 * n),
+               benign_steps_clean_signal_weight_words=weight_words(metrics["benign_steps_clean_signal_attention"]),
                benign_steps_noisy_signal_weight_words=weight_words(metrics["benign_steps_noisy_signal_attention"]))
 nb.save_metrics(metrics, extra={"data_s": round(data_s, 3), "trainer_wall_s": round(sim.info["wall_s"], 3),
                                 "total_s": round(total_s, 3)})
@@ -129,7 +130,7 @@ pages.paper2_table(sim.history, SHOWN_FLOOR)  # step 0 is v = p = 0
 # Small steps: train {glue:text}`small_steps_train_acc:.3f` ({glue:md}`small_steps_clean_fitted_pct` of the clean
 # training labels fitted, {glue:md}`small_steps_flipped_fitted_pct` of the {glue:text}`flipped_count:.0f` flipped
 # ones), test {glue:text}`small_steps_test_acc:.3f`. Benign steps: train {glue:text}`benign_steps_train_acc:.3f`,
-# test {glue:text}`benign_steps_test_acc:.3f`, signal attention {glue:text}`benign_steps_clean_signal_attention:.3f`
+# test {glue:text}`benign_steps_test_acc:.3f`, signal attention {glue:md}`benign_steps_clean_signal_weight_words`
 # (clean) and {glue:md}`benign_steps_noisy_signal_weight_words` (noisy). Harmful steps: train
 # {glue:text}`harmful_steps_train_acc:.3f`, test {glue:text}`harmful_steps_test_acc:.3f`.
 #

@@ -201,6 +201,10 @@ def test_tables_read_without_index_none_nan_booleans_exponents_or_cut_notes():
     assert html.count("<th>") == 7 and "<th></th>" not in html  # no index column
     assert pages.number(1e-05) == "1.0e-05" and pages.number(0.4526) == "0.4526" and pages.number(1.0) == "1"
     assert pages.number(float("inf")) == "∞" and pages.cell(float("nan")) == "—" and pages.cell(True) == "yes"
+    # within a tolerance, every number of a row at its precision, whole ones included
+    assert [pages.number(x, 0.1) for x in (0.6913, 0.7, 0.0, 1.0)] == ["0.69", "0.70", "0.00", "1.00"]
+    assert pages.number(0.6, 0.05) == "0.600" and pages.number(0.0004, 0.1) == "0.0004"  # never a non-zero as 0
+    assert pages.number(1.0, 0.0) == "1"  # an exact count
     # a note shared by rows is one footnote
     html = pages.Comparison(expected.compare("eta_sweep", {"noise_ratio_0.65_test_acc": 0.9, "n_train": 20,
                                                             "noise_ratio_0.70_test_acc": 0.9}))._repr_html_()
@@ -621,6 +625,10 @@ def test_the_image_claim_leaves_out_the_cells_the_epoch_cap_stopped_and_a_cost_c
                                 "them fitted; test accuracy minus the clean cell's −13.6 points on average, −22.3 at "
                                 "worst; minus the base accuracy −28.7 (means over cells and seeds)")
     finding = rule(ledger.Record({**book, "image_testing_flipped_fitted_mean": 75.6}))  # Fashion-MNIST beside
+    assert "76% of them fitted" in finding.evidence  # whole, as the page says it, far from the 95% level
+    near = rule(ledger.Record({**book, "image_testing_flipped_fitted_mean": 94.97, "image_testing_test_vs_clean_mean":
+                               -4.97}))  # a share and a cost next to their thresholds keep their side
+    assert "94.97% of them fitted; test accuracy minus the clean cell's −4.97 points on average" in near.evidence
     assert finding.verdict == ledger.CONTRADICTED and finding.cause == (
         "the flipped labels are fitted only in part, and the cells lose 5 points or more on average to their clean "
         "cells: neither part of the claim holds")
@@ -655,7 +663,11 @@ def test_the_encoder_rule_needs_most_seeds_of_a_setting_and_says_how_each_seed_r
 def test_the_snr_edge_rule_says_where_d_stands_against_n_squared():
     rule = claim_rule("Benign overfitting needs SNR of order 1/√n")
     finding = rule(ledger.Record({**edge_record(-0.5, 0.016, 1 / 64), "parameters": {"n_tail_min": 200}}))
-    assert finding.verdict == ledger.PART and "outside the theorem's assumption" in finding.cause
+    assert finding.verdict == ledger.PART and finding.cause.startswith(
+        "the slope is the theorem's, but fitted where d is at most n² at every n of the tail, outside the theorem's "
+        "assumption")  # d/n² from 1/64 to 1/4: below n² everywhere
+    straddles = rule(ledger.Record({**edge_record(-0.5, 0.016, 1 / 4), "parameters": {"n_tail_min": 200}}))  # to 4
+    assert straddles.verdict == ledger.PART and "at most n² at some n of the tail," in straddles.cause
     assert "exponent −0.50 ± 0.02 (theorem: −0.5, that is 1/√n)" in finding.evidence
     assert "d/n² over the tail is 0.0156 to 0.25" in finding.evidence and "^" not in finding.evidence
     assert rule(ledger.Record(edge_record(-0.5, 0.016, 4.0))).verdict == ledger.HOLDS
@@ -713,9 +725,9 @@ def test_misses_words_name_the_rows_that_miss():
 def test_a_one_sided_or_range_row_says_its_check_in_the_tolerance_column():
     """0.016 'matched' 0.55 ±0.05 on the Figure 7 page: the column now says the check is the range's inside."""
     rows = {e.key: e for page in expected.EXPECTED.values() for e in page}
-    assert pages.bound_said(rows["train_loss_max"]) == "within 0.355–0.6 (0.405–0.55 widened by 0.05)"
-    assert pages.bound_said(rows["eq10_max_ratio"]) == "at or below 2.75 (2.5 plus 0.25)"
-    assert pages.bound_said(rows["eq10_min_ratio"]) == "at or above 0.25 (0.5 less 0.25)"
+    assert pages.bound_said(rows["train_loss_max"]) == "within 0.355–0.600 (0.405–0.550 widened by 0.05)"
+    assert pages.bound_said(rows["eq10_max_ratio"]) == "at or below 2.75 (2.50 plus 0.25)"
+    assert pages.bound_said(rows["eq10_min_ratio"]) == "at or above 0.25 (0.50 less 0.25)"
     assert pages.bound_said(rows["balanced_test_acc"]).startswith("±")
 
 
@@ -739,3 +751,11 @@ def test_below_boundary_harm_is_what_the_flipped_labels_cost_against_clean_label
     collapsed = rule(ledger.Record({**low, "below_boundary_clean_test_acc": 0.9, "below_boundary_noise_cost": 0.24,
                                     "below_boundary_costly_share": 1.0}))
     assert collapsed.verdict == ledger.HOLDS  # the flipped labels take a good model to near chance
+
+
+def test_the_noise_cost_slope_reads_to_its_standard_errors_digit():
+    rule = claim_rule("The flipped labels cost more test accuracy as n grows")
+    finding = rule(ledger.Record({"text_cost_slope_log_n": -2.1123, "text_cost_slope_log_n_se": 0.5447}))  # the book's
+    assert finding.verdict == ledger.HOLDS
+    assert finding.evidence == ("test accuracy minus the clean cell's, against log n over the text rows' cells: slope "
+                                "−2.1 ± 0.5 points per unit of log n")

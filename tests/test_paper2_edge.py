@@ -94,7 +94,8 @@ def test_the_page_words_come_from_the_numbers():
                               "scales as")
     assert "2.26 at both $n = 50$ and $n = 100$" in finding and "n = 200" not in finding  # d above n²: small n only
     said = paper2_edge.edge_words(edge, metrics, 200)
-    assert "$b =$ −0.500 ± 0.016" in said["edge_tail_words"] and "four values of $n$" in said["edge_tail_words"]
+    assert "$b =$ −0.50 ± 0.02" in said["edge_tail_words"] and "four values of $n$" in said["edge_tail_words"]
+    assert paper2_edge.slope_title(metrics, 200) == "slope over n ≥ 200: −0.50 ± 0.02 (theorems: −0.5)"
     assert said["edge_small_words"].startswith("The small $n$, below 200, are reported apart")
     assert "1.49" in said["first_step_words"] and "within the last grid step" in said["first_step_words"]
     contradicted = paper2_edge.d_vs_n2_words(edge, 40000, [50], -0.2, 0.01)["d_vs_n2_finding"]

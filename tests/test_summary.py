@@ -147,11 +147,18 @@ def test_the_landing_page_leads_with_the_matrix_before_any_figure():
 
 
 def test_a_page_quotes_one_claims_verdict_with_its_evidence():
-    from test_ledger import fig3_record
+    from test_ledger import edge_record, fig3_record
 
     entries = ledger.evaluate({"fig3_dynamics": fig3_record((0, 0))})
     said = pages.claim_said(entries, "fig3_dynamics", "Figure 3(c)")
-    assert said.startswith("*holds* (evidence: ") and said.endswith(")")
+    finding = next(e.finding for e in entries if e.claim.where == "Figure 3(c)")
+    assert finding.verdict == ledger.HOLDS and said == f"*holds*. Its evidence: {finding.evidence}"
+    grid = {"n_values": [50, 200, 800], "n_tail_min": 200, "signal_norm_min": 2, "signal_norm_max": 256,
+            "signal_norm_steps_per_doubling": 8, "num_seeds": 3}  # what the claim's test names
+    edge = ledger.evaluate({"paper2_snr_heatmap": {**edge_record(-0.5, 0.016, 1 / 64), "parameters": grid}})
+    finding = edge[0].finding
+    assert pages.claim_said(edge, "paper2_snr_heatmap", "Theorems (SNR threshold)") == (
+        f"*holds in part*. Its cause: {finding.cause}. Its evidence: {finding.evidence}")  # no nested parentheses
     assert pages.claim_said(entries, "paper2_snr_heatmap", "Theorems (SNR threshold)") == "not judged in this build"
 
 

@@ -145,3 +145,8 @@ def test_a_sweeps_making_reads_as_a_sentence():
     assert words.sweep_said(table) == "1,521 runs in 39 chunks, all computed in this build, in 58.5 s"
     table.attrs.update(chunks=1, computed_chunks=0)
     assert words.sweep_said(table.iloc[:1]) == "1 run in 1 chunk, every one read from the cache"
+
+
+def test_decimals_keep_a_number_on_its_side_of_a_threshold():
+    assert [words.decimals(v, 95, 0) for v in (94.97, 95.27, 63.0, 95.0)] == [2, 1, 0, 0]
+    assert [words.decimals(v, -5, 1) for v in (-4.97, -5.03, -5.1, -2.8)] == [2, 2, 1, 1]

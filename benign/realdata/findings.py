@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .. import thresholds, timing
-from ..words import and_list, count, percent, reader_name, share_words, signed, slope_words, span_of
+from ..words import and_list, count, decimals, percent, reader_name, share_words, signed, slope_words, span_of
 from .backbones import BACKBONE_LABELS
 from .runs import Task
 
@@ -89,31 +89,44 @@ def why_words(r) -> str:
             f"below the {percent(REACH_TESTS_CLAIM)} a test of the claim needs")
 
 
-def check_words(checks: pd.DataFrame, kinds: dict[str, str]) -> dict[str, str]:
-    """Glued words of the page (numbers in them are measured, never typed): <kind>_rows_reading, per row of a kind,
-    what is within reach, what phase 2 fitted and whether it tests the claim (and why not, once); fashion_reading,
-    whether the Fashion-MNIST row is counted (its clean fit against `thresholds.REAL_FITTED` where it is; where it is
-    not, the row's reading has said why), or that this profile does not run it."""
-    share = lambda v: "an unmeasured share" if v != v else percent(v)  # noqa: E731
-    words = {}
-    for kind in sorted(set(kinds.values())):
-        parts = []
-        for _, r in checks[checks.dataset.map(kinds) == kind].iterrows():
-            verdict = "tests the claim" if r.tests_claim else f"not testable with this backbone: {why_words(r)}"
-            parts.append(f"{reader_name(r.dataset)}: {share(r.reach_free)} of the flipped labels within reach, "
-                         f"{share(r.reach_token)} given by a single token, {share(r.fitted_noisy)} fitted by phase 2, "
-                         f"test minus base {signed(r.test_minus_base, '+.1f')} points ({verdict})")
-        words[f"{kind}_rows_reading"] = "; ".join(parts) or "no row of this kind at this profile"
+def check_words(checks: pd.DataFrame) -> dict[str, str]:
+    """Glued words of the page: fashion_reading, whether the Fashion-MNIST row is counted (its clean fit against
+    `thresholds.REAL_FITTED` where it is; where it is not, the row's reading, `rows_reading`, has said why), or that
+    this profile does not run it."""
     fashion = checks[checks.dataset == "fashion_mnist"]
     if fashion.empty:
-        words["fashion_reading"] = "this profile does not run it"
-    else:
-        r = fashion.iloc[0]
-        words["fashion_reading"] = (
-            f"{clean_fit_words(r.clean_train_acc, r.clean_capped)}, and the row tests the claim and is counted"
-            if r.tests_claim else
-            "as its reading above says, the row does not test the claim: it stays in the table for what it shows, "
-            "outside the paper-vs-here count")
+        return {"fashion_reading": "this profile does not run it"}
+    r = fashion.iloc[0]
+    return {"fashion_reading": (
+        f"{clean_fit_words(r.clean_train_acc, r.clean_capped)}, and the row tests the claim and is counted"
+        if r.tests_claim else
+        "as its reading above says, the row does not test the claim: it stays in the table for what it shows, "
+        "outside the paper-vs-here count")}
+
+
+def rows_reading(found: pd.DataFrame, checks: pd.DataFrame, stopped: pd.Series | None = None) -> dict[str, str]:
+    """Glued words of the page (numbers in them are measured, never typed): <kind>_rows_reading, per row of a kind of
+    `found`, the shares of its flipped labels within reach, given by a single token and fitted, and its test minus
+    base accuracy, all over the same cells — those whose fit is measured (the cells the epoch cap stopped before they
+    fitted, `stopped` from `capped`, left out and named) —, then whether it tests the claim (`row_checks`, and why
+    not, once)."""
+    stopped = pd.Series(False, index=found.index) if stopped is None else stopped
+    share = lambda v: share_said(v / 100)  # noqa: E731
+    words = {}
+    for kind, part in found.groupby("kind"):
+        parts = []
+        for dataset, cells in part.groupby("dataset", sort=False):
+            r = checks[checks.dataset == dataset].iloc[0]
+            measured = cells[~stopped[cells.index]]
+            over = ("" if len(measured) == len(cells) else
+                    f" over its {count(len(measured), 'cell')} with noise whose fit is measured")
+            mean = lambda column: measured[column].mean()  # noqa: E731
+            verdict = "tests the claim" if r.tests_claim else f"not testable with this backbone: {why_words(r)}"
+            parts.append(f"{reader_name(dataset)}{over}: {share(mean('within reach of free attention (%)'))} of the "
+                         f"flipped labels within reach, {share(mean('a single token gives it (%)'))} given by a single "
+                         f"token, {share(mean('flipped labels fitted (%)'))} fitted by phase 2, test minus base "
+                         f"{signed(mean('test − base (points)'), '+.1f')} points ({verdict})")
+        words[f"{kind}_rows_reading"] = "; ".join(parts)
     return words
 
 
@@ -201,8 +214,8 @@ def finding_words(found: pd.DataFrame, num_epochs: int, stopped: pd.Series | Non
     accuracy per n, mean over the rows) and <kind>_cost_trend (how the cost against the clean cell moves with n:
     `cost_trend` read by `words.trend`), the mean shares of flipped labels within reach, given by a single token and
     fitted ('none', 'all', '49%': <kind>_reach_free_words, _reach_token_words, _flipped_fitted_words; the cells
-    fitted and the share fitted over the cells whose fit is measured: those the epoch cap stopped before they fitted,
-    `stopped` from `capped`, are left out), the mean test
+    fitted and the three shares over the same cells, those whose fit is measured: the ones the epoch cap stopped
+    before they fitted, `stopped` from `capped`, are left out), the mean test
     accuracy against base and clean cell in points with a true minus sign (<kind>_test_vs_base_words,
     _test_vs_clean_words) and the latter per row and n (<kind>_cost_by_row: `cost_by_row_words`)."""
     stopped = pd.Series(False, index=found.index) if stopped is None else stopped
@@ -212,7 +225,7 @@ def finding_words(found: pd.DataFrame, num_epochs: int, stopped: pd.Series | Non
         fitted = int((measured >= 100 - 1e-9).sum())
         by_n = part.groupby("n")["test − base (points)"].mean()
         slope, se = cost_trend(part, kind).values()
-        share = lambda column: percent(part[column].mean() / 100)  # noqa: E731
+        share = lambda column: percent(part[column][~stopped[part.index]].mean() / 100)  # noqa: E731 - as fitted
         cells = ("cell with noise", "cells with noise") if len(measured) == len(part) else (
             "cell with noise whose fit is measured", "cells with noise whose fit is measured")
         out.update({f"{kind}_cells_fitted": share_words(fitted, len(measured), *cells),
@@ -224,7 +237,7 @@ def finding_words(found: pd.DataFrame, num_epochs: int, stopped: pd.Series | Non
                                                        "does not change measurably with n")),  # the cost: −(test − clean)
                     f"{kind}_reach_free_words": share("within reach of free attention (%)"),
                     f"{kind}_reach_token_words": share("a single token gives it (%)"),
-                    f"{kind}_flipped_fitted_words": percent(measured.mean() / 100),
+                    f"{kind}_flipped_fitted_words": share_said(measured.mean() / 100),
                     f"{kind}_test_vs_base_words": signed(part["test − base (points)"].mean(), ".1f"),
                     f"{kind}_test_vs_clean_words": signed(part["test − clean cell (points)"].mean(), ".1f"),
                     f"{kind}_cost_by_row": cost_by_row_words(part)})
@@ -249,16 +262,10 @@ def cost_trend(part: pd.DataFrame, prefix: str) -> dict:
 HARM_COST = thresholds.REAL_COST.value  # points below the clean cell from which fitting flipped labels is harmful
 
 
-def decimals(value: float, threshold: float, digits: int) -> int:
-    """The decimals to show `value` with beside a rule that compares it with `threshold`: `digits`, or more where
-    `digits` would show it on the threshold, or past it, when it is not: 94.97 against 95 reads '94.97', never '95'
-    (a share fitted), −4.97 against −5 reads '−4.97', never '−5.0' (a cost); 95.27 reads '95.3', not the
-    threshold."""
-    for d in range(digits, digits + 3):
-        shown = float(f"{value:.{d}f}")
-        if (shown >= threshold) == (value >= threshold) and (shown <= threshold) == (value <= threshold):
-            return d
-    return digits + 3
+def share_said(share: float) -> str:
+    """A share (of 1) as prose says it: 'none', 'all', '63%', or to as many decimals as keep it on its side of
+    `thresholds.REAL_FITTED` ('95.3%', never the '95%' it passes); 'an unmeasured share' for NaN."""
+    return "an unmeasured share" if share != share else percent(share, f".{decimals(100 * share, 100 * CLEAN_FITTED, 0)}%")
 
 
 def fitted_percent(share: float) -> str:

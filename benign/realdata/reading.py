@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..words import and_list, count, percent, reader_name, share_words, signed, span_of
-from .findings import cost_points, decimals, fitted_percent
+from ..words import and_list, count, reader_name, share_words, signed, span_of
+from .findings import cost_points, fitted_percent, share_said
 from .study import (BENIGN, COST, FITTED, HARMFUL, NOT_OVERFITTING, WIDTH, placed, regimes, rule_words,
                     test_minus_clean)
 
@@ -219,8 +219,7 @@ def _fitted(v) -> str:  # in a table: whole, or to as many decimals as keep it o
     return "—" if v != v else f"{fitted_percent(v)} %"  # 94.97 % never reads as the 95 % it falls short of
 
 
-def _share(v) -> str:  # in prose: 'none', 'all', '63%'; as many decimals near FITTED as `_fitted`
-    return "an unmeasured share" if v != v else percent(v, f".{decimals(100 * v, 100 * FITTED, 0)}%")
+_share = share_said  # in prose: 'none', 'all', '63%'; as many decimals near FITTED as `_fitted`
 
 
 def _points(v) -> str:
@@ -228,12 +227,14 @@ def _points(v) -> str:
 
 
 def regime_table(found: pd.DataFrame) -> pd.DataFrame:
-    """`regimes` as the page shows it: shares in %, test − base and test − clean cell in signed points."""
+    """`regimes` as the page shows it: shares in %, test − base (mean, and its worst cell) and test − clean cell in
+    signed points."""
     return pd.DataFrame({
         "backbone": found.backbone_label, "layers": found.layers, "width": found.width,
         "flipped labels within reach": found.reach.map(_percent), "given by one token": found.token.map(_percent),
         "fitted by phase 2": found.fitted.map(_fitted), "test − base (points)": found.test_minus_base.map(_points),
-        "worst cell": found.worst.map(_points), "test − clean cell (points)": found.test_minus_clean.map(cost_points),
+        "test − base, worst cell": found.worst.map(_points),
+        "test − clean cell (points)": found.test_minus_clean.map(cost_points),
         "base accuracy": found.base_acc.map(lambda v: _percent(v, 1)),
         "regime": found.regime, "can test the claim": found.tests_claim})
 

@@ -12,7 +12,7 @@ from ..expected import TABLE2_NEAREST, table2_key
 from .backbones import BACKBONE_LABELS
 from .image_backbone import record as backbone_record
 from .datasets import HUB, MEDMNIST, take
-from .findings import decimals
+from ..words import decimals
 from .runs import PAPER_GRID, Protocol, Task, pretrain_size
 
 
@@ -190,7 +190,8 @@ def ends_table(ends: pd.DataFrame) -> pd.DataFrame:
 
 def sharpening_words(ends: pd.DataFrame, control: pd.DataFrame) -> str:
     """What `sharpening` and `noisy_against_clean` measured, in words: the factor's range, how many curves reached
-    `thresholds.SHARPER` and which did not (factors as `factor_said` writes them), and the clean-label control."""
+    `thresholds.SHARPER` and which did not (factors as `factor_said` writes them), how many of them on clean and on
+    flipped labels, and the clean-label control."""
     low, high = factor_said(ends.factor.min()), factor_said(ends.factor.max())
     out = (f"By the end of phase 2 the largest score was {span(low, high)} its first epoch's; "
            f"{share_words(int(ends.sharpened.sum()), len(ends), 'curve', 'curves')} at least "
@@ -201,6 +202,11 @@ def sharpening_words(ends: pd.DataFrame, control: pd.DataFrame) -> str:
         out += " — not " + and_list([f"{reader_name(r.dataset)} at η = {r.noise_ratio:g}, n = {r.n} "
                                      f"({factor_said(r.factor)})" for r in flat.itertuples()])
     out += "."
+    clean, noisy = ends[ends.noise_ratio == 0], ends[ends.noise_ratio > 0]
+    if len(clean) and len(noisy):  # the clean-label runs sharpen too, or not: the control of the effect
+        out += (f" Sharpened: {share_words(int(clean.sharpened.sum()), len(clean), 'curve', 'curves')} on clean "
+                f"labels, {share_words(int(noisy.sharpened.sum()), len(noisy), 'curve', 'curves')} with flipped "
+                "labels.")
     if len(control):
         out += (f" Against the same fine-tuning on clean labels, the curve with flipped labels ended sharper in "
                 f"{share_words(int((control.ratio > 1).sum()), len(control), 'pair', 'pairs')} of data set and n "
