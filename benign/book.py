@@ -311,7 +311,8 @@ def reproducibility_page(records: dict[str, dict], profile_name: str) -> str:
         blocks = (", ".join(f"{n}×{k}" for k, n in record.get("blocks_by_threads", {}).items())
                   or "nothing computed (read from the cache)")
         created = str(record.get("created", "—"))[:16].replace("T", " ")
-        lines.append(f"| `{name}` | {record.get('wall_s', '—')} | {record.get('device', '—')} | "
+        wall = f"{record['wall_s']:.1f}" if isinstance(record.get("wall_s"), (int, float)) else "—"  # to a tenth
+        lines.append(f"| `{name}` | {wall} | {record.get('device', '—')} | "
                      f"{record.get('thread_policy', '—')}: {blocks} | "
                      f"{seed} | {commit} | {created} |")
     lines += time_split_section(records.get("table2_finetune", {}).get("time_split", []))

@@ -18,7 +18,7 @@ from .rules import (alpha_rule, boundary_rule, clock_condition_rule, clock_rule,
                     encoder_rule, eq9_rule, eq10_rule, eta_rule, fig1_rule, noisy_relevant_vanishes_rule,
                     not_overfitting_stage_rule, regime_rule, regions_rule, selection_rule)
 from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, PART, UNTESTABLE, VERDICTS, Finding, Record
-from .words import Settings
+from .words import SettingsSaid
 
 __all__ = ["CONTRADICTED", "HOLDS", "NOT_SEEN", "PART", "UNTESTABLE", "VERDICTS", "Finding", "Record", "Claim", "Entry",
            "CLAIMS", "SOURCES", "evaluate", "verdict_counts"]
@@ -163,7 +163,7 @@ def evaluate(records: dict[str, dict]) -> list[Entry]:
         record = Record(records[claim.page])
         try:
             finding = claim.rule(record)
-            test = claim.test.format(p=Settings(records[claim.page].get("parameters", {})))
+            test = claim.test.format(p=SettingsSaid(records[claim.page].get("parameters", {})))
         except KeyError:
             continue
         entries.append(Entry(replace(claim, test=test), finding, tuple(record.read)))

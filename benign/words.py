@@ -51,9 +51,12 @@ def percent(x: float, fmt: str = ".0%") -> str:
 
 
 def share_text(x: float) -> str:
-    """A share glued for prose: `percent` to the tenth of a percent below 10 % ('2.5%'), else whole ('49%'); '—' for
-    NaN."""
-    return "—" if x != x else percent(x, ".1%" if x < 0.1 else ".0%")
+    """A share glued for prose: `percent` to the tenth of a percent below 10 % ('2.5%', but '1%', not '1.0%'), else
+    whole ('49%'); '—' for NaN."""
+    if x != x:
+        return "—"
+    said = percent(x, ".1%" if x < 0.1 else ".0%")
+    return said.replace(".0%", "%") if said[0].isdigit() else said
 
 
 def trend(slope: float, se: float, rising: str = "rises", falling: str = "falls",
@@ -186,9 +189,9 @@ def setting(name: str, value) -> str:
     return minus(f"{value:g}") if isinstance(value, float) else str(value)
 
 
-class Settings(dict):
-    """A notebook's parameters as `str.format` fills a sentence with them (`'{p[seeds]}'.format(p=Settings(...))`):
-    each value as `setting` says it."""
+class SettingsSaid(dict):
+    """A notebook's recorded settings as `str.format` fills a sentence with them
+    (`'{p[seeds]}'.format(p=SettingsSaid(...))`): each value as `setting` says it."""
 
     def __getitem__(self, name):
         return setting(name, super().__getitem__(name))

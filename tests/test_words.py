@@ -93,7 +93,8 @@ def test_a_share_that_rounds_to_none_or_all_says_so_without_lying():
     assert (words.percent(0), words.percent(1), words.percent(0.49)) == ("none", "all", "49%")
     assert (words.percent(0.996), words.percent(0.004)) == ("over 99%", "under 1%")
     assert (words.percent(0.9996, ".1%"), words.percent(0.0004, ".1%")) == ("over 99.9%", "under 0.1%")
-    assert [words.share_text(x) for x in (0.025, 0.49, 1.0, float("nan"))] == ["2.5%", "49%", "all", "—"]
+    assert [words.share_text(x) for x in (0.025, 0.49, 1.0, float("nan"), 0.01, 0.0004)] == [
+        "2.5%", "49%", "all", "—", "1%", "under 0.1%"]
     # a half rounds up, as a reader rounds the decimal they see: 7 of 56 and 49 of 56 read 13% and 88%, not 12% and
     # 88% (binary half-even); 0.0125 is below the float 1.25 % but reads as the decimal it prints
     assert [words.percent(x) for x in (7 / 56, 49 / 56)] == ["13%", "88%"]
@@ -128,7 +129,7 @@ def test_numbers_get_a_true_minus_and_a_zero_no_sign():
 
 
 def test_a_notebooks_settings_read_as_a_sentence_says_them():
-    said = words.Settings(d_grid=[250, 5000, 125], seeds=[42, 314, 2718], train_W=False,
+    said = words.SettingsSaid(d_grid=[250, 5000, 125], seeds=[42, 314, 2718], train_W=False,
                           step_sizes_benign=[0.01, 1.0], signal_norm=20.0, n=20, noise_ratio_grid=[0.0, 0.9, 0.05],
                           vit_depths=[1])
     test = ("d {p[d_grid]}; seeds {p[seeds]}; W trained: {p[train_W]}; β = {p[step_sizes_benign]}; "
