@@ -36,7 +36,7 @@ from . import notebooks, paths, speed
 from .pages import Judged, claim_said, landing, numbers_said, summary_page, verdicts_said
 from .checks import ParameterError
 from .notebooks import NotebookFailed
-from .paths import BOOK_BUILD, RESULTS_ENV, ROOT, results_dir
+from .paths import BOOK_BUILD, RESULTS_ENV, ROOT, ROOT_ENV, results_dir
 from .records import COMMIT_FILE, FIGURE_KEY, check_writable, git_commit
 from .words import minus, setting
 
@@ -146,7 +146,8 @@ def run_in_process(name: str, profile_name: str, reports: Path, children: dict |
     children = {} if children is None else children
     with open(log, "w") as out:
         child = subprocess.Popen([sys.executable, "-m", "benign.book", name, profile_name, str(reports)], stdout=out,
-                                 stderr=subprocess.STDOUT, env={**os.environ, RESULTS_ENV: str(paths.RESULTS)},
+                                 stderr=subprocess.STDOUT,
+                                 env={**os.environ, RESULTS_ENV: str(paths.RESULTS), ROOT_ENV: str(ROOT)},
                                  start_new_session=True)
         children[name] = child
         try:

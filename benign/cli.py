@@ -46,6 +46,7 @@ def _list() -> None:
     for name in notebooks.names():
         params = " ".join(f"{k}={v!r}" for k, v in notebooks.defaults(name).items())
         print(f"{name}  — {notebooks.title(name)}\n    {params}")
+    sys.stdout.flush()  # here, where a closed pipe is met (`main`), not at the interpreter's exit
 
 
 def main(argv=None) -> int:
@@ -77,6 +78,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt as err:
         print(f"benign: {err or 'interrupted'}", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `benign list | head`: the reader stopped reading, no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what is left unflushed goes nowhere
+        return 141
     except ParameterError as err:
         print(f"benign: error: {err}", file=sys.stderr)
         return 2

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .checks import ParameterError
-from .paths import NOTEBOOKS, results_dir
+from .paths import NOTEBOOKS, ROOT, ROOT_ENV, results_dir
 from .progress import TTY_ENV, terminal_name
 from .records import FIGURE_KEY, check_out, move_in, output_dir, remove_stale, save_figure, save_metrics, write_atomic
 from .settings import PROFILE_NAMES, SETTINGS, Settings
@@ -43,6 +43,9 @@ class NotebookFailed(RuntimeError):
 
 
 def names() -> list[str]:
+    if not NOTEBOOKS.is_dir():
+        raise ParameterError(f"no notebooks folder at {NOTEBOOKS}: run benign in the project's folder (a clone or "
+                             f"the book's source archive), or set {ROOT_ENV} to it")
     return sorted(p.stem for p in NOTEBOOKS.glob("*.py"))
 
 
@@ -265,7 +268,8 @@ def run(name: str, profile_name: str = "book", overrides: dict | None = None, ou
         source = work / f".{name}.source.ipynb"
         jupytext.write(jupytext.read(path(name)), source)
         started = time.perf_counter()
-        with _environment({TTY_ENV: terminal if progress else None}), _interrupts_to_kernels() as kernels:
+        with (_environment({TTY_ENV: terminal if progress else None, ROOT_ENV: str(ROOT)}),
+              _interrupts_to_kernels() as kernels):
             try:
                 papermill.execute_notebook(str(source), str(work / f"{name}.ipynb"),
                                            parameters={"profile": profile_name, "overrides": chosen,

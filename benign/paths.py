@@ -3,7 +3,20 @@
 import os
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT_ENV = "BENIGN_ROOT"  # the project's folder, where the package is installed apart from it (`pip install .`)
+
+
+def project_root() -> Path:
+    """The project's folder (notebooks/, book/, results/, .cache/): $BENIGN_ROOT; else the folder the package sits
+    in where it holds the notebooks (a clone, the source archive, an editable install); else the working folder (the
+    package installed on its own, run from the project's folder). A notebook's kernel is given $BENIGN_ROOT."""
+    if os.environ.get(ROOT_ENV):
+        return Path(os.environ[ROOT_ENV]).resolve()
+    beside = Path(__file__).resolve().parents[1]
+    return beside if (beside / "notebooks").is_dir() else Path.cwd()
+
+
+ROOT = project_root()
 NOTEBOOKS = ROOT / "notebooks"
 RESULTS_ENV = "BENIGN_RESULTS"  # another results folder (a test build's); the book passes it to its notebooks
 RESULTS = Path(os.environ.get(RESULTS_ENV) or ROOT / "results")

@@ -32,6 +32,24 @@ def test_list_shows_every_notebook_with_parameters(benign_cli):
     assert "num_steps=1000" in done.stdout and "noise_ratio=0.2" in done.stdout
 
 
+def test_the_project_folder_is_found_where_the_package_is_installed_apart_from_it(benign_cli, tmp_path):
+    """`pip install .` puts the package away from the notebooks: benign then reads the project in $BENIGN_ROOT or
+    the working folder, says in one line where it looked when there is none, and a closed pipe ends it quietly."""
+    from benign import paths
+
+    assert paths.project_root() == paths.ROOT and (paths.ROOT / "notebooks").is_dir()  # a clone: beside the package
+    env = {**os.environ, paths.ROOT_ENV: str(tmp_path)}
+    done = subprocess.run([benign_cli, "list"], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2 and done.stderr == (
+        f"benign: error: no notebooks folder at {tmp_path / 'notebooks'}: run benign in the project's folder (a clone "
+        "or the book's source archive), or set BENIGN_ROOT to it\n")
+    code = f"import os; os.environ[{paths.ROOT_ENV!r}] = {str(tmp_path)!r}; from benign import paths; print(paths.ROOT)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == str(tmp_path)
+    listing = subprocess.Popen([benign_cli, "list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    listing.stdout.close()  # the reader is gone before a line is written, as `benign list | head -0`
+    assert listing.wait(timeout=120) == 141 and listing.stderr.read() == b""
+
+
 @pytest.mark.parametrize("name", notebooks.names())
 def test_every_notebook_runs_with_the_smoke_profile(benign_cli, name, tmp_path):
     out = tmp_path / "out"
