@@ -17,7 +17,7 @@ from .realdata_rules import attention_sharpens_rule, backbone_regimes_rule, nois
 from .rules import (alpha_rule, boundary_rule, clock_condition_rule, clock_rule, delayed_rule, encoder_regions_rule,
                     encoder_rule, eq9_rule, eq10_rule, eta_rule, fig1_rule, noisy_relevant_vanishes_rule,
                     not_overfitting_stage_rule, regime_rule, regions_rule, selection_rule)
-from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, PART, UNTESTABLE, VERDICTS, Finding, Record
+from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, PART, UNTESTABLE, VERDICTS, AbsentKey, Finding, Record
 from .words import SettingsSaid
 
 __all__ = ["CONTRADICTED", "HOLDS", "NOT_SEEN", "PART", "UNTESTABLE", "VERDICTS", "Finding", "Record", "Claim", "Entry",
@@ -154,17 +154,28 @@ OFFLINE_CLAIMS = [  # claims whose test needs what this machine cannot reach
 ]
 
 
-def evaluate(records: dict[str, dict]) -> list[Entry]:
-    """Every claim whose page ran, with its verdict; claims the profile does not compute are left out."""
+def evaluate(records: dict[str, dict], strict: bool = False) -> list[Entry]:
+    """Every claim whose page ran, with its verdict; claims the profile does not compute are left out. `strict` (a
+    build's records, which hold every key their notebooks write): a rule that reads a key the record does not hold,
+    or a test that names a setting it does not hold, stops the ledger with one line (AbsentKey) — a misspelt name,
+    not a claim left out; hand-built records in tests may hold only the keys of the claim they test."""
     entries = []
     for claim in CLAIMS:
         if claim.page not in records:
             continue
-        record = Record(records[claim.page])
+        record = Record(records[claim.page], strict)
         try:
             finding = claim.rule(record)
-            test = claim.test.format(p=SettingsSaid(records[claim.page].get("parameters", {})))
+        except AbsentKey as err:
+            raise AbsentKey(f"the ledger's rule {claim.rule.__name__} for {claim.page} reads {err}") from None
         except KeyError:
+            continue  # not computed at this profile
+        try:
+            test = claim.test.format(p=SettingsSaid(records[claim.page].get("parameters", {})))
+        except KeyError as err:
+            if strict:
+                raise AbsentKey(f"the ledger's test for {claim.page} names the setting {err}, which its record does "
+                                "not hold") from None
             continue
         entries.append(Entry(replace(claim, test=test), finding, tuple(record.read)))
     for paper, where, text, page, why in OFFLINE_CLAIMS:

@@ -259,7 +259,8 @@ class Judged:
 
     @classmethod
     def of(cls, records: dict[str, dict]) -> "Judged":
-        return cls(ledger.evaluate(records), {name: expected.compare(name, r) for name, r in records.items()})
+        return cls(ledger.evaluate(records, strict=True),  # a build's records: a misspelt key stops it
+                   {name: expected.compare(name, r) for name, r in records.items()})
 
 
 def claim_said(entries: list[ledger.Entry], page: str, where: str) -> str:

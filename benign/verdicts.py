@@ -12,14 +12,24 @@ HOLDS, PART, NOT_SEEN, CONTRADICTED, UNTESTABLE = (
 VERDICTS = (HOLDS, PART, NOT_SEEN, CONTRADICTED, UNTESTABLE)
 
 
-class Record(dict):
-    """A notebook's metrics record that remembers which keys were read."""
+class AbsentKey(LookupError):
+    """A rule read a key its notebook's record does not hold at all: a name the notebook never writes (misspelt, or
+    renamed on one side). Not a KeyError, so no rule's fallback and no 'not computed' can swallow it."""
 
-    def __init__(self, values: dict):
+
+class Record(dict):
+    """A notebook's metrics record that remembers which keys were read. A key held as null or NaN (not computed at
+    this profile) raises KeyError, which a rule may meet with 'not seen' and the ledger by leaving the claim out; a
+    key not held at all does too, except in a `strict` record (a build's), where it raises AbsentKey."""
+
+    def __init__(self, values: dict, strict: bool = False):
         super().__init__(values)
         self.read: list[str] = []
+        self.strict = strict
 
     def __getitem__(self, key):
+        if self.strict and not super().__contains__(key):
+            raise AbsentKey(f"{key!r}, which the record does not hold")
         value = super().__getitem__(key)
         if value is None or value != value:  # null or NaN: not computed at this profile
             raise KeyError(key)

@@ -759,3 +759,30 @@ def test_the_noise_cost_slope_reads_to_its_standard_errors_digit():
     assert finding.verdict == ledger.HOLDS
     assert finding.evidence == ("test accuracy minus the clean cell's, against log n over the text rows' cells: slope "
                                 "−2.1 ± 0.5 points per unit of log n")
+
+
+def test_a_build_stops_at_a_key_its_notebook_never_writes():
+    """A key held as null is 'not computed at this profile': the claim is left out. A key the record does not hold at
+    all is a name the notebook never writes (misspelt, renamed on one side): in a build's records (`strict`) the
+    ledger stops with one line naming the rule and the key, instead of leaving the claim out."""
+    from benign.verdicts import AbsentKey, Finding
+
+    rule = lambda m: Finding(ledger.HOLDS, f"{m['balanced_test_acc']:.2f}")  # noqa: E731
+    claim = ledger.Claim(ledger.BOOK, "here", "a claim", "fig3_dynamics", "seed {p[seed]}", rule)
+    original = ledger.CLAIMS
+    try:
+        ledger.CLAIMS = [claim]
+        record = {"balanced_test_acc": 0.99, "parameters": {"seed": 42}}
+        for strict in (False, True):
+            [entry] = ledger.evaluate({"fig3_dynamics": record}, strict)
+            assert (entry.finding.evidence, entry.claim.test) == ("0.99", "seed 42")
+            assert ledger.evaluate({"fig3_dynamics": {**record, "balanced_test_acc": None}}, strict) == []
+        misspelt = {"balanced_test_ac": 0.99, "parameters": {"seed": 42}}
+        assert ledger.evaluate({"fig3_dynamics": misspelt}) == []  # a test's partial record: left out
+        with pytest.raises(AbsentKey, match="^the ledger's rule <lambda> for fig3_dynamics reads 'balanced_test_acc', "
+                                            "which the record does not hold$"):
+            ledger.evaluate({"fig3_dynamics": misspelt}, strict=True)
+        with pytest.raises(AbsentKey, match="the ledger's test for fig3_dynamics names the setting 'seed'"):
+            ledger.evaluate({"fig3_dynamics": {"balanced_test_acc": 0.99, "parameters": {}}}, strict=True)
+    finally:
+        ledger.CLAIMS = original
