@@ -34,10 +34,10 @@ import yaml
 
 from . import notebooks, paths, speed
 from .pages import Judged, claim_said, landing, numbers_said, summary_page, verdicts_said
-from .checks import ParameterError
 from .notebooks import NotebookFailed
 from .paths import BOOK_BUILD, RESULTS_ENV, ROOT, ROOT_ENV, results_dir
 from .records import COMMIT_FILE, FIGURE_KEY, check_writable, git_commit
+from .settings import check_profile
 from .words import minus, setting
 
 SOURCES = ("_config.yml", "_toc.yml", "references.bib", "book", "benign")
@@ -174,9 +174,7 @@ def run_one(name: str, profile_name: str, reports: Path) -> None:
 
 def stage(profile_name: str, records: dict[str, dict]) -> Path:
     """The book's sources with executed notebooks and the generated pages; returns the staged folder."""
-    if profile_name not in notebooks.PROFILE_NAMES:
-        raise ParameterError(f"unknown profile {profile_name!r}: use one of {', '.join(notebooks.PROFILE_NAMES)}")
-    target = BOOK_BUILD / "stage" / profile_name
+    target = BOOK_BUILD / "stage" / check_profile(profile_name)
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
     for name in SOURCES:

@@ -31,7 +31,7 @@ from .checks import ParameterError
 from .paths import NOTEBOOKS, ROOT, ROOT_ENV, results_dir
 from .progress import TTY_ENV, terminal_name
 from .records import FIGURE_KEY, check_out, move_in, output_dir, remove_stale, save_figure, save_metrics, write_atomic
-from .settings import PROFILE_NAMES, SETTINGS, Settings
+from .settings import SETTINGS, Settings
 
 
 class NotebookFailed(RuntimeError):
@@ -215,13 +215,6 @@ def title(name: str) -> str:
         if line.startswith("# # "):
             return line[4:].strip()
     return name
-
-
-def profile(name: str, profile_name: str) -> dict:
-    """The settings a profile changes from the defaults (`book` changes none)."""
-    if profile_name not in PROFILE_NAMES:
-        raise ParameterError(f"unknown profile {profile_name!r}: use one of {', '.join(PROFILE_NAMES)}")
-    return dict(settings_type(name).PRESETS.get(profile_name, {}))
 
 
 def resolve(name: str, profile_name: str = "book", overrides: dict | None = None) -> dict:

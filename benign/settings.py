@@ -29,6 +29,13 @@ from .thresholds import SELECTED, TEST_GOOD
 PROFILE_NAMES = ("smoke", "book", "paper")
 
 
+def check_profile(profile: str) -> str:
+    """`profile` if it is one of PROFILE_NAMES; a one-line ParameterError otherwise."""
+    if profile not in PROFILE_NAMES:
+        raise ParameterError(f"unknown profile {profile!r}: use one of {', '.join(PROFILE_NAMES)}")
+    return profile
+
+
 def listed(*values):
     """A list-valued field's default (each settings object gets its own list)."""
     return field(default_factory=lambda: list(values))
@@ -50,10 +57,8 @@ class Settings:
     def preset(cls, profile: str = "book", overrides: dict | None = None, where: str = ""):
         """The settings of a profile with `overrides` (values, or command-line strings read as the field's type);
         `where` names them in an error (default: the type's name)."""
-        if profile not in PROFILE_NAMES:
-            raise ParameterError(f"unknown profile {profile!r}: use one of {', '.join(PROFILE_NAMES)}")
         book = cls().values()
-        chosen = {**cls.PRESETS.get(profile, {}), **(overrides or {})}
+        chosen = {**cls.PRESETS.get(check_profile(profile), {}), **(overrides or {})}
         for name, raw in chosen.items():
             if name not in book:
                 raise unknown_parameter(name, list(book), where or cls.__name__)
@@ -62,8 +67,9 @@ class Settings:
 
     def values(self) -> dict:
         """Every field by name (lists copied): the experiment's own first, then those of the groups it takes."""
+        own = {f.name for f in fields(self)}  # the class-level annotations hold ClassVars too
         names = dict.fromkeys(name for kind in type(self).__mro__ for name in kind.__dict__.get("__annotations__", {})
-                              if name in {f.name for f in fields(self)})
+                              if name in own)
         return {name: copy(getattr(self, name)) for name in names}
 
     def check_together(self) -> None:

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 import torch
 
-from benign import expected, notebooks, pages, plots
+from benign import expected, notebooks, pages, plots, settings
 from benign.checks import ParameterError
 from benign.realdata import (backbones, findings, firsttoken, image_backbone, reach, reading, reference, report, runs,
                              study, training)
@@ -847,7 +847,7 @@ def test_the_finetune_figure_draws_no_text_over_another(rows):
 @pytest.mark.parametrize("profile", ["smoke", "book", "paper"])
 def test_table_and_figure_share_one_profile(profile):
     assert notebooks.resolve("table2_finetune", profile) == notebooks.resolve("fig8_finetune_attention", profile)
-    assert notebooks.profile("fig8_finetune_attention", profile) == notebooks.profile("table2_finetune", profile)
+    assert notebooks.settings_type("fig8_finetune_attention") is notebooks.settings_type("table2_finetune")
 
 
 def test_rows_computed_in_worker_processes_equal_those_computed_here(tiny_bert, tiny_vit, sst2_folder, mnist_folder,
@@ -1279,7 +1279,7 @@ def test_table2_says_how_the_backbone_study_reads_its_text_rows():
     assert ("harmful, though the seeds of Rotten Tomatoes (3 classes) (per seed −7.0 to −3.0 points) lie on both sides "
             "of it; the cells it leaves out") in findings.study_words(text, [20, 200], per_seed)
     studies = [(study, notebooks.resolve("table2_finetune", study["table2_profile"]))
-               for study in (notebooks.resolve("backbone_reach", name) for name in notebooks.PROFILE_NAMES)]
+               for study in (notebooks.resolve("backbone_reach", name) for name in settings.PROFILE_NAMES)]
     assert [findings.study_sizes(notebooks.resolve("table2_finetune", p), studies) for p in ("smoke", "book", "paper")
             ] == [[20], [20, 200], [20, 200, 1000]]
     assert findings.study_sizes({**notebooks.resolve("table2_finetune", "book"), "seeds": [1]}, studies) == []
