@@ -150,3 +150,15 @@ def test_a_dask_task_runs_with_its_workers_threads(policy, thread_kernel):
         with distributed.Client(cluster) as client:
             table = sweep.run(thread_kernel.threads, points, executor=client.get_executor())
     assert list(table["threads"]) == [1, 1, 1, 1]
+
+
+def test_stopped_workers_leave_no_thread_that_could_write_to_a_closed_pipe_at_exit():
+    """`stop_workers` returns once the pool is wholly ended: its workers and its manager thread, whose wake-up pipe
+    `concurrent.futures`' exit hook would otherwise write to while the thread closes it (a "Bad file descriptor"
+    traceback after Ctrl-C's one line)."""
+    pool = device.worker_processes(1)
+    pool.submit(time.sleep, 30)
+    manager, processes = pool._executor_manager_thread, list(pool._processes.values())
+    device.stop_workers(pool)
+    assert not manager.is_alive()
+    assert not any(process.is_alive() for process in processes)
