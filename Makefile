@@ -13,7 +13,7 @@ test: $(STAMP)  ## the test suite (CI runs exactly this)
 	$(PY) -m pytest
 
 bench: $(STAMP)  ## speed benchmarks (ratios against the direct computation)
-	for b in fast_trainer fig5_grid clock_long_runs regime_map_long paper2 encoder_batched finetune_cache table2_profile under_load explore; do $(PY) benchmarks/$$b.py || exit 1; done
+	for b in fast_trainer fig5_grid clock_long_runs regime_map_long paper2 encoder_batched finetune_cache finetune_step table2_profile under_load explore; do $(PY) benchmarks/$$b.py || exit 1; done
 
 venv: $(STAMP)
 

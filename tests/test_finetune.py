@@ -270,7 +270,7 @@ def test_hand_written_backward_is_autograds(setting):
     y = torch.as_tensor(labels)[rows]
     qk2 = {k: torch.stack([v, v.flip(0)]) for k, v in qk.items()}  # two runs, different query and key
     heads = training.stack([head, bb.seeded_head(7)])
-    loss, grads = firsttoken.loss_and_grad(tokens, y, qk2, heads, bb.tail)
+    loss, grads, norm = firsttoken.loss_and_grad(tokens, y, qk2, heads, bb.tail)
     leaves = {k: v.clone().requires_grad_(True) for k, v in qk2.items()}
     logits, _, _ = firsttoken.forward(tokens, leaves, heads, bb.tail)
     auto = torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none").view(2, 8).mean(1)
@@ -279,6 +279,45 @@ def test_hand_written_backward_is_autograds(setting):
     for k in ("Wq", "bq", "Wk"):
         torch.testing.assert_close(grads[k], leaves[k].grad, rtol=1e-4, atol=1e-7)
     assert leaves["bk"].grad is None and (grads["bk"] == 0).all()  # the key bias drops out of the scores
+    _assert_clipped_per_run(lambda max_norm: firsttoken.loss_and_grad(tokens, y, qk2, heads, bb.tail, max_norm),
+                            {k: leaves[k].grad for k in ("Wq", "bq", "Wk")}, norm)
+
+
+def test_the_heads_gradient_is_autograds(setting):
+    """Phase 1's hand-written gradient of the head (BERT's with its pooler, ViT's classifier alone) against autograd,
+    and its clipping per run against clip_grad_norm_ on each run alone."""
+    bb, inputs, labels, head, _ = setting
+    z = training.encode(bb, inputs).z[:16].view(2, 8, -1)
+    y = torch.as_tensor(labels[:16]).view(2, 8)
+    heads = training.stack([head, bb.seeded_head(7)])
+    loss, grads, norm = firsttoken.head_loss_and_grad(z, y, heads, bb.arch)
+    leaves = {k: v.clone().requires_grad_(True) for k, v in heads.items()}
+    logits = firsttoken.head_logits(z, leaves, bb.arch)
+    auto = torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none").view(2, 8).mean(1)
+    auto.sum().backward()
+    torch.testing.assert_close(loss, auto.detach(), rtol=1e-6, atol=1e-7)
+    for k in heads:
+        torch.testing.assert_close(grads[k], leaves[k].grad, rtol=1e-4, atol=1e-7)
+    _assert_clipped_per_run(lambda max_norm: firsttoken.head_loss_and_grad(z, y, heads, bb.arch, max_norm),
+                            {k: leaves[k].grad for k in heads}, norm)
+
+
+def _assert_clipped_per_run(loss_and_grad, auto: dict, norm: torch.Tensor) -> None:
+    """The norm before clipping is each run's whole gradient's, and with a bound between the runs' norms the
+    gradients come as clip_grad_norm_ leaves each run's autograd gradient (one run clipped, one not)."""
+    R = norm.shape[0]
+    whole = sum(g.reshape(R, -1).square().sum(1) for g in auto.values()).sqrt()
+    torch.testing.assert_close(norm, whole, rtol=1e-5, atol=0.0)
+    assert whole[0] != whole[1]
+    bound = float(whole.mean())
+    clipped = loss_and_grad(bound)[1]
+    for r in range(R):
+        singles = [torch.nn.Parameter(torch.zeros_like(g[r])) for g in auto.values()]
+        for p, g in zip(singles, auto.values()):
+            p.grad = g[r].clone()
+        torch.nn.utils.clip_grad_norm_(singles, bound)
+        for k, p in zip(auto, singles):
+            torch.testing.assert_close(clipped[k][r], p.grad, rtol=1e-4, atol=1e-7)
 
 
 def _phase2_both(setting, schedule):
@@ -310,10 +349,9 @@ def test_a_few_steps_of_the_full_schedule_agree_with_decay_and_clipping(setting)
     test_cached_and_full_forward_training_agree."""
     bb, inputs, labels, head, qk = setting
     enc = training.encode(bb, inputs)
-    opt = training.RunOptimizer([v.clone()[None] for v in qk.values()], "adamw")
-    _, grads = firsttoken.loss_and_grad(enc.tokens(torch.arange(16)[None]), torch.as_tensor(labels[:16])[None],
-                                        _one(qk), _one(head), bb.tail)
-    threshold = float(opt.clip([grads[k] for k in qk])[0]) / 10
+    first = firsttoken.loss_and_grad(enc.tokens(torch.arange(16)[None]), torch.as_tensor(labels[:16])[None],
+                                     _one(qk), _one(head), bb.tail)[2]
+    threshold = float(first[0]) / 10
     for optimizer in ("adamw", "sgd"):
         schedule = training.Schedule(num_epochs=2000, max_epochs=4, optimizer=optimizer, max_grad_norm=threshold)
         assert schedule.learning_rate(1, 2) < schedule.learning_rate(0, 2)  # the rate decays from step 0
@@ -451,13 +489,12 @@ def test_phase1_on_cached_features_matches_training_the_full_model(setting):
 
 
 def test_run_optimizer_is_torch_optim_per_run():
-    """Three runs stacked, gradients of very different norms (clipping acts on some), against torch.optim's AdamW and
-    SGD with clip_grad_norm_ on each run alone."""
+    """Three runs stacked, gradients of very different norms, against torch.optim's AdamW and SGD on each run alone."""
     torch.manual_seed(0)
     for optimizer in ("adamw", "sgd"):
         stacked = [torch.randn(3, 4, 5), torch.randn(3, 5)]
         singles = [[torch.nn.Parameter(p[r].clone()) for p in stacked] for r in range(3)]
-        opt = training.RunOptimizer(stacked, optimizer, max_grad_norm=1.0)
+        opt = training.RunOptimizer(stacked, optimizer)
         refs = [(torch.optim.AdamW if optimizer == "adamw" else torch.optim.SGD)(
             params, **training.OPTIMIZERS[optimizer], **({"weight_decay": 0.0} if optimizer == "adamw" else {}))
             for params in singles]
@@ -467,12 +504,9 @@ def test_run_optimizer_is_torch_optim_per_run():
             for r, params in enumerate(singles):
                 for p, g in zip(params, grads):
                     p.grad = g[r].clone()
-                torch.nn.utils.clip_grad_norm_(params, 1.0)
                 for group in refs[r].param_groups:
                     group["lr"] = 1e-3 * (3 - step)
                 refs[r].step()
-            norms = opt.clip(grads)
-            assert norms.min() < 1.0 < norms.max()  # clipped and unclipped runs side by side
             opt.step(grads, 1e-3 * (3 - step))
         for r in range(3):
             for p, s in zip(singles[r], opt.params):

@@ -20,6 +20,7 @@ its own longest sample (the score and mixing products, the only ones that see ev
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -174,28 +175,53 @@ def cross_entropy(logits, y) -> tuple[torch.Tensor, torch.Tensor]:
     return loss, dlogits
 
 
-def loss_and_grad(tokens: Tokens, y, qk: dict, head: dict, tail: Tail) -> tuple[torch.Tensor, dict]:
-    """Phase 2: the loss per run (R,) on labels y (R, B), and its gradient with respect to Wq, bq, Wk (bk: 0)."""
+def loss_and_grad(tokens: Tokens, y, qk: dict, head: dict, tail: Tail,
+                  max_grad_norm: float = math.inf) -> tuple[torch.Tensor, dict, torch.Tensor]:
+    """Phase 2: the loss per run (R,) on labels y (R, B), its gradient with respect to Wq, bq, Wk (bk: 0), clipped
+    per run to norm ≤ `max_grad_norm` as `clip_grad_norm_` does, and the norm before clipping (R,)."""
     logits, _, saved = forward(tokens, qk, head, tail, save=True)
     loss, dlogits = cross_entropy(logits, y)
-    return loss, backward(saved, dlogits, qk, head, tail)
+    return (loss, *backward(saved, dlogits, qk, head, tail, max_grad_norm))
 
 
-def head_loss_and_grad(z, y, head: dict, arch: str) -> tuple[torch.Tensor, dict]:
-    """Phase 1: the loss per run (R,) of the head on fixed features z (R, B, D), and its gradient."""
+def head_loss_and_grad(z, y, head: dict, arch: str,
+                       max_grad_norm: float = math.inf) -> tuple[torch.Tensor, dict, torch.Tensor]:
+    """Phase 1: the loss per run (R,) of the head on fixed features z (R, B, D), its gradient clipped per run to norm
+    ≤ `max_grad_norm`, and the norm before clipping (R,). Each weight's gradient is a product of (R, B, ·) factors
+    (dlogitsᵀ feats, dpreᵀ z): the norm comes from them, and the clipping scales them before the products."""
     pooled = _pool(z, head) if arch == "bert" else None
     feats = z if pooled is None else pooled
     loss, dlogits = cross_entropy(_classify(feats, head), y)
-    grads = {"classifier.weight": torch.bmm(dlogits.transpose(1, 2), feats), "classifier.bias": dlogits.sum(1)}
+    factors = [(dlogits, feats)]
     if pooled is not None:
-        dpre = torch.bmm(dlogits, head["classifier.weight"]).mul_(1 - pooled * pooled)
+        factors.append((torch.bmm(dlogits, head["classifier.weight"]).mul_(1 - pooled * pooled), z))
+    norm = sum(outer_norm_sq(d, f) + d.sum(1).square().sum(1) for d, f in factors).sqrt()
+    coef = clip_coef(norm, max_grad_norm).view(-1, 1, 1)
+    (dlogits, _), *pooler = [(d * coef, f) for d, f in factors]
+    grads = {"classifier.weight": torch.bmm(dlogits.transpose(1, 2), feats), "classifier.bias": dlogits.sum(1)}
+    for dpre, _ in pooler:
         grads.update({"bert.pooler.dense.weight": torch.bmm(dpre.transpose(1, 2), z),
                       "bert.pooler.dense.bias": dpre.sum(1)})
-    return loss, grads
+    return loss, grads, norm
 
 
-def backward(saved, dlogits, qk: dict, head: dict, tail: Tail) -> dict:
-    """The gradient of Σ_runs loss with respect to each run's Wq, bq, Wk, bk, given ∂loss/∂logits (R, B, C)."""
+def outer_norm_sq(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """‖aᵀ b‖²_F for each leading index of a (…, B, P) and b (…, B, Q), from the B × B Gram matrices:
+    Σ_ij (a aᵀ)_ij (b bᵀ)_ij — O(B²·(P + Q)) instead of forming the P × Q product."""
+    return (a @ a.mT).mul_(b @ b.mT).sum((-2, -1))
+
+
+def clip_coef(norm: torch.Tensor, max_grad_norm: float) -> torch.Tensor:
+    """`clip_grad_norm_`'s factor per run: max_norm / (norm + 10⁻⁶), at most 1."""
+    return (max_grad_norm / (norm + 1e-6)).clamp_(max=1.0)
+
+
+def backward(saved, dlogits, qk: dict, head: dict, tail: Tail,
+             max_grad_norm: float = math.inf) -> tuple[dict, torch.Tensor]:
+    """The gradient of Σ_runs loss with respect to each run's Wq, bq, Wk, bk, given ∂loss/∂logits (R, B, C), clipped
+    per run to norm ≤ `max_grad_norm`; and the norm before clipping (R,). The weights' gradients are products of
+    (R, B, ·) factors — dqᵀ x₀ and, per head, qₕᵀ duₕ — so the norm comes from those factors (`outer_norm_sq`) and
+    the clipping scales them, never a D × D gradient: a step passes over each D × D matrix in the optimizer only."""
     tokens, probs, q4, A, mu1, r1, pre, y2, mu2, r2, pooled = saved
     R, B, _ = dlogits.shape
     N, D = tokens.x0.shape
@@ -218,11 +244,16 @@ def backward(saved, dlogits, qk: dict, head: dict, tail: Tail) -> dict:
         dp = torch.bmm(dm_g, x.transpose(1, 2))  # (n_g, H, L_g)
         return torch.bmm(p_g * (dp - (p_g * dp).sum(-1, keepdim=True)), x)  # the softmax's backward, then Σₜ · xₜ
 
-    du = tokens.per_group(scores_back, dm).view(R, B, H, D).transpose(1, 2)  # (R, H, B, D)
+    du = tokens.per_group(scores_back, dm).view(R, B, H, D).transpose(1, 2).contiguous()  # (R, H, B, D)
     dq = torch.matmul(du, qk["Wk"].view(R, H, dh, D).transpose(2, 3)).transpose(1, 2).reshape(R, B, D)
     dq *= dh ** -0.5
-    return {"Wq": torch.bmm(dq.transpose(1, 2), tokens.x0.view(R, B, D)), "bq": dq.sum(1),
-            "Wk": torch.matmul(q4.transpose(2, 3), du).reshape(R, D, D), "bk": torch.zeros_like(qk["bk"])}
+    x0 = tokens.x0.view(R, B, D)
+    norm = (outer_norm_sq(dq, x0) + dq.sum(1).square().sum(1) + outer_norm_sq(q4, du).sum(1)).sqrt()
+    coef = clip_coef(norm, max_grad_norm)
+    dq, q4 = dq * coef.view(R, 1, 1), q4 * coef.view(R, 1, 1, 1)  # each product scaled through its smaller factor
+    grads = {"Wq": torch.bmm(dq.transpose(1, 2), x0), "bq": dq.sum(1),
+             "Wk": torch.matmul(q4.transpose(2, 3), du).reshape(R, D, D), "bk": torch.zeros_like(qk["bk"])}
+    return grads, norm
 
 
 def step_flops(tail: Tail, lengths: torch.Tensor, classes: int) -> float:

@@ -128,28 +128,20 @@ class Schedule:
 
 
 class RunOptimizer:
-    """torch.optim's AdamW or SGD update for R runs stacked along dim 0, each run's gradient clipped separately.
+    """torch.optim's AdamW or SGD update for R runs stacked along dim 0 (their gradients come clipped per run:
+    `firsttoken.loss_and_grad`, `head_loss_and_grad`).
 
     The update is elementwise, so one update over the stacked tensors makes each run's own; it calls torch.optim's
     functional form (`torch.optim.adamw.adamw`, `torch.optim.sgd.sgd`), fused into one kernel per tensor where this
     torch has one for the device, without the per-step bookkeeping of an Optimizer object.
     """
 
-    def __init__(self, params: list[torch.Tensor], optimizer: str, max_grad_norm: float = MAX_GRAD_NORM):
-        self.kind, self.max_grad_norm, self.settings = optimizer, max_grad_norm, OPTIMIZERS[optimizer]
+    def __init__(self, params: list[torch.Tensor], optimizer: str):
+        self.kind, self.settings = optimizer, OPTIMIZERS[optimizer]
         self.params = [p.detach().clone() for p in params]
         self.state = [[torch.zeros_like(p) for p in self.params] for _ in range(2 if optimizer == "adamw" else 1)]
         self.steps = [torch.zeros((), device=p.device) for p in self.params]
         self.fused = self.params[0].device.type in ("cpu", "cuda") or None  # torch's fused kernels; else op by op
-
-    def clip(self, grads: list[torch.Tensor]) -> torch.Tensor:
-        """clip_grad_norm_ per run: scale each run's gradients to norm ≤ max_grad_norm; returns the norms (R,)."""
-        R = grads[0].shape[0]
-        norm = sum(g.reshape(R, -1).pow(2).sum(1) for g in grads).sqrt()
-        coef = (self.max_grad_norm / (norm + 1e-6)).clamp(max=1.0)
-        for g in grads:
-            g.mul_(coef.view(R, *([1] * (g.dim() - 1))))
-        return norm
 
     @torch.no_grad()
     def step(self, grads: list[torch.Tensor], lr: float) -> None:
@@ -191,14 +183,15 @@ def fit(params: dict[str, torch.Tensor], prepare, n: int, schedule: Schedule, ge
     """Train R runs (parameters stacked along dim 0) side by side on the same n, as the HF Trainer does each.
 
     prepare(active) gets the ids of the runs still training and returns (step, epoch_end): step(params, idx) the
-    mean loss of each run on its batch idx (R', b), (R',), and its gradients (a dict like params);
+    mean loss of each run on its batch idx (R', b), (R',), and its gradients (a dict like params), each run's clipped
+    to norm ≤ schedule.max_grad_norm;
     epoch_end(params) the max attention per run (or None) and which runs predict every training label (or None).
     """
     names = list(params)
     R, B = len(generators), schedule.batch_size
     steps = math.ceil(n / B)
     active = torch.arange(R)
-    opt = RunOptimizer([params[k] for k in names], schedule.optimizer, schedule.max_grad_norm)
+    opt = RunOptimizer([params[k] for k in names], schedule.optimizer)
     final = {k: params[k].detach().clone() for k in names}
     losses, attention = [[] for _ in range(R)], [[] for _ in range(R)]
     fitted, sample_steps, epoch_end_s = np.zeros(R, dtype=bool), 0, 0.0
@@ -213,9 +206,7 @@ def fit(params: dict[str, torch.Tensor], prepare, n: int, schedule: Schedule, ge
         for s in range(steps):
             idx = order[:, s * B:(s + 1) * B]
             loss, grads = step_fn(current, idx)
-            grads = [grads[k] for k in names]
-            opt.clip(grads)
-            opt.step(grads, schedule.learning_rate(epoch * steps + s, steps))
+            opt.step([grads[k] for k in names], schedule.learning_rate(epoch * steps + s, steps))
             running += loss.detach()
             sample_steps += idx.numel()
         mean_loss = (running / steps).cpu().numpy()
@@ -264,7 +255,7 @@ def phase1(backbone: Backbone, z: torch.Tensor, labels: torch.Tensor, heads: lis
 
         @torch.no_grad()
         def step(params, idx):
-            return head_loss_and_grad(za[runs, idx], ya[runs, idx], params, backbone.arch)
+            return head_loss_and_grad(za[runs, idx], ya[runs, idx], params, backbone.arch, schedule.max_grad_norm)[:2]
 
         return step, None
 
@@ -289,7 +280,8 @@ def phase2(backbone: Backbone, cache: Encoded, sample_idx: torch.Tensor, labels:
 
         @torch.no_grad()
         def step(params, idx):
-            return loss_and_grad(cache.tokens(rows_a[runs, idx]), y_a[runs, idx], params, head_a, tail)
+            return loss_and_grad(cache.tokens(rows_a[runs, idx]), y_a[runs, idx], params, head_a, tail,
+                                 schedule.max_grad_norm)[:2]
 
         def epoch_end(params):
             att = mean_max_attention(backbone, cache, rows_a, params).cpu().numpy()
