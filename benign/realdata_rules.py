@@ -8,7 +8,7 @@ from typing import Callable
 
 from . import thresholds
 from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, PART, UNTESTABLE, Finding, Record
-from .words import count, decimals, percent, plus_minus, signed
+from .words import and_list, count, decimals, percent, plus_minus, signed
 
 
 def realdata_rule(kind: str) -> Callable[[Record], Finding]:
@@ -72,6 +72,17 @@ def noise_cost_grows_rule(m: Record) -> Finding:
     return Finding(NOT_SEEN, evidence, "the spread cannot tell the slope from zero")
 
 
+def tally(counts: dict[str, float]) -> str:
+    """Counts by label as a reader says them, the ones found first and the absent ones as 'none': '1 harmful,
+    3 not overfitting and none benign', '2 benign and none harmful or not overfitting'."""
+    found = [f"{n:.0f} {label}" for label, n in counts.items() if n]
+    absent = [label for label, n in counts.items() if not n]
+    if not absent:
+        return and_list(found)
+    none = "none " + " or ".join(absent)
+    return ", ".join(found) + " and " + none if found else none
+
+
 def backbone_regimes_rule(m: Record) -> Finding:
     """The backbone study: each of the three regimes appears among the backbones the page reads: the image backbones
     made here and Table 2's text rows beside them (`text_rows_…`, where the record has them). The evidence says
@@ -81,7 +92,7 @@ def backbone_regimes_rule(m: Record) -> Finding:
     backbone that does not overfit had its flipped labels within reach, and holds in part where one did."""
     names = {"benign": "benign", "harmful": "harmful", "not_overfitting": "not overfitting"}
     counts = {k: m[f"backbones_{k}"] for k in names}
-    said = lambda found: ", ".join(f"{found[k]:.0f} {label}" for k, label in names.items())  # noqa: E731
+    said = lambda found: tally({label: found[k] for k, label in names.items()})  # noqa: E731
     evidence = f"of {m['backbones']:.0f} image backbones made here: {said(counts)}"
     reachable = m.maybe("backbones_not_overfitting_reachable")
     if counts["not_overfitting"] and reachable == reachable:

@@ -262,8 +262,16 @@ def not_overfitting_stage_rule(m: Record) -> Finding:
 
 
 def eq9_rule(m: Record) -> Finding:
+    """Eq. 9's ratio above one in every cell, beside its control: at step 0 every sample's 𝔖 is the same (uniform
+    attention), so the cumulative ratio starts at the count of clean samples over noisy ones, above one before any
+    training (`eq9_ratio_step0`, where the record has it)."""
     share = m["eq9_share_holds"]
-    evidence = f"Eq. 9 holds in {percent(share)} of the grid's cells (smallest ratio {m['eq9_min_ratio']:.2f})"
+    evidence = f"Eq. 9 holds in {percent(share)} of the grid's cells (smallest ratio {m['eq9_min_ratio']:.2f}"
+    start = m.maybe("eq9_ratio_step0")
+    if start == start:
+        evidence += (f"; at step 0, before any training, {start:.3g}: the {m['clean_samples']:.0f} clean samples' "
+                     f"count over the {m['noisy_samples']:.0f} noisy ones', every sample's 𝔖 being the same")
+    evidence += ")"
     if share == 1:
         return Finding(HOLDS, evidence)
     return Finding(PART if share > thresholds.MAJORITY.value else CONTRADICTED, evidence, "it fails in some cells")

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from benign import expected, ledger, notebooks, pages, paper2_rules, paths
+from benign import expected, ledger, notebooks, pages, paper2_rules, paths, realdata_rules
 
 
 def row_of(notebook: str, key: str, metrics: dict) -> expected.Row:
@@ -57,6 +57,16 @@ def test_a_miss_gets_its_cause_from_the_authors_number_or_a_static_cause():
     assert row_of("fig3_dynamics", "large_signal_train_acc", metrics).cause == expected.OURS_DIFFER
     substitute = [e for e in expected.EXPECTED["table2_finetune"] if e.key.startswith("rotten_tomatoes")]
     assert substitute and all(e.cause == expected.SUBSTITUTE and e.kind == expected.NEAREST for e in substitute)
+
+
+def test_a_nearest_rows_loss_is_read_to_the_fitted_band_not_to_an_accuracys_ten_points():
+    # MNIST digits at η = 0.2, n = 200 (the book build): a loss of 0.11 that leaves labels unfitted against the
+    # paper's MNIST 0.04, fitted: ±0.1 would call them a match
+    key = expected.table2_key("mnist_5k", 0.2, 200, "train_loss")
+    row = row_of("table2_finetune", key, {key: 0.11})
+    assert row.expected.tolerance == "nearest_loss" and row.expected.allowed == 0.05
+    assert not row.match and row.cause == expected.SUBSTITUTE
+    assert row_of("table2_finetune", key, {key: 0.08}).match
 
 
 def test_numbers_are_counted_once_and_apart_by_kind():
@@ -589,13 +599,33 @@ def test_notebook_parameters_naming_a_threshold_default_to_it():
     assert checked >= 4  # Figures 5, 6, 7 and the clock name them
 
 
+def test_a_tally_names_the_absent_labels_as_none():
+    assert realdata_rules.tally({"benign": 0, "harmful": 1.0, "not overfitting": 3.0}) == (
+        "1 harmful, 3 not overfitting and none benign")
+    assert realdata_rules.tally({"benign": 2, "harmful": 0, "not overfitting": 0}) == (
+        "2 benign and none harmful or not overfitting")
+    assert realdata_rules.tally({"benign": 1, "harmful": 2}) == "1 benign and 2 harmful"
+    assert realdata_rules.tally({"benign": 0, "harmful": 0}) == "none benign or harmful"
+
+
+def test_the_eq9_evidence_sets_the_ratio_beside_its_step_0_control():
+    record = {"eq9_share_holds": 1.0, "eq9_min_ratio": 1.6884, "eq9_ratio_step0": 4.0, "clean_samples": 16,
+              "noisy_samples": 4, "parameters": {"d_grid": [250, 5000, 250], "signal_norm_grid": [5.0, 100.0, 5.0],
+                                                 "num_steps": 1000, "train_W": False, "seed": 0}}
+    entry = next(e for e in ledger.evaluate({"conditions_heatmap": record}) if "dominates" in e.claim.claim)
+    assert entry.finding.verdict == ledger.HOLDS
+    assert entry.finding.evidence == ("Eq. 9 holds in all of the grid's cells (smallest ratio 1.69; at step 0, before "
+                                      "any training, 4: the 16 clean samples' count over the 4 noisy ones', every "
+                                      "sample's 𝔖 being the same)")
+
+
 def test_the_backbone_study_says_how_many_backbones_that_do_not_overfit_could_by_reach():
     record = {"backbones": 4.0, "backbones_benign": 0.0, "backbones_harmful": 1.0, "backbones_not_overfitting": 3.0,
               "backbones_not_overfitting_reachable": 1.0,
               "parameters": {"vit_depths": [1, 2, 3, 4], "sample_sizes": [20, 200], "table2_profile": "book"}}
     entry = next(e for e in ledger.evaluate({"backbone_reach": record}) if e.claim.page == "backbone_reach")
     assert entry.finding.verdict == ledger.PART
-    assert entry.finding.evidence == ("of 4 image backbones made here: 0 benign, 1 harmful, 3 not overfitting (1 of "
+    assert entry.finding.evidence == ("of 4 image backbones made here: 1 harmful, 3 not overfitting and none benign (1 of "
                                       "these with enough of the flipped labels within reach of free attention to "
                                       "overfit, 95% or more)")
     assert entry.finding.cause == "not every regime appears among these backbones: benign"
@@ -604,8 +634,8 @@ def test_the_backbone_study_says_how_many_backbones_that_do_not_overfit_could_by
                    "text_rows_not_overfitting": 0.0})
     entry = next(e for e in ledger.evaluate({"backbone_reach": record}) if e.claim.page == "backbone_reach")
     assert entry.finding.verdict == ledger.PART  # every regime appears, but reach did not keep one from overfitting
-    assert entry.finding.evidence.endswith("; of Table 2's 2 text rows beside them: 2 benign, 0 harmful, "
-                                           "0 not overfitting")
+    assert entry.finding.evidence.endswith("; of Table 2's 2 text rows beside them: 2 benign and none harmful or "
+                                           "not overfitting")
     assert entry.finding.cause == ("1 of the 3 image backbones that do not overfit had enough of their flipped labels "
                                    "within reach to overfit: there, what attention can reach does not decide the "
                                    "regime")
