@@ -247,7 +247,9 @@ def boundary_rule(key: str, theory: float, alternative: float, what: str,
 def not_overfitting_stage_rule(m: Record) -> Finding:
     """Figure 5's not-overfitting region lies where n·SNR² is large (most of its cells above n·SNR² = 1), and the
     long runs say whether it lasts: their cells' shares at the map's step and the last, the same cells at both, in
-    the page's words (`share_text`)."""
+    the page's words (`share_text`). Its control is the fixed head at step 0 (`not_overfitting_at_step0_share`, where
+    the record has it): where the head alone is in that state in most cells, the time exists before any training and
+    the claim is not testable here, as the clock's benign condition is not."""
     first, last = int(m["num_steps"]), int(m["num_steps_long"])
     now, above = m["share_not_overfitting"], m.maybe("unfitted_share_above_1")
     long = (f"; of the {m['long_runs']:.0f} cells run longer, {share_text(m[f'share_not_overfitting_at_{first}'])} at "
@@ -256,6 +258,13 @@ def not_overfitting_stage_rule(m: Record) -> Finding:
     if now == 0:
         return Finding(NOT_SEEN, evidence + long, "no cell leaves a noisy label unfitted")
     evidence += f" ({percent(above)} of them above n·SNR² = 1)" + long
+    head = m.maybe("not_overfitting_at_step0_share")
+    if head == head:
+        evidence += (f"; the fixed head alone, at step 0, is in that state (every clean label fitted, no noisy one, "
+                     f"the test error below δ) in {share_text(head)} of the cells run longer")
+    if head > thresholds.MAJORITY.value:
+        return Finding(UNTESTABLE, evidence, "the fixed head is in that state before any training in most cells: "
+                       "such a time exists at step 0, so it says nothing of what training does")
     if above > thresholds.MAJORITY.value:
         return Finding(HOLDS, evidence)
     return Finding(CONTRADICTED, evidence, "most unfitted cells lie where n·SNR² is small, not large")

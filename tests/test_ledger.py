@@ -608,6 +608,34 @@ def test_a_tally_names_the_absent_labels_as_none():
     assert realdata_rules.tally({"benign": 0, "harmful": 0}) == "none benign or harmful"
 
 
+def test_a_not_overfitting_time_the_fixed_head_already_has_is_not_testable():
+    record = {"num_steps": 1000, "num_steps_long": 100000, "share_not_overfitting": 0.22,
+              "unfitted_share_above_1": 0.997, "long_runs": 56, "share_not_overfitting_at_1000": 0.36,
+              "share_not_overfitting_at_100000": 0.125, "not_overfitting_at_step0_share": 45 / 56,
+              "parameters": {"d_grid": [250, 5000, 125], "signal_norm_grid": [5.0, 100.0, 2.5], "num_steps": 1000,
+                             "num_steps_long": 100000}}
+    entry = next(e for e in ledger.evaluate({"fig5_heatmap": record}) if e.claim.where.endswith("(not-overfitting case)"))
+    assert entry.finding.verdict == ledger.UNTESTABLE
+    assert entry.finding.evidence.endswith("; the fixed head alone, at step 0, is in that state (every clean label "
+                                           "fitted, no noisy one, the test error below δ) in 80% of the cells run "
+                                           "longer")
+    assert entry.finding.cause.startswith("the fixed head is in that state before any training in most cells")
+    record["not_overfitting_at_step0_share"] = 0.1  # training brings the cells there: the region's place decides
+    entry = next(e for e in ledger.evaluate({"fig5_heatmap": record}) if e.claim.where.endswith("(not-overfitting case)"))
+    assert entry.finding.verdict == ledger.HOLDS
+
+
+def test_the_two_step_evidence_sets_the_small_steps_beside_it():
+    record = {**paper2_steps(1.0, 1.0), "small_steps_train_acc": 0.95, "small_steps_test_acc": 1.0}
+    finding = paper2_rules.paper2_benign_rule(ledger.Record(record))
+    assert finding.verdict == ledger.HOLDS
+    assert finding.evidence.endswith("; the same data after two small steps, β = (0.01, 0.01), attention near 1/2: "
+                                     "train 0.950, test 1.000, so what the suitable steps add is the fitted flipped "
+                                     "labels, not the test accuracy")
+    record["small_steps_test_acc"] = 0.9  # the small steps test worse: the steps add test accuracy too
+    assert paper2_rules.paper2_benign_rule(ledger.Record(record)).evidence.endswith("train 0.950, test 0.900")
+
+
 def test_the_eq9_evidence_sets_the_ratio_beside_its_step_0_control():
     record = {"eq9_share_holds": 1.0, "eq9_min_ratio": 1.6884, "eq9_ratio_step0": 4.0, "clean_samples": 16,
               "noisy_samples": 4, "parameters": {"d_grid": [250, 5000, 250], "signal_norm_grid": [5.0, 100.0, 5.0],
