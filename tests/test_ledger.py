@@ -418,7 +418,7 @@ def encoder_map(benign: float, harmful: float, not_overfitting: float, d_slope: 
             "share_train_loss_in_paper_limits": 0.0, "share_test_loss_in_paper_limits": 0.04,
             "test_loss_slope_log_d": d_slope[0], "test_loss_slope_log_d_se": d_slope[1],
             "test_loss_slope_log_signal_norm": signal_slope[0], "test_loss_slope_log_signal_norm_se": signal_slope[1],
-            "test_loss_max_d": 50.0, "test_loss_max_signal_norm": 2.811707}
+            "test_loss_max_d": 50.0, "test_loss_max_signal_norm": 2.811707, "test_threshold_value": 0.95}
 
 
 def paper2_steps(train: float, test: float, clean: float = 0.9, noisy: float = 0.1) -> dict:
@@ -741,6 +741,10 @@ def test_a_map_without_a_region_or_its_order_says_which_part_fails():
                              "(no measurable trend)")
     assert ("the test loss against log d: slope −0.08 ± 0.07, against log ‖μ‖: slope −0.29 ± 0.03 (the theory: above "
             "zero, below zero); its largest at d = 50, ‖μ‖ = 2.81") in finding.evidence
+    assert finding.evidence.startswith(  # the regimes' reading and its missing control said
+        "share of the encoder grid's cells: benign 49.0%, harmful 51.0%, not overfitting none (by the paper's rule "
+        "alone, test accuracy at least 0.95: the grid has no run on clean labels, the control Figure 6 reads its "
+        "regimes against); the test loss")
     finding = rule(ledger.Record({**book, "share_harmful": 0.004, "share_benign": 0.996}))
     assert finding.verdict == ledger.CONTRADICTED and finding.cause.startswith(
         "no region of harmful (0.4% of the cells) or not overfitting (no cell): a region needs at least 1% of the "
