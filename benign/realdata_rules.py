@@ -96,8 +96,9 @@ def backbone_regimes_rule(m: Record) -> Finding:
     evidence = f"of {m['backbones']:.0f} image backbones made here: {said(counts)}"
     reachable = m.maybe("backbones_not_overfitting_reachable")
     if counts["not_overfitting"] and reachable == reachable:
-        evidence += (f" ({reachable:.0f} of these with enough of the flipped labels within reach of free attention "
-                     f"to overfit, {percent(thresholds.REAL_FITTED.value)} or more)")
+        evidence += (f" ({reachable:.0f} of the {counts['not_overfitting']:.0f} that do not overfit with enough of "
+                     f"the flipped labels within reach of free attention to overfit, "
+                     f"{percent(thresholds.REAL_FITTED.value)} or more)")
     text = {k: m.maybe(f"text_rows_{k}") for k in names}
     read = m["backbones"]
     if all(v == v for v in text.values()):

@@ -654,8 +654,8 @@ def test_the_backbone_study_says_how_many_backbones_that_do_not_overfit_could_by
     entry = next(e for e in ledger.evaluate({"backbone_reach": record}) if e.claim.page == "backbone_reach")
     assert entry.finding.verdict == ledger.PART
     assert entry.finding.evidence == ("of 4 image backbones made here: 1 harmful, 3 not overfitting and none benign (1 of "
-                                      "these with enough of the flipped labels within reach of free attention to "
-                                      "overfit, 95% or more)")
+                                      "the 3 that do not overfit with enough of the flipped labels within reach of "
+                                      "free attention to overfit, 95% or more)")
     assert entry.finding.cause == "not every regime appears among these backbones: benign"
     # the book build: the page lists Table 2's two text rows as benign beside the image backbones
     record.update({"text_rows": 2.0, "text_rows_benign": 2.0, "text_rows_harmful": 0.0,
