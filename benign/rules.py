@@ -11,6 +11,7 @@ a `benign.thresholds` value, fixed before any run. Effects are measured against 
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from typing import Callable
 
 from . import thresholds, timing
@@ -99,6 +100,23 @@ def _draws_doing(k: int, total: int, one: str, many: str) -> str:
             f"{k} {one if k == 1 else many}")
 
 
+def head_alone(m: Record) -> str:
+    """Figure 1's control, where the record holds its setting: the fixed head with p = 0 (uniform attention), whose
+    test accuracy is Φ(‖μ‖/√(2T)) (σ_ε = 1: the model page), the level a hand-built query's test accuracy is read
+    against."""
+    setting = dict.get(m, "parameters") or {}
+    if "signal_norm" not in setting or "T" not in setting:
+        return ""
+    z = setting["signal_norm"] / math.sqrt(2 * setting["T"])
+    return (f"; the head alone (p = 0, uniform attention) tests at Φ(‖μ‖/√(2T)) = Φ({z:.3g}) = "
+            f"{head_test_accuracy(setting['signal_norm'], setting['T']):.2f}")
+
+
+def head_test_accuracy(signal_norm: float, T: int) -> float:
+    """The fixed head's test accuracy with uniform attention (p = 0), Φ(‖μ‖/√(2T)) at σ_ε = 1 (the model page)."""
+    return NormalDist().cdf(signal_norm / math.sqrt(2 * T))
+
+
 def fig1_rule(column: str) -> Callable[[Record], Finding]:
     """Figure 1's hand-built queries, over many data draws where the record has them (`benign.draws`), else over its
     replicates: benign fits every label (in most draws) and tests at `TEST_GOOD` or above; harmful fits every label
@@ -134,6 +152,7 @@ def fig1_rule(column: str) -> Callable[[Record], Finding]:
             else:
                 ok_train = m["not_overfitting_train_acc_max"] <= 1 - m["noisy_share"] + 1e-9
                 ok_test = test >= good
+        evidence += head_alone(m)
         if ok_train and ok_test:
             return Finding(HOLDS, evidence)
         causes = [c for c, ok in (("the train accuracy is not as named", ok_train),

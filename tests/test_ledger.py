@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from benign import expected, ledger, notebooks, pages, paper2_rules, paths, realdata_rules
+from benign import expected, ledger, notebooks, pages, paper2_rules, paths, realdata_rules, rules
 
 
 def row_of(notebook: str, key: str, metrics: dict) -> expected.Row:
@@ -634,6 +634,21 @@ def test_the_two_step_evidence_sets_the_small_steps_beside_it():
                                      "labels, not the test accuracy")
     record["small_steps_test_acc"] = 0.9  # the small steps test worse: the steps add test accuracy too
     assert paper2_rules.paper2_benign_rule(ledger.Record(record)).evidence.endswith("train 0.950, test 0.900")
+
+
+def test_figure_1s_evidence_sets_the_head_alone_beside_each_column():
+    record = {**fig1_record(1.0, 1.0), **fig1_draws(0.96, 0.6, 0.94, 1.0), "not_overfitting_draws": 50.0,
+              "not_overfitting_draws_none_fitted_share": 1.0, "not_overfitting_draws_test_acc_median": 1.0,
+              "parameters": {"signal_norm": 20.0, "T": 8, "c_benign": 0.06, "c_harmful": 1.0,
+                             "c_not_overfitting": 0.001, "d": 10000, "n": 100, "outcome_draws": 50, "seed": 0}}
+    entries = [e for e in ledger.evaluate({"fig1_token_selection": record}) if e.claim.page == "fig1_token_selection"]
+    assert len(entries) == 3
+    for entry in entries:
+        assert entry.finding.evidence.endswith("; the head alone (p = 0, uniform attention) tests at Φ(‖μ‖/√(2T)) = "
+                                               "Φ(5) = 1.00")
+    record["parameters"]["signal_norm"] = 5.0  # Figure 3's large noise, whose head alone measures 0.887
+    assert rules.head_alone(ledger.Record(record)) == ("; the head alone (p = 0, uniform attention) tests at "
+                                                      "Φ(‖μ‖/√(2T)) = Φ(1.25) = 0.89")
 
 
 def test_the_eq9_evidence_sets_the_ratio_beside_its_step_0_control():
