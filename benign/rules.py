@@ -312,6 +312,9 @@ def eq10_rule(m: Record) -> Finding:
     low, high, share = m["eq10_min_ratio"], m["eq10_max_ratio"], m["eq10_share_within_0.5_2.5"]
     evidence = (f"the class ratio spans {low:.2f}–{high:.2f} over the grid; {percent(share)} of the cells lie in "
                 "0.5–2.5")
+    start = m.maybe("eq10_ratio_step0")
+    if start == start:  # the control: every sample's 𝔖 the same at step 0, the ratio the classes' clean counts'
+        evidence += f" (at step 0, before any training, {start:.3g}: the classes' counts of clean samples)"
     if share == 1:
         return Finding(HOLDS, evidence)
     if share > thresholds.MAJORITY.value:

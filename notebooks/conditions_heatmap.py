@@ -43,7 +43,7 @@ out_dir = ""  # empty: results/conditions_heatmap/<profile>
 import numpy as np
 
 from benign import authors, heatmaps, notebooks, paths, plots, sweep, synthetic, words
-from benign.data import noise_mask
+from benign.data import balanced_labels, noise_mask
 
 nb = notebooks.start("conditions_heatmap", globals())
 points = sweep.grid_points(synthetic.GRID_DEFAULTS, nb.parameters, d=sweep.arange("d_grid", d_grid),
@@ -124,6 +124,8 @@ metrics["grid_cells"] = len(cells)
 drawn = {**synthetic.GRID_DEFAULTS, **points[0]}
 noisy = noise_mask(drawn["n"], drawn["noise_ratio"], drawn["label_noise"], drawn["seed"])
 metrics.update(clean_samples=int((~noisy).sum()), noisy_samples=int(noisy.sum()))
+clean_labels = balanced_labels(len(noisy))[~noisy]  # Eq. 10's control: the clean samples of each class at step 0
+metrics["eq10_ratio_step0"] = float((clean_labels > 0).sum() / (clean_labels < 0).sum())
 metrics["eq9_ratio_step0"] = metrics["clean_samples"] / metrics["noisy_samples"]
 metrics["eq9_below_step0_share"] = float((cells.eq9_ratio < metrics["eq9_ratio_step0"]).mean())
 metrics["eq9_below_step0_words"] = words.share_words(int((cells.eq9_ratio < metrics["eq9_ratio_step0"]).sum()),

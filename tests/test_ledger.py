@@ -660,6 +660,12 @@ def test_the_eq9_evidence_sets_the_ratio_beside_its_step_0_control():
     assert entry.finding.evidence == ("Eq. 9 holds in all of the grid's cells (smallest ratio 1.69; at step 0, before "
                                       "any training, 4: the 16 clean samples' count over the 4 noisy ones', every "
                                       "sample's 𝔖 being the same)")
+    record.update({"eq10_min_ratio": 0.15, "eq10_max_ratio": 1.43, "eq10_share_within_0.5_2.5": 0.975,
+                   "eq10_ratio_step0": 1.0})
+    entry = next(e for e in ledger.evaluate({"conditions_heatmap": record}) if "stay balanced" in e.claim.claim)
+    assert entry.finding.verdict == ledger.PART
+    assert entry.finding.evidence == ("the class ratio spans 0.15–1.43 over the grid; 98% of the cells lie in 0.5–2.5 "
+                                      "(at step 0, before any training, 1: the classes' counts of clean samples)")
 
 
 def test_the_backbone_study_says_how_many_backbones_that_do_not_overfit_could_by_reach():
