@@ -683,8 +683,8 @@ def test_the_backbone_study_says_how_many_backbones_that_do_not_overfit_could_by
                    "text_rows_not_overfitting": 0.0})
     entry = next(e for e in ledger.evaluate({"backbone_reach": record}) if e.claim.page == "backbone_reach")
     assert entry.finding.verdict == ledger.PART  # every regime appears, but reach did not keep one from overfitting
-    assert entry.finding.evidence.endswith("; of Table 2's 2 text rows beside them: 2 benign and none harmful or "
-                                           "not overfitting")
+    assert entry.finding.evidence.endswith("; of Table 2's 2 text rows beside them at n = 20 and 200 (Table 2's own "
+                                           "row reads every n): 2 benign and none harmful or not overfitting")
     assert entry.finding.cause == ("1 of the 3 image backbones that do not overfit had enough of their flipped labels "
                                    "within reach to overfit: there, what attention can reach does not decide the "
                                    "regime")
