@@ -102,7 +102,7 @@ def backbone_regimes_rule(m: Record) -> Finding:
     text = {k: m.maybe(f"text_rows_{k}") for k in names}
     read = m["backbones"]
     if all(v == v for v in text.values()):
-        sizes = (dict.get(m, "parameters") or {}).get("sample_sizes")
+        sizes = m.parameters.get("sample_sizes")
         at = f" at n = {and_list([str(n) for n in sizes])} (Table 2's own row reads every n)" if sizes else ""
         evidence += f"; of Table 2's {m['text_rows']:.0f} text rows beside them{at}: {said(text)}"
         counts, read = {k: counts[k] + text[k] for k in names}, read + m["text_rows"]

@@ -104,7 +104,7 @@ def head_alone(m: Record) -> str:
     """Figure 1's control, where the record holds its setting: the fixed head with p = 0 (uniform attention), whose
     test accuracy is Φ(‖μ‖/√(2T)) (σ_ε = 1: the model page), the level a hand-built query's test accuracy is read
     against."""
-    setting = dict.get(m, "parameters") or {}
+    setting = m.parameters
     if "signal_norm" not in setting or "T" not in setting:
         return ""
     z = setting["signal_norm"] / math.sqrt(2 * setting["T"])
@@ -165,9 +165,10 @@ def selection_rule(m: Record) -> Finding:
     """Figure 3, balanced: clean samples attend to their relevant token, noisy ones to the weak token of their
     flipped label."""
     clean, noisy = m["balanced_score_clean_relevant"], m["balanced_score_noisy_weak_opposite"]
-    evidence = (f"mean final attention: clean samples on the relevant token {clean:.2f}, noisy samples on the weak "
-                f"token of their flipped label {noisy:.2f}")
     level = thresholds.SELECTED.value
+    evidence = (f"mean final attention: clean samples on the relevant token {clean:.2f}, noisy samples on the weak "
+                f"token of their flipped label {noisy:.2f} (a token is selected above {level:g}")
+    evidence += f"; uniform attention at step 0: 1/T = {1 / m.parameters['T']:.3f})" if "T" in m.parameters else ")"
     if clean > level and noisy > level:
         return Finding(HOLDS, evidence)
     return Finding(PART if clean > level or noisy > level else CONTRADICTED, evidence,

@@ -651,6 +651,16 @@ def test_figure_1s_evidence_sets_the_head_alone_beside_each_column():
                                                       "Φ(‖μ‖/√(2T)) = Φ(1.25) = 0.89")
 
 
+def test_the_selection_evidence_states_its_threshold_and_step_0():
+    record = {"balanced_score_clean_relevant": 0.99, "balanced_score_noisy_weak_opposite": 0.66,
+              "parameters": {"T": 8, "d": 2000, "signal_norm": 20.0, "seed": 42}}
+    finding = rules.selection_rule(ledger.Record(record))
+    assert finding.verdict == ledger.HOLDS
+    assert finding.evidence == ("mean final attention: clean samples on the relevant token 0.99, noisy samples on the "
+                                "weak token of their flipped label 0.66 (a token is selected above 0.5; uniform "
+                                "attention at step 0: 1/T = 0.125)")
+
+
 def test_the_eq9_evidence_sets_the_ratio_beside_its_step_0_control():
     record = {"eq9_share_holds": 1.0, "eq9_min_ratio": 1.6884, "eq9_ratio_step0": 4.0, "clean_samples": 16,
               "noisy_samples": 4, "parameters": {"d_grid": [250, 5000, 250], "signal_norm_grid": [5.0, 100.0, 5.0],
