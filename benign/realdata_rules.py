@@ -59,10 +59,10 @@ def noise_cost_grows_rule(m: Record) -> Finding:
     """Table 2: the flipped labels cost more test accuracy (against the clean cell) as n grows: the slope of the
     cost against log n over the text rows' cells, judged within `SLOPE_SE` standard errors of zero."""
     slope, se = m.maybe("text_cost_slope_log_n"), m.maybe("text_cost_slope_log_n_se")
-    fit = (f"slope {plus_minus(slope, se)} points per unit of log n" if se == se else  # to the error's digit
-           "too few values of n to fit a slope")
-    evidence = f"test accuracy minus the clean cell's, against log n over the text rows' cells: {fit}"
     k = thresholds.SLOPE_SE.value
+    fit = (f"slope {plus_minus(slope, se)} points per unit of log n (a direction beyond {k:g} standard errors)"
+           if se == se else "too few values of n to fit a slope")  # to the error's digit
+    evidence = f"test accuracy minus the clean cell's, against log n over the text rows' cells: {fit}"
     if se != se:
         return Finding(NOT_SEEN, evidence, "too few cells to fit a slope")
     if slope < -k * se:

@@ -253,7 +253,8 @@ def boundary_rule(key: str, theory: float, alternative: float, what: str,
             fits.append((m.maybe(f"{key}_at_{last}"), m.maybe(f"{key}_se_at_{last}"), f"step {last}"))
         evidence = f"{what}: " + ", ".join(
             (f"{signed(slope, '.2f')} ± {se:.2f} at {when}" if se == se else f"no fit at {when}")
-            for slope, se, when in fits) + f" (the theory's slope: {theory:g}; {alternative:g} for {against})"
+            for slope, se, when in fits) + (f" (the theory's slope: {theory:g}, matched within {k:g} standard errors; "
+                                             f"{alternative:g} for {against})")
         powered = [(slope, se) for slope, se, _ in fits if se == se and k * se < power]
         if not powered:
             return Finding(NOT_SEEN, evidence, f"the spread cannot tell the theory's slope from {against}'s")

@@ -577,6 +577,8 @@ def test_a_slope_without_power_is_not_seen_and_a_harm_the_clean_run_shares_is_no
     rule = next(c.rule for c in ledger.CLAIMS if c.claim.startswith("The harmful / benign boundary"))
     finding = rule(ledger.Record(boundary_record("harmful_trained_slope", 0.0, 0.5)))  # 2·0.5 > 0.5·0.25
     assert finding.verdict == ledger.NOT_SEEN and "cannot tell" in finding.cause
+    assert finding.evidence.endswith("(the theory's slope: 0.25, matched within 2 standard errors; 0 for a boundary "
+                                     "at one ‖μ‖, as the head's own accuracy draws one)")
     finding = rule(ledger.Record({"num_steps": 1000, "num_steps_long": 100000}))  # no fit at all
     assert finding.verdict == ledger.NOT_SEEN
     rule = next(c.rule for c in ledger.CLAIMS if c.claim.startswith("With a large noise dimension"))
@@ -757,7 +759,7 @@ def test_the_snr_edge_rule_says_where_d_stands_against_n_squared():
         "assumption")  # d/n² from 1/64 to 1/4: below n² everywhere
     straddles = rule(ledger.Record({**edge_record(-0.5, 0.016, 1 / 4), "parameters": {"n_tail_min": 200}}))  # to 4
     assert straddles.verdict == ledger.PART and "at most n² at some n of the tail," in straddles.cause
-    assert "exponent −0.50 ± 0.02 (theorem: −0.5, that is 1/√n)" in finding.evidence
+    assert "exponent −0.50 ± 0.02 (theorem: −0.5, that is 1/√n, matched within 2 standard errors)" in finding.evidence
     assert "d/n² over the tail is 0.0156 to 0.25" in finding.evidence and "^" not in finding.evidence
     assert rule(ledger.Record(edge_record(-0.5, 0.016, 4.0))).verdict == ledger.HOLDS
 
@@ -851,7 +853,7 @@ def test_the_noise_cost_slope_reads_to_its_standard_errors_digit():
     finding = rule(ledger.Record({"text_cost_slope_log_n": -2.1123, "text_cost_slope_log_n_se": 0.5447}))  # the book's
     assert finding.verdict == ledger.HOLDS
     assert finding.evidence == ("test accuracy minus the clean cell's, against log n over the text rows' cells: slope "
-                                "−2.1 ± 0.5 points per unit of log n")
+                                "−2.1 ± 0.5 points per unit of log n (a direction beyond 2 standard errors)")
 
 
 def test_a_build_stops_at_a_key_its_notebook_never_writes():
