@@ -179,7 +179,7 @@ def three_regions(shares: dict[str, float], evidence: str) -> Finding:
     """Holds when each of the three regimes holds at least `REGION` of a map's cells; in part with two."""
     present = [k for k, v in shares.items() if v >= thresholds.REGION.value]
     if len(present) == 3:
-        return Finding(HOLDS, evidence)
+        return Finding(HOLDS, f"{evidence}; each a region, at least {percent(thresholds.REGION.value)} of the cells")
     missing = " or ".join(f"{k.replace('_', ' ')} ({percent(v, '.1%')} of the cells)" if v else
                           f"{k.replace('_', ' ')} (no cell)" for k, v in shares.items() if k not in present)
     needs = percent(thresholds.REGION.value)

@@ -653,6 +653,11 @@ def test_figure_1s_evidence_sets_the_head_alone_beside_each_column():
                                                       "Φ(‖μ‖/√(2T)) = Φ(1.25) = 0.89")
 
 
+def test_three_regions_state_what_counts_as_a_region():
+    finding = rules.three_regions({"benign": 0.753, "harmful": 0.026, "not_overfitting": 0.22}, "shares")
+    assert finding.verdict == ledger.HOLDS and finding.evidence == "shares; each a region, at least 1% of the cells"
+
+
 def test_the_selection_evidence_states_its_threshold_and_step_0():
     record = {"balanced_score_clean_relevant": 0.99, "balanced_score_noisy_weak_opposite": 0.66,
               "parameters": {"T": 8, "d": 2000, "signal_norm": 20.0, "seed": 42}}
