@@ -21,9 +21,19 @@ def weight_words(weight: float) -> str:
 
 
 def paper2_benign_rule(m: Record) -> Finding:
+    """The two-step theorem: every label fitted, test accuracy at least `TEST_GOOD`, clean inputs on their signal
+    and noisy ones off it (`SELECTED`). Its control, where the record has it, is the same data after two small steps
+    (attention near 1/2, no flipped label fitted): where that run tests as well (within `HARM`), the generalization
+    is there without the fitting, and the evidence says that what the steps add is the fitted flipped labels."""
     evidence = (f"train accuracy {m['benign_steps_train_acc']:.3f}, test {m['benign_steps_test_acc']:.3f}; weight on "
                 f"the signal: clean inputs {weight_words(m['benign_steps_clean_signal_attention'])}, noisy inputs "
                 f"{weight_words(m['benign_steps_noisy_signal_attention'])}")
+    small_train, small_test = m.maybe("small_steps_train_acc"), m.maybe("small_steps_test_acc")
+    if small_test == small_test:
+        evidence += (f"; the same data after two small steps, β = (0.01, 0.01), attention near 1/2: train "
+                     f"{small_train:.3f}, test {small_test:.3f}")
+        if small_test >= m["benign_steps_test_acc"] - thresholds.HARM.value:
+            evidence += ", so what the suitable steps add is the fitted flipped labels, not the test accuracy"
     level = thresholds.SELECTED.value
     interpolates, generalizes = m["benign_steps_train_acc"] == 1, m["benign_steps_test_acc"] >= thresholds.TEST_GOOD.value
     routes = m["benign_steps_clean_signal_attention"] > level > m["benign_steps_noisy_signal_attention"]
@@ -72,7 +82,8 @@ def paper2_boundary_rule(m: Record) -> Finding:
     scales = (f"scales as a power of n with exponent {signed(slope, '.2f')} ± {se:.2f}" if se == se else
               "cannot be fitted against n (too few values)")
     evidence = (f"over the {m['edge_tail_n_count']:.0f} values of n from {m.parameters.get('n_tail_min', '?')} on, the "
-                f"SNR where benign overfitting starts {scales} (theorem: −0.5, that is 1/√n); "
+                f"SNR where benign overfitting starts {scales} (theorem: −0.5, that is 1/√n, matched within {k:g} standard "
+                f"errors); "
                 f"√n·SNR there averages {m.maybe('edge_sqrt_n_snr_tail_mean'):.2f}")
     if m["edge_small_n_count"] > 0:
         evidence += (f", against {m.maybe('edge_sqrt_n_snr_small_mean'):.2f} at the {m['edge_small_n_count']:.0f} "

@@ -8,7 +8,7 @@ from typing import Callable
 
 from . import thresholds
 from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, PART, UNTESTABLE, Finding, Record
-from .words import count, decimals, percent, plus_minus, signed
+from .words import and_list, count, decimals, percent, plus_minus, signed
 
 
 def realdata_rule(kind: str) -> Callable[[Record], Finding]:
@@ -59,10 +59,10 @@ def noise_cost_grows_rule(m: Record) -> Finding:
     """Table 2: the flipped labels cost more test accuracy (against the clean cell) as n grows: the slope of the
     cost against log n over the text rows' cells, judged within `SLOPE_SE` standard errors of zero."""
     slope, se = m.maybe("text_cost_slope_log_n"), m.maybe("text_cost_slope_log_n_se")
-    fit = (f"slope {plus_minus(slope, se)} points per unit of log n" if se == se else  # to the error's digit
-           "too few values of n to fit a slope")
-    evidence = f"test accuracy minus the clean cell's, against log n over the text rows' cells: {fit}"
     k = thresholds.SLOPE_SE.value
+    fit = (f"slope {plus_minus(slope, se)} points per unit of log n (a direction beyond {k:g} standard errors)"
+           if se == se else "too few values of n to fit a slope")  # to the error's digit
+    evidence = f"test accuracy minus the clean cell's, against log n over the text rows' cells: {fit}"
     if se != se:
         return Finding(NOT_SEEN, evidence, "too few cells to fit a slope")
     if slope < -k * se:
@@ -70,6 +70,17 @@ def noise_cost_grows_rule(m: Record) -> Finding:
     if slope > k * se:
         return Finding(CONTRADICTED, evidence, "the cost shrinks as n grows")
     return Finding(NOT_SEEN, evidence, "the spread cannot tell the slope from zero")
+
+
+def tally(counts: dict[str, float]) -> str:
+    """Counts by label as a reader says them, the ones found first and the absent ones as 'none': '1 harmful,
+    3 not overfitting and none benign', '2 benign and none harmful or not overfitting'."""
+    found = [f"{n:.0f} {label}" for label, n in counts.items() if n]
+    absent = [label for label, n in counts.items() if not n]
+    if not absent:
+        return and_list(found)
+    none = "none " + " or ".join(absent)
+    return ", ".join(found) + " and " + none if found else none
 
 
 def backbone_regimes_rule(m: Record) -> Finding:
@@ -81,16 +92,19 @@ def backbone_regimes_rule(m: Record) -> Finding:
     backbone that does not overfit had its flipped labels within reach, and holds in part where one did."""
     names = {"benign": "benign", "harmful": "harmful", "not_overfitting": "not overfitting"}
     counts = {k: m[f"backbones_{k}"] for k in names}
-    said = lambda found: ", ".join(f"{found[k]:.0f} {label}" for k, label in names.items())  # noqa: E731
+    said = lambda found: tally({label: found[k] for k, label in names.items()})  # noqa: E731
     evidence = f"of {m['backbones']:.0f} image backbones made here: {said(counts)}"
     reachable = m.maybe("backbones_not_overfitting_reachable")
     if counts["not_overfitting"] and reachable == reachable:
-        evidence += (f" ({reachable:.0f} of these with enough of the flipped labels within reach of free attention "
-                     f"to overfit, {percent(thresholds.REAL_FITTED.value)} or more)")
+        evidence += (f" ({reachable:.0f} of the {counts['not_overfitting']:.0f} that do not overfit with enough of "
+                     f"the flipped labels within reach of free attention to overfit, "
+                     f"{percent(thresholds.REAL_FITTED.value)} or more)")
     text = {k: m.maybe(f"text_rows_{k}") for k in names}
     read = m["backbones"]
     if all(v == v for v in text.values()):
-        evidence += f"; of Table 2's {m['text_rows']:.0f} text rows beside them: {said(text)}"
+        sizes = m.parameters.get("sample_sizes")
+        at = f" at n = {and_list([str(n) for n in sizes])} (Table 2's own row reads every n)" if sizes else ""
+        evidence += f"; of Table 2's {m['text_rows']:.0f} text rows beside them{at}: {said(text)}"
         counts, read = {k: counts[k] + text[k] for k in names}, read + m["text_rows"]
     present = sum(v > 0 for v in counts.values())
     if present == 3 and reachable > 0:  # the regimes appear, but reach does not account for every one

@@ -11,6 +11,7 @@ a `benign.thresholds` value, fixed before any run. Effects are measured against 
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from typing import Callable
 
 from . import thresholds, timing
@@ -99,6 +100,23 @@ def _draws_doing(k: int, total: int, one: str, many: str) -> str:
             f"{k} {one if k == 1 else many}")
 
 
+def head_alone(m: Record) -> str:
+    """Figure 1's control, where the record holds its setting: the fixed head with p = 0 (uniform attention), whose
+    test accuracy is Φ(‖μ‖/√(2T)) (σ_ε = 1: the model page), the level a hand-built query's test accuracy is read
+    against."""
+    setting = m.parameters
+    if "signal_norm" not in setting or "T" not in setting:
+        return ""
+    z = setting["signal_norm"] / math.sqrt(2 * setting["T"])
+    return (f"; the head alone (p = 0, uniform attention) tests at Φ(‖μ‖/√(2T)) = Φ({z:.3g}) = "
+            f"{head_test_accuracy(setting['signal_norm'], setting['T']):.2f}")
+
+
+def head_test_accuracy(signal_norm: float, T: int) -> float:
+    """The fixed head's test accuracy with uniform attention (p = 0), Φ(‖μ‖/√(2T)) at σ_ε = 1 (the model page)."""
+    return NormalDist().cdf(signal_norm / math.sqrt(2 * T))
+
+
 def fig1_rule(column: str) -> Callable[[Record], Finding]:
     """Figure 1's hand-built queries, over many data draws where the record has them (`benign.draws`), else over its
     replicates: benign fits every label (in most draws) and tests at `TEST_GOOD` or above; harmful fits every label
@@ -134,6 +152,7 @@ def fig1_rule(column: str) -> Callable[[Record], Finding]:
             else:
                 ok_train = m["not_overfitting_train_acc_max"] <= 1 - m["noisy_share"] + 1e-9
                 ok_test = test >= good
+        evidence += head_alone(m)
         if ok_train and ok_test:
             return Finding(HOLDS, evidence)
         causes = [c for c, ok in (("the train accuracy is not as named", ok_train),
@@ -146,9 +165,10 @@ def selection_rule(m: Record) -> Finding:
     """Figure 3, balanced: clean samples attend to their relevant token, noisy ones to the weak token of their
     flipped label."""
     clean, noisy = m["balanced_score_clean_relevant"], m["balanced_score_noisy_weak_opposite"]
-    evidence = (f"mean final attention: clean samples on the relevant token {clean:.2f}, noisy samples on the weak "
-                f"token of their flipped label {noisy:.2f}")
     level = thresholds.SELECTED.value
+    evidence = (f"mean final attention: clean samples on the relevant token {clean:.2f}, noisy samples on the weak "
+                f"token of their flipped label {noisy:.2f} (a token is selected above {level:g}")
+    evidence += f"; uniform attention at step 0: 1/T = {1 / m.parameters['T']:.3f})" if "T" in m.parameters else ")"
     if clean > level and noisy > level:
         return Finding(HOLDS, evidence)
     return Finding(PART if clean > level or noisy > level else CONTRADICTED, evidence,
@@ -159,7 +179,7 @@ def three_regions(shares: dict[str, float], evidence: str) -> Finding:
     """Holds when each of the three regimes holds at least `REGION` of a map's cells; in part with two."""
     present = [k for k, v in shares.items() if v >= thresholds.REGION.value]
     if len(present) == 3:
-        return Finding(HOLDS, evidence)
+        return Finding(HOLDS, f"{evidence}; each a region, at least {percent(thresholds.REGION.value)} of the cells")
     missing = " or ".join(f"{k.replace('_', ' ')} ({percent(v, '.1%')} of the cells)" if v else
                           f"{k.replace('_', ' ')} (no cell)" for k, v in shares.items() if k not in present)
     needs = percent(thresholds.REGION.value)
@@ -183,8 +203,9 @@ def regions_rule(m: Record) -> Finding:
 
 def encoder_regions_rule(m: Record) -> Finding:
     """Figure 7: the one-layer encoder's map shows Figure 5's three regions where the theory puts them. Two parts:
-    each regime holds at least `REGION` of the cells (`three_regions`; the encoder trains its head from a random
-    start, so its step 0 is at chance and the map's threshold rule is fair), and the test loss is ordered as the
+    each regime holds at least `REGION` of the cells (`three_regions`, by the map's threshold rule: the encoder's
+    step 0 is at chance, and the grid has no clean-label runs, the control Figure 6 uses, so the evidence says that
+    its harmful share is the threshold's, not the flipped labels' measured cost), and the test loss is ordered as the
     theory orders harm (SNR ≍ d^(−1/4)): it grows towards large d and falls towards large ‖μ‖ (least-squares slopes
     over the cells against log d and log ‖μ‖, a direction beyond `SLOPE_SE` standard errors). Holds when both parts
     hold; contradicted when fewer than two regions appear or the test loss moves against the theory on either axis;
@@ -195,6 +216,8 @@ def encoder_regions_rule(m: Record) -> Finding:
               for axis in ("d", "signal_norm")}
     evidence = ("share of the encoder grid's cells: " + ", ".join(f"{k.replace('_', ' ')} {percent(v, '.1%')}"
                                                                   for k, v in shares.items()) +
+                f" (by the paper's rule alone, test accuracy at least {m['test_threshold_value']:g}: the grid has no "
+                "run on clean labels, the control Figure 6 reads its regimes against)"
                 "; the test loss against log d: slope {}, against log ‖μ‖: slope {} (the theory: above zero, below "
                 "zero); its largest at d = {:g}, ‖μ‖ = {:.3g}".format(
                     *(f"{signed(b, '+.2f')} ± {se:.2f}" for b, se in slopes.values()), m["test_loss_max_d"],
@@ -230,7 +253,8 @@ def boundary_rule(key: str, theory: float, alternative: float, what: str,
             fits.append((m.maybe(f"{key}_at_{last}"), m.maybe(f"{key}_se_at_{last}"), f"step {last}"))
         evidence = f"{what}: " + ", ".join(
             (f"{signed(slope, '.2f')} ± {se:.2f} at {when}" if se == se else f"no fit at {when}")
-            for slope, se, when in fits) + f" (the theory's slope: {theory:g}; {alternative:g} for {against})"
+            for slope, se, when in fits) + (f" (the theory's slope: {theory:g}, matched within {k:g} standard errors; "
+                                             f"{alternative:g} for {against})")
         powered = [(slope, se) for slope, se, _ in fits if se == se and k * se < power]
         if not powered:
             return Finding(NOT_SEEN, evidence, f"the spread cannot tell the theory's slope from {against}'s")
@@ -247,7 +271,9 @@ def boundary_rule(key: str, theory: float, alternative: float, what: str,
 def not_overfitting_stage_rule(m: Record) -> Finding:
     """Figure 5's not-overfitting region lies where n·SNR² is large (most of its cells above n·SNR² = 1), and the
     long runs say whether it lasts: their cells' shares at the map's step and the last, the same cells at both, in
-    the page's words (`share_text`)."""
+    the page's words (`share_text`). Its control is the fixed head at step 0 (`not_overfitting_at_step0_share`, where
+    the record has it): where the head alone is in that state in most cells, the time exists before any training and
+    the claim is not testable here, as the clock's benign condition is not."""
     first, last = int(m["num_steps"]), int(m["num_steps_long"])
     now, above = m["share_not_overfitting"], m.maybe("unfitted_share_above_1")
     long = (f"; of the {m['long_runs']:.0f} cells run longer, {share_text(m[f'share_not_overfitting_at_{first}'])} at "
@@ -256,14 +282,29 @@ def not_overfitting_stage_rule(m: Record) -> Finding:
     if now == 0:
         return Finding(NOT_SEEN, evidence + long, "no cell leaves a noisy label unfitted")
     evidence += f" ({percent(above)} of them above n·SNR² = 1)" + long
+    head = m.maybe("not_overfitting_at_step0_share")
+    if head == head:
+        evidence += (f"; the fixed head alone, at step 0, is in that state (every clean label fitted, no noisy one, "
+                     f"the test error below δ) in {share_text(head)} of the cells run longer")
+    if head > thresholds.MAJORITY.value:
+        return Finding(UNTESTABLE, evidence, "the fixed head is in that state before any training in most cells: "
+                       "such a time exists at step 0, so it says nothing of what training does")
     if above > thresholds.MAJORITY.value:
         return Finding(HOLDS, evidence)
     return Finding(CONTRADICTED, evidence, "most unfitted cells lie where n·SNR² is small, not large")
 
 
 def eq9_rule(m: Record) -> Finding:
+    """Eq. 9's ratio above one in every cell, beside its control: at step 0 every sample's 𝔖 is the same (uniform
+    attention), so the cumulative ratio starts at the count of clean samples over noisy ones, above one before any
+    training (`eq9_ratio_step0`, where the record has it)."""
     share = m["eq9_share_holds"]
-    evidence = f"Eq. 9 holds in {percent(share)} of the grid's cells (smallest ratio {m['eq9_min_ratio']:.2f})"
+    evidence = f"Eq. 9 holds in {percent(share)} of the grid's cells (smallest ratio {m['eq9_min_ratio']:.2f}"
+    start = m.maybe("eq9_ratio_step0")
+    if start == start:
+        evidence += (f"; at step 0, before any training, {start:.3g}: the {m['clean_samples']:.0f} clean samples' "
+                     f"count over the {m['noisy_samples']:.0f} noisy ones', every sample's 𝔖 being the same")
+    evidence += ")"
     if share == 1:
         return Finding(HOLDS, evidence)
     return Finding(PART if share > thresholds.MAJORITY.value else CONTRADICTED, evidence, "it fails in some cells")
@@ -273,6 +314,9 @@ def eq10_rule(m: Record) -> Finding:
     low, high, share = m["eq10_min_ratio"], m["eq10_max_ratio"], m["eq10_share_within_0.5_2.5"]
     evidence = (f"the class ratio spans {low:.2f}–{high:.2f} over the grid; {percent(share)} of the cells lie in "
                 "0.5–2.5")
+    start = m.maybe("eq10_ratio_step0")
+    if start == start:  # the control: every sample's 𝔖 the same at step 0, the ratio the classes' clean counts'
+        evidence += f" (at step 0, before any training, {start:.3g}: the classes' counts of clean samples)"
     if share == 1:
         return Finding(HOLDS, evidence)
     if share > thresholds.MAJORITY.value:

@@ -29,8 +29,9 @@ overrides = {}  # settings that differ from the profile, by name, e.g. {"seed": 
 out_dir = ""  # empty: results/fig1_token_selection/<profile>
 
 # %%
-from benign import authors, expected, notebooks, plots, synthetic, tables, words
+from benign import authors, expected, notebooks, plots, synthetic, tables, thresholds, words
 from benign.data import make_train_test
+from benign.rules import head_test_accuracy
 
 nb = notebooks.start("fig1_token_selection", globals())
 columns = {"harmful": c_harmful, "benign": c_benign, "not_overfitting": c_not_overfitting}
@@ -120,6 +121,9 @@ draw_metrics.update(chance_line=line, chance_samples=int(regime.partition(":")[2
 # {glue:md}`benign_draws_train_acc_span`, not overfitting {glue:md}`not_overfitting_draws_train_acc_span`. Test
 # accuracy, median (lowest to highest): harmful {glue:md}`harmful_draws_test_acc_median_words`, benign
 # {glue:md}`benign_draws_test_acc_median_words`, not overfitting {glue:md}`not_overfitting_draws_test_acc_median_words`.
+# The control is the fixed head with $p = 0$ (uniform attention), which tests at
+# $\Phi(\|\mu\|/\sqrt{2T})$ = {glue:text}`head_alone_test_acc:.2f` (the model page): {glue:md}`head_alone_words`,
+# and what a query changes is which training labels it fits and how much of that level fresh samples keep.
 
 # %% [markdown]
 # ## The authors' code
@@ -154,7 +158,13 @@ if authors_code:
         f"at chance by this page's rule (below {line:.2f})" if expected.regime_of(
             regime, metrics["authors_harmful_test_acc"]) != "above chance" else
         f"above chance by this page's rule (at or above {line:.2f})")
-metrics.update(draw_metrics, noisy_count=int(train.noisy.sum()), n_test=n_test)
+head = head_test_accuracy(signal_norm, T)  # the control: p = 0, uniform attention
+kept = [label for name, label in (("benign", "benign"), ("not_overfitting", "not-overfitting"))
+        if draw_metrics[f"{name}_draws_test_acc_median"] >= head - thresholds.HARM.value]
+metrics.update(draw_metrics, noisy_count=int(train.noisy.sum()), n_test=n_test, head_alone_test_acc=head,
+               head_alone_words=(f"the {words.and_list(kept)} {'columns test' if len(kept) > 1 else 'column tests'} "
+                                 "at that level (median over the draws), the head's own" if kept else
+                                 "no column tests at that level (median over the draws)"))
 nb.save_metrics(metrics)
 
 # %% [markdown]

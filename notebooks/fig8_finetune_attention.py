@@ -107,8 +107,7 @@ report.ends_table(ends)
 # training raises the largest score a little — a rise alone could not fail. A curve counts as *sharpened* when its
 # largest score at least doubles (the effective number of tokens attended, one over the largest score, halves; the
 # threshold was fixed before these runs). The claim holds when every curve sharpens and
-# is contradicted when at most half of them do; the ledger ({doc}`../book/summary`) gives the verdict. No number of
-# the paper is compared on this page.
+# is contradicted when at most half of them do; the ledger ({doc}`../book/summary`) gives the verdict.
 
 # %%
 nb.compare(metrics)

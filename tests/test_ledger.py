@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from benign import expected, ledger, notebooks, pages, paper2_rules, paths
+from benign import expected, ledger, notebooks, pages, paper2_rules, paths, realdata_rules, rules
 
 
 def row_of(notebook: str, key: str, metrics: dict) -> expected.Row:
@@ -57,6 +57,16 @@ def test_a_miss_gets_its_cause_from_the_authors_number_or_a_static_cause():
     assert row_of("fig3_dynamics", "large_signal_train_acc", metrics).cause == expected.OURS_DIFFER
     substitute = [e for e in expected.EXPECTED["table2_finetune"] if e.key.startswith("rotten_tomatoes")]
     assert substitute and all(e.cause == expected.SUBSTITUTE and e.kind == expected.NEAREST for e in substitute)
+
+
+def test_a_nearest_rows_loss_is_read_to_the_fitted_band_not_to_an_accuracys_ten_points():
+    # MNIST digits at η = 0.2, n = 200 (the book build): a loss of 0.11 that leaves labels unfitted against the
+    # paper's MNIST 0.04, fitted: ±0.1 would call them a match
+    key = expected.table2_key("mnist_5k", 0.2, 200, "train_loss")
+    row = row_of("table2_finetune", key, {key: 0.11})
+    assert row.expected.tolerance == "nearest_loss" and row.expected.allowed == 0.05
+    assert not row.match and row.cause == expected.SUBSTITUTE
+    assert row_of("table2_finetune", key, {key: 0.08}).match
 
 
 def test_numbers_are_counted_once_and_apart_by_kind():
@@ -408,7 +418,7 @@ def encoder_map(benign: float, harmful: float, not_overfitting: float, d_slope: 
             "share_train_loss_in_paper_limits": 0.0, "share_test_loss_in_paper_limits": 0.04,
             "test_loss_slope_log_d": d_slope[0], "test_loss_slope_log_d_se": d_slope[1],
             "test_loss_slope_log_signal_norm": signal_slope[0], "test_loss_slope_log_signal_norm_se": signal_slope[1],
-            "test_loss_max_d": 50.0, "test_loss_max_signal_norm": 2.811707}
+            "test_loss_max_d": 50.0, "test_loss_max_signal_norm": 2.811707, "test_threshold_value": 0.95}
 
 
 def paper2_steps(train: float, test: float, clean: float = 0.9, noisy: float = 0.1) -> dict:
@@ -567,6 +577,8 @@ def test_a_slope_without_power_is_not_seen_and_a_harm_the_clean_run_shares_is_no
     rule = next(c.rule for c in ledger.CLAIMS if c.claim.startswith("The harmful / benign boundary"))
     finding = rule(ledger.Record(boundary_record("harmful_trained_slope", 0.0, 0.5)))  # 2·0.5 > 0.5·0.25
     assert finding.verdict == ledger.NOT_SEEN and "cannot tell" in finding.cause
+    assert finding.evidence.endswith("(the theory's slope: 0.25, matched within 2 standard errors; 0 for a boundary "
+                                     "at one ‖μ‖, as the head's own accuracy draws one)")
     finding = rule(ledger.Record({"num_steps": 1000, "num_steps_long": 100000}))  # no fit at all
     assert finding.verdict == ledger.NOT_SEEN
     rule = next(c.rule for c in ledger.CLAIMS if c.claim.startswith("With a large noise dimension"))
@@ -589,23 +601,107 @@ def test_notebook_parameters_naming_a_threshold_default_to_it():
     assert checked >= 4  # Figures 5, 6, 7 and the clock name them
 
 
+def test_a_tally_names_the_absent_labels_as_none():
+    assert realdata_rules.tally({"benign": 0, "harmful": 1.0, "not overfitting": 3.0}) == (
+        "1 harmful, 3 not overfitting and none benign")
+    assert realdata_rules.tally({"benign": 2, "harmful": 0, "not overfitting": 0}) == (
+        "2 benign and none harmful or not overfitting")
+    assert realdata_rules.tally({"benign": 1, "harmful": 2}) == "1 benign and 2 harmful"
+    assert realdata_rules.tally({"benign": 0, "harmful": 0}) == "none benign or harmful"
+
+
+def test_a_not_overfitting_time_the_fixed_head_already_has_is_not_testable():
+    record = {"num_steps": 1000, "num_steps_long": 100000, "share_not_overfitting": 0.22,
+              "unfitted_share_above_1": 0.997, "long_runs": 56, "share_not_overfitting_at_1000": 0.36,
+              "share_not_overfitting_at_100000": 0.125, "not_overfitting_at_step0_share": 45 / 56,
+              "parameters": {"d_grid": [250, 5000, 125], "signal_norm_grid": [5.0, 100.0, 2.5], "num_steps": 1000,
+                             "num_steps_long": 100000}}
+    entry = next(e for e in ledger.evaluate({"fig5_heatmap": record}) if e.claim.where.endswith("(not-overfitting case)"))
+    assert entry.finding.verdict == ledger.UNTESTABLE
+    assert entry.finding.evidence.endswith("; the fixed head alone, at step 0, is in that state (every clean label "
+                                           "fitted, no noisy one, the test error below δ) in 80% of the cells run "
+                                           "longer")
+    assert entry.finding.cause.startswith("the fixed head is in that state before any training in most cells")
+    record["not_overfitting_at_step0_share"] = 0.1  # training brings the cells there: the region's place decides
+    entry = next(e for e in ledger.evaluate({"fig5_heatmap": record}) if e.claim.where.endswith("(not-overfitting case)"))
+    assert entry.finding.verdict == ledger.HOLDS
+
+
+def test_the_two_step_evidence_sets_the_small_steps_beside_it():
+    record = {**paper2_steps(1.0, 1.0), "small_steps_train_acc": 0.95, "small_steps_test_acc": 1.0}
+    finding = paper2_rules.paper2_benign_rule(ledger.Record(record))
+    assert finding.verdict == ledger.HOLDS
+    assert finding.evidence.endswith("; the same data after two small steps, β = (0.01, 0.01), attention near 1/2: "
+                                     "train 0.950, test 1.000, so what the suitable steps add is the fitted flipped "
+                                     "labels, not the test accuracy")
+    record["small_steps_test_acc"] = 0.9  # the small steps test worse: the steps add test accuracy too
+    assert paper2_rules.paper2_benign_rule(ledger.Record(record)).evidence.endswith("train 0.950, test 0.900")
+
+
+def test_figure_1s_evidence_sets_the_head_alone_beside_each_column():
+    record = {**fig1_record(1.0, 1.0), **fig1_draws(0.96, 0.6, 0.94, 1.0), "not_overfitting_draws": 50.0,
+              "not_overfitting_draws_none_fitted_share": 1.0, "not_overfitting_draws_test_acc_median": 1.0,
+              "parameters": {"signal_norm": 20.0, "T": 8, "c_benign": 0.06, "c_harmful": 1.0,
+                             "c_not_overfitting": 0.001, "d": 10000, "n": 100, "outcome_draws": 50, "seed": 0}}
+    entries = [e for e in ledger.evaluate({"fig1_token_selection": record}) if e.claim.page == "fig1_token_selection"]
+    assert len(entries) == 3
+    for entry in entries:
+        assert entry.finding.evidence.endswith("; the head alone (p = 0, uniform attention) tests at Φ(‖μ‖/√(2T)) = "
+                                               "Φ(5) = 1.00")
+    record["parameters"]["signal_norm"] = 5.0  # Figure 3's large noise, whose head alone measures 0.887
+    assert rules.head_alone(ledger.Record(record)) == ("; the head alone (p = 0, uniform attention) tests at "
+                                                      "Φ(‖μ‖/√(2T)) = Φ(1.25) = 0.89")
+
+
+def test_three_regions_state_what_counts_as_a_region():
+    finding = rules.three_regions({"benign": 0.753, "harmful": 0.026, "not_overfitting": 0.22}, "shares")
+    assert finding.verdict == ledger.HOLDS and finding.evidence == "shares; each a region, at least 1% of the cells"
+
+
+def test_the_selection_evidence_states_its_threshold_and_step_0():
+    record = {"balanced_score_clean_relevant": 0.99, "balanced_score_noisy_weak_opposite": 0.66,
+              "parameters": {"T": 8, "d": 2000, "signal_norm": 20.0, "seed": 42}}
+    finding = rules.selection_rule(ledger.Record(record))
+    assert finding.verdict == ledger.HOLDS
+    assert finding.evidence == ("mean final attention: clean samples on the relevant token 0.99, noisy samples on the "
+                                "weak token of their flipped label 0.66 (a token is selected above 0.5; uniform "
+                                "attention at step 0: 1/T = 0.125)")
+
+
+def test_the_eq9_evidence_sets_the_ratio_beside_its_step_0_control():
+    record = {"eq9_share_holds": 1.0, "eq9_min_ratio": 1.6884, "eq9_ratio_step0": 4.0, "clean_samples": 16,
+              "noisy_samples": 4, "parameters": {"d_grid": [250, 5000, 250], "signal_norm_grid": [5.0, 100.0, 5.0],
+                                                 "num_steps": 1000, "train_W": False, "seed": 0}}
+    entry = next(e for e in ledger.evaluate({"conditions_heatmap": record}) if "dominates" in e.claim.claim)
+    assert entry.finding.verdict == ledger.HOLDS
+    assert entry.finding.evidence == ("Eq. 9 holds in all of the grid's cells (smallest ratio 1.69; at step 0, before "
+                                      "any training, 4: the 16 clean samples' count over the 4 noisy ones', every "
+                                      "sample's 𝔖 being the same)")
+    record.update({"eq10_min_ratio": 0.15, "eq10_max_ratio": 1.43, "eq10_share_within_0.5_2.5": 0.975,
+                   "eq10_ratio_step0": 1.0})
+    entry = next(e for e in ledger.evaluate({"conditions_heatmap": record}) if "stay balanced" in e.claim.claim)
+    assert entry.finding.verdict == ledger.PART
+    assert entry.finding.evidence == ("the class ratio spans 0.15–1.43 over the grid; 98% of the cells lie in 0.5–2.5 "
+                                      "(at step 0, before any training, 1: the classes' counts of clean samples)")
+
+
 def test_the_backbone_study_says_how_many_backbones_that_do_not_overfit_could_by_reach():
     record = {"backbones": 4.0, "backbones_benign": 0.0, "backbones_harmful": 1.0, "backbones_not_overfitting": 3.0,
               "backbones_not_overfitting_reachable": 1.0,
               "parameters": {"vit_depths": [1, 2, 3, 4], "sample_sizes": [20, 200], "table2_profile": "book"}}
     entry = next(e for e in ledger.evaluate({"backbone_reach": record}) if e.claim.page == "backbone_reach")
     assert entry.finding.verdict == ledger.PART
-    assert entry.finding.evidence == ("of 4 image backbones made here: 0 benign, 1 harmful, 3 not overfitting (1 of "
-                                      "these with enough of the flipped labels within reach of free attention to "
-                                      "overfit, 95% or more)")
+    assert entry.finding.evidence == ("of 4 image backbones made here: 1 harmful, 3 not overfitting and none benign (1 of "
+                                      "the 3 that do not overfit with enough of the flipped labels within reach of "
+                                      "free attention to overfit, 95% or more)")
     assert entry.finding.cause == "not every regime appears among these backbones: benign"
     # the book build: the page lists Table 2's two text rows as benign beside the image backbones
     record.update({"text_rows": 2.0, "text_rows_benign": 2.0, "text_rows_harmful": 0.0,
                    "text_rows_not_overfitting": 0.0})
     entry = next(e for e in ledger.evaluate({"backbone_reach": record}) if e.claim.page == "backbone_reach")
     assert entry.finding.verdict == ledger.PART  # every regime appears, but reach did not keep one from overfitting
-    assert entry.finding.evidence.endswith("; of Table 2's 2 text rows beside them: 2 benign, 0 harmful, "
-                                           "0 not overfitting")
+    assert entry.finding.evidence.endswith("; of Table 2's 2 text rows beside them at n = 20 and 200 (Table 2's own "
+                                           "row reads every n): 2 benign and none harmful or not overfitting")
     assert entry.finding.cause == ("1 of the 3 image backbones that do not overfit had enough of their flipped labels "
                                    "within reach to overfit: there, what attention can reach does not decide the "
                                    "regime")
@@ -668,7 +764,7 @@ def test_the_snr_edge_rule_says_where_d_stands_against_n_squared():
         "assumption")  # d/n² from 1/64 to 1/4: below n² everywhere
     straddles = rule(ledger.Record({**edge_record(-0.5, 0.016, 1 / 4), "parameters": {"n_tail_min": 200}}))  # to 4
     assert straddles.verdict == ledger.PART and "at most n² at some n of the tail," in straddles.cause
-    assert "exponent −0.50 ± 0.02 (theorem: −0.5, that is 1/√n)" in finding.evidence
+    assert "exponent −0.50 ± 0.02 (theorem: −0.5, that is 1/√n, matched within 2 standard errors)" in finding.evidence
     assert "d/n² over the tail is 0.0156 to 0.25" in finding.evidence and "^" not in finding.evidence
     assert rule(ledger.Record(edge_record(-0.5, 0.016, 4.0))).verdict == ledger.HOLDS
 
@@ -683,6 +779,10 @@ def test_a_map_without_a_region_or_its_order_says_which_part_fails():
                              "(no measurable trend)")
     assert ("the test loss against log d: slope −0.08 ± 0.07, against log ‖μ‖: slope −0.29 ± 0.03 (the theory: above "
             "zero, below zero); its largest at d = 50, ‖μ‖ = 2.81") in finding.evidence
+    assert finding.evidence.startswith(  # the regimes' reading and its missing control said
+        "share of the encoder grid's cells: benign 49.0%, harmful 51.0%, not overfitting none (by the paper's rule "
+        "alone, test accuracy at least 0.95: the grid has no run on clean labels, the control Figure 6 reads its "
+        "regimes against); the test loss")
     finding = rule(ledger.Record({**book, "share_harmful": 0.004, "share_benign": 0.996}))
     assert finding.verdict == ledger.CONTRADICTED and finding.cause.startswith(
         "no region of harmful (0.4% of the cells) or not overfitting (no cell): a region needs at least 1% of the "
@@ -758,7 +858,7 @@ def test_the_noise_cost_slope_reads_to_its_standard_errors_digit():
     finding = rule(ledger.Record({"text_cost_slope_log_n": -2.1123, "text_cost_slope_log_n_se": 0.5447}))  # the book's
     assert finding.verdict == ledger.HOLDS
     assert finding.evidence == ("test accuracy minus the clean cell's, against log n over the text rows' cells: slope "
-                                "−2.1 ± 0.5 points per unit of log n")
+                                "−2.1 ± 0.5 points per unit of log n (a direction beyond 2 standard errors)")
 
 
 def test_a_build_stops_at_a_key_its_notebook_never_writes():
