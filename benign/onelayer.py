@@ -252,3 +252,16 @@ def landed_words(shares: dict) -> str:
         return "No setting lands in the regime it is named after on most of its seeds."
     return (f"Only the {and_list(landed)} setting{'s' if len(landed) > 1 else ''} land"
             f"{'' if len(landed) > 1 else 's'} in the regime it is named after on most of its seeds.")
+
+
+def clean_below_words(harmful: int, below: int, threshold: float) -> str:
+    """Of the `harmful` cells the paper's threshold calls harmful, the `below` ones whose run on clean labels scores
+    under the threshold too (their low test accuracy is not the flipped labels'), as a clause: '12 of which have a
+    clean-label run below 0.95 too', 'none of which has …', 'all of which have …'."""
+    if harmful == 0:
+        return "so no cell is set against its clean-label run"
+    if below == harmful == 1:
+        return f"and its clean-label run scores below {threshold:g} too"
+    which = "none" if below == 0 else "all" if below == harmful else str(below)
+    verb = "has" if below == 1 or below == 0 else "have"
+    return f"{which} of which {verb} a clean-label run below {threshold:g}" + ("" if below == 0 else " too")

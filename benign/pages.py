@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import expected, ledger
-from .words import count, minus, reader_name, tiny
+from .words import and_list, count, minus, reader_name, tiny
 
 PAGE = "../notebooks/{}.html"  # a notebook's page, from a page of book/
 TABLES = itertools.count(1)  # numbers the tables of a process, so footnote anchors are unique on a page
@@ -277,8 +277,17 @@ def claim_said(entries: list[ledger.Entry], page: str, where: str) -> str:
 
 
 def counted(entries: list[ledger.Entry]) -> str:
-    """Verdict counts in words: "20 **holds**, 3 **holds in part**" (`ledger.verdict_counts`)."""
-    return ", ".join(f"{count} **{verdict}**" for verdict, count in ledger.verdict_counts(entries).items())
+    """Verdict counts as a sentence says them, the verdict in bold: "20 **hold**, 1 **holds in part** and 3 are
+    **contradicted**" (`ledger.verdict_counts`)."""
+    return and_list([verdict_count(verdict, k) for verdict, k in ledger.verdict_counts(entries).items()])
+
+
+def verdict_count(verdict: str, k: int) -> str:
+    """k claims with one verdict: '1 **holds**', '13 **hold in part**', '1 is **contradicted**', '3 are **not
+    testable here**' (a verdict that is a verb agrees with k; the others take 'is' or 'are')."""
+    if verdict.startswith("holds"):
+        return f"{k} **{'holds' if k == 1 else 'hold'}{verdict[len('holds'):]}**"
+    return f"{k} {'is' if k == 1 else 'are'} **{verdict}**"
 
 
 def verdicts_said(entries: list[ledger.Entry]) -> str:

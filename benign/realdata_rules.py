@@ -57,17 +57,20 @@ def realdata_rule(kind: str) -> Callable[[Record], Finding]:
 
 def noise_cost_grows_rule(m: Record) -> Finding:
     """Table 2: the flipped labels cost more test accuracy (against the clean cell) as n grows: the slope of the
-    cost against log n over the text rows' cells, judged within `SLOPE_SE` standard errors of zero."""
-    slope, se = m.maybe("text_cost_slope_log_n"), m.maybe("text_cost_slope_log_n_se")
+    cost — the clean cell's test accuracy minus the noisy one's, the sign Table 2's page says it with — against log n
+    over the text rows' cells, judged within `SLOPE_SE` standard errors of zero. (The record fits test accuracy
+    minus the clean cell's: the cost's slope is its negative.)"""
+    slope, se = -m.maybe("text_cost_slope_log_n"), m.maybe("text_cost_slope_log_n_se")
     k = thresholds.SLOPE_SE.value
     fit = (f"slope {plus_minus(slope, se)} points per unit of log n (a direction beyond {k:g} standard errors)"
            if se == se else "too few values of n to fit a slope")  # to the error's digit
-    evidence = f"test accuracy minus the clean cell's, against log n over the text rows' cells: {fit}"
+    evidence = (f"the cost of the flipped labels, the clean cell's test accuracy minus the noisy one's, against log n "
+                f"over the text rows' cells: {fit}")
     if se != se:
         return Finding(NOT_SEEN, evidence, "too few cells to fit a slope")
-    if slope < -k * se:
-        return Finding(HOLDS, evidence)
     if slope > k * se:
+        return Finding(HOLDS, evidence)
+    if slope < -k * se:
         return Finding(CONTRADICTED, evidence, "the cost shrinks as n grows")
     return Finding(NOT_SEEN, evidence, "the spread cannot tell the slope from zero")
 

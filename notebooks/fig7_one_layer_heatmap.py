@@ -25,12 +25,17 @@
 # theory orders harm, growing towards large $d$ and falling towards strong signal. That order is read from
 # least-squares slopes of the cells' test loss against $\log d$ and $\log \|\mu\|$, a direction only beyond
 # {glue:text}`trend_errors:g` standard errors.
+# The encoder's head starts at random, so a run's own step 0 is at chance and says nothing of what training adds;
+# the control is the same run on clean labels — same data draw, same initialisation, every label its true one — as
+# {doc}`Figure 6 <fig6_one_layer_dynamics>` reads its three settings. A cell is harmful when it fits every label and
+# tests more than {glue:md}`harm_words` of accuracy below its clean-label run, benign when it fits every label and
+# does not, not overfitting when it leaves a label unfitted.
 # Here {glue:md}`share_fitted_words` of the cells fit every training label ({glue:md}`share_not_overfitting_words`
-# leave a noisy label unfitted); {glue:md}`share_benign_words` of the cells are benign and
-# {glue:md}`share_harmful_words` harmful by the paper's test threshold alone. That split has no control: the grid
-# has no runs on clean labels (Figure 6 reads its three settings against such runs), so a cell below the threshold
-# is not shown to be harmed by its flipped labels; it may score as low without them. The test loss {glue:md}`test_loss_trend_d` and {glue:md}`test_loss_trend_signal_norm`; the
-# largest test loss, {glue:text}`test_loss_max:.3f`, lies at {glue:md}`test_loss_max_cell`.
+# leave a noisy label unfitted). Against the clean-label control, {glue:md}`share_benign_trained_words` of the cells
+# are benign and {glue:md}`share_harmful_trained_words` harmful; the paper's test threshold alone would call
+# {glue:md}`harmful_by_rule_words` harmful, {glue:md}`harmful_clean_below_words`. The test loss
+# {glue:md}`test_loss_trend_d` and {glue:md}`test_loss_trend_signal_norm`; the largest test loss,
+# {glue:text}`test_loss_max:.3f`, lies at {glue:md}`test_loss_max_cell`.
 #
 # The paper draws the train loss with colour limits 0.405–0.55 and the test loss with 0.41–0.64. The loss panels
 # below take their colour scale from the data, so no value is clipped: the paper's limits are drawn in cyan on the
@@ -51,60 +56,76 @@ out_dir = ""  # empty: results/fig7_one_layer_heatmap/<profile>
 # %%
 import numpy as np
 
-from benign import (authors, encoder, heatmaps, notebooks, onelayer, paths, plots, sweep, theory, thresholds, timing,
-                    words)
+from benign import (authors, encoder, heatmaps, notebooks, onelayer, paths, plots, regimes, sweep, theory, thresholds,
+                    timing, words)
 
 nb = notebooks.start("fig7_one_layer_heatmap", globals())
 d_paper, mu_paper = sweep.arange("d_grid", d_grid), sweep.arange("signal_norm_grid", signal_norm_grid)
 d_run = [encoder.reduced(d, mu_paper[0], hidden, scale)[0] for d in d_paper]  # the cells as run: shrunk by scale
 mu_run = [encoder.reduced(d_paper[0], mu, hidden, scale)[1] for mu in mu_paper]
 width = encoder.reduced(d_paper[0], mu_paper[0], hidden, scale)[2]
-points = sweep.grid_points(encoder.GRID_DEFAULTS, nb.parameters, d=d_run, signal_norm=mu_run, hidden=width)
+etas = list(dict.fromkeys([noise_ratio, 0.0]))  # η, and the control: the same runs on clean labels
+points = sweep.grid_points(encoder.GRID_DEFAULTS, nb.parameters, d=d_run, signal_norm=mu_run, hidden=width,
+                           noise_ratio=etas)
 
 # %% [markdown]
 # ## The sweep
 #
-# The sweep splits the grid by $d$ and trains all $\|\mu\|$ values of one $d$ — same noise draws, same
-# initialisation — as one batch (the runs vectorised into one computation), for 1000 SGD steps on
-# every parameter, and evaluates each on its clean test set at the end. Finished chunks are cached, keyed by every
-# parameter and by the source code that computes them.
+# The sweep splits the grid by $d$ and trains all $\|\mu\|$ values of one $d$, with flipped labels and on clean
+# labels — same noise draws, same initialisation — as one batch (the runs vectorised into one computation), for 1000
+# SGD steps on every parameter, and evaluates each on its clean test set at the end. Finished chunks are cached,
+# keyed by every parameter and by the source code that computes them. Each cell's regime is then read twice: by
+# the paper's rule (test accuracy against a threshold) and by what training with the flipped labels adds
+# (`regimes.trained_regime`, against the clean-label run).
 
 # %%
-cells = sweep.run(encoder.grid_chunk, points, cache=paths.cache_dir("sweeps") if use_cache else None, progress=progress)
+runs = sweep.run(encoder.grid_chunk, points, cache=paths.cache_dir("sweeps") if use_cache else None, progress=progress)
+clean = runs[runs.noise_ratio == 0.0].set_index(["d", "signal_norm"]).test_acc
+cells = runs[runs.noise_ratio == noise_ratio].reset_index(drop=True)
+cells["clean_test_acc"] = clean.loc[list(zip(cells.d, cells.signal_norm))].to_numpy()
+cells["noise_cost"] = cells.clean_test_acc - cells.test_acc  # test accuracy the flipped labels cost
 cells["regime"] = theory.observed_regime(cells.train_acc, cells.test_acc, test_threshold)
+cells["regime_trained"] = regimes.trained_regime(cells.train_acc, cells.test_acc, cells.clean_test_acc)
 
 # %% [markdown]
 # ## The map
 #
-# Six panels over the grid as run ($d$ across, $\|\mu\|$ up), one cell per run, each titled by what it shows. On the
-# two loss panels the paper's colour limits are cyan marks on the colour bar, or a note beside it ("paper: … above"
-# or "below") where they fall outside the data's range. The panel titled *observed* colours each cell by the paper's rule (keyed above the figure): every
-# training label fitted and test accuracy at least {glue:text}`test_threshold_value:g`, benign; every label fitted
-# and less, harmful; a label left unfitted, not overfitting. The last panel gives the noisy training samples' mean
-# final [CLS] attention on their relevant token. On every panel the two white lines are the theory's boundaries,
+# Eight panels over the grid as run ($d$ across, $\|\mu\|$ up), one cell per run, each titled by what it shows. On
+# the two loss panels the paper's colour limits are cyan marks on the colour bar, or a note beside it ("paper: …
+# above" or "below") where they fall outside the data's range. The panel titled *paper's rule* colours each cell by
+# the paper's rule (keyed above the figure): every training label fitted and test accuracy at least
+# {glue:text}`test_threshold_value:g`, benign; every label fitted and less, harmful; a label left unfitted, not
+# overfitting. The panel beside it reads the same cells against the clean-label run (harmful: more than
+# {glue:md}`harm_words` lost to the flipped labels), and the one below it shows what they cost: the clean-label
+# run's test accuracy minus the noisy run's. The last panel gives the noisy training samples' mean final [CLS]
+# attention on their relevant token. On every panel the two white lines are the theory's boundaries,
 # keyed above the figure: $n\,\mathrm{SNR}^2 = 1$ (dashed) and $\mathrm{SNR} = d^{-1/4}$ (dotted); at the $d$ of
 # this grid both lie at $\|\mu\|$ of about 2 to 5, so both run along its bottom row. Stars mark the settings of
 # Figure 6 that lie on the grid: {glue:md}`marked_words`.
 
 # %%
 d_values, mu_values, maps = sweep.maps(cells, ("train_loss", "test_loss", "train_acc", "test_acc", "regime",
-                                                  "attention_noisy_relevant"))
+                                                  "regime_trained", "noise_cost", "attention_noisy_relevant"))
 named = {"balanced": (2000, 20.0), "harmful": (5000, 5.0), "not_overfitting": (1000, 100.0)}
 named_run = {name: encoder.reduced(d, mu, hidden, scale)[:2] for name, (d, mu) in named.items()}
 marked = {words.reader_name(name): cell for name, cell in onelayer.on_grid(named_run, d_values, mu_values).items()}
-fig, axes = plots.figure(3, 2, row_height=3.2)
+fig, axes = plots.figure(4, 2, row_height=3.2)
 paper_limits = {"train_loss": (0.405, 0.55), "test_loss": (0.41, 0.64)}  # Figure 7's colour limits, marked in cyan
 panels = [(axes[0, 0], "train_loss", "final train loss", "magma", (None, None)),
           (axes[0, 1], "test_loss", "final test loss", "magma", (None, None)),
           (axes[1, 0], "train_acc", "train accuracy", "viridis", (0.5, 1.0)),
           (axes[1, 1], "test_acc", "test accuracy", "viridis", (0.5, 1.0)),
-          (axes[2, 1], "attention_noisy_relevant", "noisy samples: attention on\nthe relevant token", "viridis",
+          (axes[3, 0], "noise_cost", "test accuracy lost to the flipped\nlabels (clean run − noisy run)", "magma_r",
+           (None, None)),
+          (axes[3, 1], "attention_noisy_relevant", "noisy samples: attention on\nthe relevant token", "viridis",
            (0.0, None))]
 for ax, key, title, cmap, (vmin, vmax) in panels:
     heatmaps.heatmap(ax, d_values, mu_values, maps[key], title, cmap=cmap, vmin=vmin, vmax=vmax,
                   marks=paper_limits.get(key, ()))
-heatmaps.regime_map(axes[2, 0], d_values, mu_values, maps["regime"], f"observed (test ≥ {test_threshold:g}: benign)",
+heatmaps.regime_map(axes[2, 0], d_values, mu_values, maps["regime"], f"paper's rule (test ≥ {test_threshold:g}: benign)",
                  legend=False)  # its key above the figure, with the theory's lines: on the map it covers cells
+heatmaps.regime_map(axes[2, 1], d_values, mu_values, maps["regime_trained"],
+                    f"against clean labels (harmful: > {words.percent(thresholds.HARM.value)} lost)", legend=False)
 for ax in axes.flat:  # the raised label above the d = 500 column's change of regime (about 0.5 of the map)
     heatmaps.theory_overlay(ax, d_values, n, settings=marked, label_box=True, raised_at=0.75)
 plots.legend_above(fig, axes[0, 0], ncols=5, extra=heatmaps.category_key(heatmaps.REGIME_COLORS), **plots.OVERLAY_LEGEND)
@@ -112,11 +133,14 @@ nb.save_figure(fig)
 
 # %%
 shares = cells.regime.value_counts(normalize=True).reindex(theory.REGIMES, fill_value=0.0)
+trained = cells.regime_trained.value_counts(normalize=True).reindex(theory.REGIMES, fill_value=0.0)
 metrics = {"grid_d": d_values, "grid_signal_norm": mu_values,
            **{key: maps[key] for key in ("train_loss", "test_loss", "train_acc", "test_acc")},
            **{f"{key}_{end}": float(getattr(cells[key], end)()) for key in ("train_loss", "test_loss")
               for end in ("min", "max")},
            **{f"share_{name}": float(share) for name, share in shares.items()},
+           **{f"share_{name}_trained": float(share) for name, share in trained.items()},
+           "noise_cost_max": float(cells.noise_cost.max()), "clean_test_acc_min": float(cells.clean_test_acc.min()),
            "share_train_loss_in_paper_limits": float(cells.train_loss.between(*paper_limits["train_loss"]).mean()),
            "share_test_loss_in_paper_limits": float(cells.test_loss.between(*paper_limits["test_loss"]).mean()),
            "train_loss_against_paper": onelayer.against(cells.train_loss.min(), cells.train_loss.max(),
@@ -126,7 +150,14 @@ metrics = {"grid_d": d_values, "grid_signal_norm": mu_values,
 # Shares as a reader says them ('none', 'all', '49%'), glued as words
 metrics.update({f"{key}_words": words.percent(metrics[key]) for key in
                 ("share_benign", "share_harmful", "share_not_overfitting", "share_train_loss_in_paper_limits",
-                 "share_test_loss_in_paper_limits")})
+                 "share_test_loss_in_paper_limits", "share_benign_trained", "share_harmful_trained")})
+metrics["harm_words"] = words.percent(thresholds.HARM.value)  # the test accuracy a harmful cell loses, at least
+# Of the cells the threshold calls harmful, those whose clean-label run already scores below the threshold
+below = cells[cells.regime == "harmful"]
+metrics["harmful_by_rule_words"] = words.share_words(len(below), len(cells), "cell", "cells")
+metrics["harmful_clean_below_share"] = float((below.clean_test_acc < test_threshold).mean()) if len(below) else None
+metrics["harmful_clean_below_words"] = onelayer.clean_below_words(
+    len(below), int((below.clean_test_acc < test_threshold).sum()), test_threshold)
 metrics["share_fitted_words"] = words.percent(1 - metrics["share_not_overfitting"])  # every training label fitted
 metrics["region_share"] = thresholds.REGION.value  # a regime's share of the cells that counts as a region
 metrics["region_share_words"] = words.percent(thresholds.REGION.value)  # '1%', as the threshold is set
@@ -182,8 +213,9 @@ nb.save_metrics(metrics)
 #
 # ## Paper vs here
 #
-# Here {glue:md}`share_benign_words` of the cells are benign, {glue:md}`share_harmful_words` harmful and
-# {glue:md}`share_not_overfitting_words` leave noisy labels unfitted. The encoder's final train losses
+# By the paper's rule {glue:md}`share_benign_words` of the cells are benign, {glue:md}`share_harmful_words` harmful
+# and {glue:md}`share_not_overfitting_words` leave noisy labels unfitted (against the clean-label control,
+# {glue:md}`share_benign_trained_words` benign and {glue:md}`share_harmful_trained_words` harmful). The encoder's final train losses
 # ({glue:md}`train_loss_span`) lie {glue:md}`train_loss_against_paper` the paper's train-loss colour range
 # 0.405–0.55 (named on its colour bar): {glue:md}`share_train_loss_in_paper_limits_words` of the cells lie inside
 # it. Its test losses ({glue:md}`test_loss_span`) lie inside the paper's test-loss range in

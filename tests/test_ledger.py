@@ -411,10 +411,17 @@ def encoder_record(trained_share: float, threshold_share: float = 1.0) -> dict:
     return record
 
 
-def encoder_map(benign: float, harmful: float, not_overfitting: float, d_slope: tuple, signal_slope: tuple) -> dict:
-    """Figure 7's record: the regimes' shares of the cells and the test loss's slopes (and their standard errors)
-    against log d and log ‖μ‖."""
-    return {"share_benign": benign, "share_harmful": harmful, "share_not_overfitting": not_overfitting,
+def encoder_map(benign: float, harmful: float, not_overfitting: float, d_slope: tuple, signal_slope: tuple,
+                threshold: tuple | None = None) -> dict:
+    """Figure 7's record: the regimes' shares of the cells against the clean-label runs, the paper's threshold rule's
+    (`threshold`: benign, harmful, not overfitting; default the same) with the share of its harmful cells whose
+    clean-label run scores below the threshold too, and the test loss's slopes (and their standard errors) against
+    log d and log ‖μ‖."""
+    by_rule = threshold or (benign, harmful, not_overfitting)
+    return {"share_benign_trained": benign, "share_harmful_trained": harmful,
+            "share_not_overfitting_trained": not_overfitting, "share_benign": by_rule[0],
+            "share_harmful": by_rule[1], "share_not_overfitting": by_rule[2],
+            "harmful_clean_below_share": 0.5 if by_rule[1] else None,
             "share_train_loss_in_paper_limits": 0.0, "share_test_loss_in_paper_limits": 0.04,
             "test_loss_slope_log_d": d_slope[0], "test_loss_slope_log_d_se": d_slope[1],
             "test_loss_slope_log_signal_norm": signal_slope[0], "test_loss_slope_log_signal_norm_se": signal_slope[1],
@@ -771,7 +778,7 @@ def test_the_snr_edge_rule_says_where_d_stands_against_n_squared():
 
 def test_a_map_without_a_region_or_its_order_says_which_part_fails():
     rule = claim_rule("A one-layer Transformer encoder trained end to end shows")
-    book = encoder_map(0.49, 0.51, 0.0, (-0.08, 0.07), (-0.29, 0.03))  # the book build's map
+    book = encoder_map(0.49, 0.51, 0.0, (-0.08, 0.07), (-0.29, 0.03), threshold=(0.3, 0.7, 0.0))
     finding = rule(ledger.Record(book))
     assert finding.verdict == ledger.PART
     assert finding.cause == ("no region of not overfitting (no cell): a region needs at least 1% of the grid's cells; "
@@ -779,11 +786,12 @@ def test_a_map_without_a_region_or_its_order_says_which_part_fails():
                              "(no measurable trend)")
     assert ("the test loss against log d: slope −0.08 ± 0.07, against log ‖μ‖: slope −0.29 ± 0.03 (the theory: above "
             "zero, below zero); its largest at d = 50, ‖μ‖ = 2.81") in finding.evidence
-    assert finding.evidence.startswith(  # the regimes' reading and its missing control said
-        "share of the encoder grid's cells: benign 49.0%, harmful 51.0%, not overfitting none (by the paper's rule "
-        "alone, test accuracy at least 0.95: the grid has no run on clean labels, the control Figure 6 reads its "
-        "regimes against); the test loss")
-    finding = rule(ledger.Record({**book, "share_harmful": 0.004, "share_benign": 0.996}))
+    assert finding.evidence.startswith(  # the regimes read against their control, the paper's rule beside it
+        "share of the encoder grid's cells by what training with the flipped labels adds, against the same run on "
+        "clean labels (harmful: every label fitted and more than 1% of test accuracy lost): benign 49.0%, harmful "
+        "51.0%, not overfitting none (by the paper's rule, test accuracy at least 0.95: harmful 70.0%, of which 50% "
+        "are cells whose clean-label run scores below it too); the test loss")
+    finding = rule(ledger.Record({**book, "share_harmful_trained": 0.004, "share_benign_trained": 0.996}))
     assert finding.verdict == ledger.CONTRADICTED and finding.cause.startswith(
         "no region of harmful (0.4% of the cells) or not overfitting (no cell): a region needs at least 1% of the "
         "grid's cells")
@@ -857,8 +865,11 @@ def test_the_noise_cost_slope_reads_to_its_standard_errors_digit():
     rule = claim_rule("The flipped labels cost more test accuracy as n grows")
     finding = rule(ledger.Record({"text_cost_slope_log_n": -2.1123, "text_cost_slope_log_n_se": 0.5447}))  # the book's
     assert finding.verdict == ledger.HOLDS
-    assert finding.evidence == ("test accuracy minus the clean cell's, against log n over the text rows' cells: slope "
-                                "−2.1 ± 0.5 points per unit of log n (a direction beyond 2 standard errors)")
+    assert finding.evidence == ("the cost of the flipped labels, the clean cell's test accuracy minus the noisy one's, "
+                                "against log n over the text rows' cells: slope 2.1 ± 0.5 points per unit of log n (a "
+                                "direction beyond 2 standard errors)")
+    shrinks = rule(ledger.Record({"text_cost_slope_log_n": 2.1123, "text_cost_slope_log_n_se": 0.5447}))
+    assert shrinks.verdict == ledger.CONTRADICTED and "slope −2.1 ± 0.5" in shrinks.evidence
 
 
 def test_a_build_stops_at_a_key_its_notebook_never_writes():

@@ -158,3 +158,12 @@ def test_a_map_marks_the_settings_on_its_grid_and_says_where_the_others_lie():
         "none of them; harmful (d = 600, ‖μ‖ = 1) lies above the grid's largest d, 500 and below the grid's smallest "
         "‖μ‖, 2.81, and has no star")
     assert onelayer.grid_words(d, mu) == "d = 50 to 500 and ‖μ‖ = 2.81 to 53.4, 3 × 2 cells"
+
+
+def test_the_threshold_s_harmful_cells_are_said_against_their_clean_label_runs():
+    assert onelayer.clean_below_words(25, 12, 0.95) == "12 of which have a clean-label run below 0.95 too"
+    assert onelayer.clean_below_words(25, 1, 0.95) == "1 of which has a clean-label run below 0.95 too"
+    assert onelayer.clean_below_words(25, 25, 0.95) == "all of which have a clean-label run below 0.95 too"
+    assert onelayer.clean_below_words(25, 0, 0.95) == "none of which has a clean-label run below 0.95"
+    assert onelayer.clean_below_words(1, 1, 0.95) == "and its clean-label run scores below 0.95 too"
+    assert onelayer.clean_below_words(0, 0, 0.95) == "so no cell is set against its clean-label run"

@@ -116,9 +116,11 @@ def test_the_book_s_own_hypotheses_are_shown_and_counted_apart():
     assert "Hypothesis" not in text[papers_at:own_at] and "Claim " not in text[own_at:numbers_at]
     assert text[own_at:numbers_at].count('class="benign-row"') == 2
     said = pages.headline(judged)
-    assert said.startswith("Of the 6 claims of the two papers this build tests: 2 **holds**, 1 **holds in part**, "
-                           "1 **not seen at these sizes**, 1 **contradicted**, 1 **not testable here**. "
-                           "Of the book's own 2 hypotheses, counted apart: 1 **holds**, 1 **contradicted**.")
+    assert said.startswith("Of the 6 claims of the two papers this build tests: 2 **hold**, 1 **holds in part**, "
+                           "1 is **not seen at these sizes**, 1 is **contradicted** and 1 is **not testable here**. "
+                           "Of the book's own 2 hypotheses, counted apart: 1 **holds** and 1 is **contradicted**.")
+    assert [pages.verdict_count(v, 3) for v in ("holds", "holds in part", "contradicted")] == [
+        "3 **hold**", "3 **hold in part**", "3 are **contradicted**"]
     only_papers = pages.Judged([e for e in ENTRIES if e.claim.paper != ledger.BOOK], {})
     assert "book's own" not in pages.headline(only_papers)
     assert "## The book's own hypotheses" not in pages.summary_page(only_papers, TITLES)
