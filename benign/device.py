@@ -119,9 +119,10 @@ def stop_workers(pool) -> None:
     """Stop a `worker_processes` pool now: work not started is dropped and running work is killed (a worker's
     unfinished chunk or run is lost, nothing it finished). `shutdown` alone waits for every running task.
 
-    It returns once the pool's manager thread has ended: one still ending when Python exits can close its wake-up
-    pipe while `concurrent.futures`' exit hook writes to it, an "Exception ignored … Bad file descriptor" traceback
-    on stderr after the one-line message (Python 3.11, 1 exit in many)."""
+    It returns once the pool's manager thread has ended (or after waiting 5 s for it, and for each worker): one still
+    ending when Python exits can close its wake-up pipe while `concurrent.futures`' exit hook writes to it, an
+    "Exception ignored … Bad file descriptor" traceback on stderr after the one-line message (Python 3.11, 1 exit in
+    many)."""
     manager = getattr(pool, "_executor_manager_thread", None)  # no public handle before 3.14
     if hasattr(pool, "terminate_workers"):  # Python 3.14
         pool.terminate_workers()

@@ -260,8 +260,8 @@ def clean_below_words(harmful: int, below: int, threshold: float) -> str:
     clean-label run below 0.95 too', 'none of which has …', 'all of which have …'."""
     if harmful == 0:
         return "so no cell is set against its clean-label run"
-    if below == harmful == 1:
-        return f"and its clean-label run scores below {threshold:g} too"
+    if harmful == 1:
+        return f"and its clean-label run scores {'below' if below else 'at least'} {threshold:g}{' too' if below else ''}"
     which = "none" if below == 0 else "all" if below == harmful else str(below)
     verb = "has" if below == 1 or below == 0 else "have"
     return f"{which} of which {verb} a clean-label run below {threshold:g}" + ("" if below == 0 else " too")

@@ -222,8 +222,7 @@ def encoder_regions_rule(m: Record) -> Finding:
                 f" (by the paper's rule, test accuracy at least {m['test_threshold_value']:g}: harmful "
                 f"{percent(m['share_harmful'], '.1%')}" +
                 (f", of which {percent(m['harmful_clean_below_share'])} are cells whose clean-label run scores "
-                 "below it too)"
-                 if m["share_harmful"] else ")") +
+                 f"below it{' too' if m['harmful_clean_below_share'] else ''})" if m["share_harmful"] else ")") +
                 "; the test loss against log d: slope {}, against log ‖μ‖: slope {} (the theory: above zero, below "
                 "zero); its largest at d = {:g}, ‖μ‖ = {:.3g}".format(
                     *(f"{signed(b, '+.2f')} ± {se:.2f}" for b, se in slopes.values()), m["test_loss_max_d"],
@@ -237,7 +236,7 @@ def encoder_regions_rule(m: Record) -> Finding:
                  f"{'falls' if trend[axis] < 0 else 'grows'} instead" for axis, (sign, words) in wanted.items()
                  if trend[axis] != sign]
     if regions.verdict == HOLDS and not unordered:
-        return Finding(HOLDS, evidence)
+        return Finding(HOLDS, regions.evidence)  # with what counts as a region, as `three_regions` says it
     causes = ([regions.cause] if regions.cause else []) + (
         ["the test loss is not ordered as the theory orders harm: " + "; ".join(unordered)] if unordered else [])
     against = any(trend[axis] == -sign for axis, (sign, _) in wanted.items())

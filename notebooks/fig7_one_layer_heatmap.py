@@ -96,8 +96,8 @@ cells["regime_trained"] = regimes.trained_regime(cells.train_acc, cells.test_acc
 # the paper's rule (keyed above the figure): every training label fitted and test accuracy at least
 # {glue:text}`test_threshold_value:g`, benign; every label fitted and less, harmful; a label left unfitted, not
 # overfitting. The panel beside it reads the same cells against the clean-label run (harmful: more than
-# {glue:md}`harm_words` lost to the flipped labels), and the one below it shows what they cost: the clean-label
-# run's test accuracy minus the noisy run's. The last panel gives the noisy training samples' mean final [CLS]
+# {glue:md}`harm_words` lost to the flipped labels), and the panel under the paper's rule shows what they cost: the
+# clean-label run's test accuracy minus the noisy run's. The last panel gives the noisy training samples' mean final [CLS]
 # attention on their relevant token. On every panel the two white lines are the theory's boundaries,
 # keyed above the figure: $n\,\mathrm{SNR}^2 = 1$ (dashed) and $\mathrm{SNR} = d^{-1/4}$ (dotted); at the $d$ of
 # this grid both lie at $\|\mu\|$ of about 2 to 5, so both run along its bottom row. Stars mark the settings of

@@ -166,4 +166,5 @@ def test_the_threshold_s_harmful_cells_are_said_against_their_clean_label_runs()
     assert onelayer.clean_below_words(25, 25, 0.95) == "all of which have a clean-label run below 0.95 too"
     assert onelayer.clean_below_words(25, 0, 0.95) == "none of which has a clean-label run below 0.95"
     assert onelayer.clean_below_words(1, 1, 0.95) == "and its clean-label run scores below 0.95 too"
+    assert onelayer.clean_below_words(1, 0, 0.95) == "and its clean-label run scores at least 0.95"
     assert onelayer.clean_below_words(0, 0, 0.95) == "so no cell is set against its clean-label run"

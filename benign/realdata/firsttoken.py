@@ -195,7 +195,7 @@ def head_loss_and_grad(z, y, head: dict, arch: str,
     factors = [(dlogits, feats)]
     if pooled is not None:
         factors.append((torch.bmm(dlogits, head["classifier.weight"]).mul_(1 - pooled * pooled), z))
-    norm = sum(outer_norm_sq(d, f) + d.sum(1).square().sum(1) for d, f in factors).sqrt()
+    norm = sum(outer_norm_sq(d, f) + d.sum(1).square().sum(1) for d, f in factors).clamp_(min=0).sqrt()
     coef = clip_coef(norm, max_grad_norm).view(-1, 1, 1)
     (dlogits, _), *pooler = [(d * coef, f) for d, f in factors]
     grads = {"classifier.weight": torch.bmm(dlogits.transpose(1, 2), feats), "classifier.bias": dlogits.sum(1)}
@@ -207,7 +207,9 @@ def head_loss_and_grad(z, y, head: dict, arch: str,
 
 def outer_norm_sq(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """‖aᵀ b‖²_F for each leading index of a (…, B, P) and b (…, B, Q), from the B × B Gram matrices:
-    Σ_ij (a aᵀ)_ij (b bᵀ)_ij — O(B²·(P + Q)) instead of forming the P × Q product."""
+    Σ_ij (a aᵀ)_ij (b bᵀ)_ij — O(B²·(P + Q)) instead of forming the P × Q product. Never below zero in exact
+    arithmetic (the sum of a product of two positive semidefinite matrices); rounding can take a norm that is zero
+    in all but rounding a hair below it, so callers clamp the sum at zero before the square root."""
     return (a @ a.mT).mul_(b @ b.mT).sum((-2, -1))
 
 
@@ -248,7 +250,7 @@ def backward(saved, dlogits, qk: dict, head: dict, tail: Tail,
     dq = torch.matmul(du, qk["Wk"].view(R, H, dh, D).transpose(2, 3)).transpose(1, 2).reshape(R, B, D)
     dq *= dh ** -0.5
     x0 = tokens.x0.view(R, B, D)
-    norm = (outer_norm_sq(dq, x0) + dq.sum(1).square().sum(1) + outer_norm_sq(q4, du).sum(1)).sqrt()
+    norm = (outer_norm_sq(dq, x0) + dq.sum(1).square().sum(1) + outer_norm_sq(q4, du).sum(1)).clamp_(min=0).sqrt()
     coef = clip_coef(norm, max_grad_norm)
     dq, q4 = dq * coef.view(R, 1, 1), q4 * coef.view(R, 1, 1, 1)  # each product scaled through its smaller factor
     grads = {"Wq": torch.bmm(dq.transpose(1, 2), x0), "bq": dq.sum(1),
