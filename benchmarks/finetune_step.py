@@ -32,7 +32,7 @@ def formed_clip(grads: dict, max_grad_norm: float = 1.0) -> None:
     """`clip_grad_norm_` per run on formed gradients (R, ...), in place: the trainer's clipping before."""
     R = next(iter(grads.values())).shape[0]
     norm = sum(g.reshape(R, -1).pow(2).sum(1) for g in grads.values()).sqrt()
-    coef = (max_grad_norm / (norm + 1e-6)).clamp(max=1.0)
+    coef = firsttoken.clip_coef(norm, max_grad_norm)
     for g in grads.values():
         g.mul_(coef.view(R, *([1] * (g.dim() - 1))))
 

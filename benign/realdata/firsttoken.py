@@ -192,16 +192,15 @@ def head_loss_and_grad(z, y, head: dict, arch: str,
     pooled = _pool(z, head) if arch == "bert" else None
     feats = z if pooled is None else pooled
     loss, dlogits = cross_entropy(_classify(feats, head), y)
-    factors = [(dlogits, feats)]
+    factors = {"classifier": (dlogits, feats)}
     if pooled is not None:
-        factors.append((torch.bmm(dlogits, head["classifier.weight"]).mul_(1 - pooled * pooled), z))
-    norm = sum(outer_norm_sq(d, f) + d.sum(1).square().sum(1) for d, f in factors).clamp_(min=0).sqrt()
+        factors["bert.pooler.dense"] = (torch.bmm(dlogits, head["classifier.weight"]).mul_(1 - pooled * pooled), z)
+    norm = sum(outer_norm_sq(d, f) + d.sum(1).square().sum(1) for d, f in factors.values()).clamp_(min=0).sqrt()
     coef = clip_coef(norm, max_grad_norm).view(-1, 1, 1)
-    (dlogits, _), *pooler = [(d * coef, f) for d, f in factors]
-    grads = {"classifier.weight": torch.bmm(dlogits.transpose(1, 2), feats), "classifier.bias": dlogits.sum(1)}
-    for dpre, _ in pooler:
-        grads.update({"bert.pooler.dense.weight": torch.bmm(dpre.transpose(1, 2), z),
-                      "bert.pooler.dense.bias": dpre.sum(1)})
+    grads = {}
+    for name, (d, f) in factors.items():  # a layer's weight gradient dᵀf and bias gradient Σ d, d scaled by coef
+        d = d * coef
+        grads.update({f"{name}.weight": torch.bmm(d.transpose(1, 2), f), f"{name}.bias": d.sum(1)})
     return loss, grads, norm
 
 
