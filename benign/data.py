@@ -83,7 +83,7 @@ def balanced_labels(n: int) -> torch.Tensor:
 
 def observed_labels(noisy: torch.Tensor) -> torch.Tensor:
     """The labels a learner sees: the balanced labels with the noisy ones flipped, noisy (…, n) bool → (…, n) ±1."""
-    return torch.where(noisy, -1.0, 1.0).double() * balanced_labels(noisy.shape[-1])
+    return torch.where(noisy, -1.0, 1.0).double() * balanced_labels(noisy.shape[-1]).to(noisy.device)
 
 
 def noise_mask(n: int, noise_ratio: float, label_noise: str = "deterministic", seed: int = 0) -> torch.Tensor:

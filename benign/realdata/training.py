@@ -56,6 +56,10 @@ class Encoded:
         self.x0 = self.x[:, 0].contiguous() if self.x.numel() else self.x  # the first token's, gathered each step
         self.full = bool(self.mask.all())  # images: every sample has all its tokens
 
+    def here(self, t: torch.Tensor) -> torch.Tensor:
+        """`t` (sample rows, labels, flags) on the device the cache is on, where it indexes and is compared."""
+        return t.to(self.lengths.device)
+
     def tokens(self, rows: torch.Tensor, group: int = 32) -> Tokens:
         """The samples `rows` (R, B) as `Tokens` (N = R·B, run by run): in groups of about `group` samples of
         similar length, each cut to its longest sample."""
@@ -248,6 +252,7 @@ def stack(dicts: list[dict]) -> dict[str, torch.Tensor]:
 def phase1(backbone: Backbone, z: torch.Tensor, labels: torch.Tensor, heads: list[dict], schedule: Schedule,
            seeds: list[int]) -> Fit:
     """Train the head (R runs) on cached first-token features z (R, P, D) with clean labels (R, P)."""
+    labels = labels.to(z.device)
 
     def prepare(active):
         za, ya = z[active.to(z.device)], labels[active.to(z.device)]
@@ -271,6 +276,7 @@ def phase2(backbone: Backbone, cache: Encoded, sample_idx: torch.Tensor, labels:
     heads: stacked phase-1 heads (R, ...); qk: the re-initialised query/key of each run.
     """
     tail = backbone.tail
+    sample_idx, labels = cache.here(sample_idx), cache.here(labels)
     wrong = torch.ones_like(labels, dtype=torch.bool)  # per run, the samples the last check found (or left) wrong
 
     def prepare(active):
@@ -307,7 +313,7 @@ def epoch_pass(backbone: Backbone, cache: Encoded, rows: torch.Tensor, heads: di
     Each run's samples go through in order of length, so a chunk is padded only to its own longest sample.
     """
     R = heads["classifier.weight"].shape[0]
-    rows = rows.expand(R, -1) if rows.dim() == 1 else rows
+    rows = cache.here(rows.expand(R, -1) if rows.dim() == 1 else rows)
     order = cache.lengths[rows].argsort(dim=1, stable=True)  # chunks of similar length: less padding
     rows = rows.gather(1, order)
     total, pred, step = torch.zeros(R, device=rows.device), [], max(1, chunk // R)  # ≈ `chunk` samples at a time
@@ -329,6 +335,7 @@ def all_predicted(backbone: Backbone, cache: Encoded, rows: torch.Tensor, labels
     prediction: before a run fits, the pass costs a chunk, not a forward pass over all its samples.
     """
     R, m = rows.shape
+    rows, labels, wrong = cache.here(rows), cache.here(labels), cache.here(wrong)
     order = wrong.float().argsort(dim=1, descending=True, stable=True)  # last time's wrong samples first
     rows, labels, wrong = rows.gather(1, order), labels.gather(1, order), wrong.gather(1, order)
     undecided, start, size = torch.arange(R, device=rows.device), 0, first
@@ -355,6 +362,7 @@ def mean_max_attention(backbone: Backbone, cache: Encoded, rows: torch.Tensor, q
                        chunk: int = 2048) -> torch.Tensor:
     """The max attention alone (R,) for rows (R, m): the query and key's part of `epoch_pass`, without the rest."""
     R, n = rows.shape
+    rows = cache.here(rows)
     rows = rows.gather(1, cache.lengths[rows].argsort(dim=1, stable=True))
     total, step = torch.zeros(R, device=rows.device), max(1, chunk // R)
     for i in range(0, n, step):
