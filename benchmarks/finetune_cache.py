@@ -100,7 +100,8 @@ def main():
         np.testing.assert_allclose(fast.epoch_loss[r][:1], full_loss, rtol=1e-4)  # the same numbers
     start = clock()  # the reference's set-up (a copy of the model, the tokenised inputs), timed to be taken out
     model = reference.with_parameters(bb, heads[0], qks[0])
-    batch = bb.model_inputs(datasets.take(data.train_inputs, union[rows[0].numpy()]))
+    inputs = datasets.take(data.train_inputs, union[rows[0].numpy()])
+    batch = {k: v.to(bb.device) for k, v in bb.model_inputs(inputs).items()}
     setup_wall = since(start)[0]
     full_epoch_wall = full_wall / len(sample_runs) - setup_wall  # one run's epoch with its attention pass, full model
     start = clock()

@@ -65,6 +65,15 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
     return getattr(torch, dtype)
 
 
+def runs_that_fit(bytes_per_run: float, device: torch.device, runs: int) -> int:
+    """How many of `runs` runs, each needing `bytes_per_run` bytes of device memory, one batch may hold: on a CUDA
+    device as many as 90 % of its free memory holds (at least one), elsewhere all of them (the caller sized them)."""
+    if device.type != "cuda":
+        return runs
+    free, _ = torch.cuda.mem_get_info(device)
+    return max(1, min(runs, int(0.9 * free // bytes_per_run)))
+
+
 def thread_count(cpu_threads: int = 0) -> int:
     """The CPU threads for a block of work: `cpu_threads` when > 0, else $BENIGN_CPU_THREADS when set, else the
     policy: the cores free of other work right now, at least 1 and at most `given_cores()`."""

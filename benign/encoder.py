@@ -25,7 +25,7 @@ from . import models, sweep, tables, thresholds
 from .checks import ParameterError, check_all, check_flags, check_indices, check_list_of, keywords
 from .data import (DATA_DEFAULTS, DATA_SHARED, Run, balanced_labels, clean_test_stream, gaussian_noise, noise_mask,
                    observed_labels, signal_pattern, token_types)
-from .device import resolve_device, resolve_dtype, side_by_side, side_parts, with_cpu_threads
+from .device import resolve_device, resolve_dtype, runs_that_fit, side_by_side, side_parts, with_cpu_threads
 from .progress import iterate
 
 
@@ -318,6 +318,9 @@ def noise_costs(final: pd.DataFrame, runs: list[Run], clean_runs: list[Run]) -> 
 GRID_SHARED = DATA_SHARED + ("hidden", "skip", "learning_rate", "num_steps", "dtype", "device")
 GRID_DEFAULTS = dict(DATA_DEFAULTS, hidden=2000, skip=True, learning_rate=5e-3, num_steps=1000, dtype="float32",
                      device="auto")
+# a grid chunk's peak device memory over its runs' parameter bytes: 3.4 and 3.5 measured on an H100 at d = 1250 and
+# 2500 (benchmarks/fig7_paper.py: parameters, their gradients, the step's temporaries), with room
+MEMORY_PER_PARAMETER = 4
 
 
 @with_cpu_threads
@@ -327,10 +330,28 @@ def grid_chunk(points: list[dict]) -> list[dict]:
     The runs share their noise draws (train and test) and their initialisation, exactly as `make_run` and
     `simulate` draw them for that seed. Each row: the point, final train/test loss and accuracy, and the final
     mean [CLS] attention on the relevant token of clean and of noisy training samples.
+
+    On a CUDA device the runs go through in as few batches as its free memory allows (`device.runs_that_fit`, at
+    `MEMORY_PER_PARAMETER` times their parameters' bytes): the paper profile's 78 runs at d = 5000 need about 100 GiB
+    in one batch. Each run's numbers do not depend on its batch, up to rounding.
     """
     points, shared = sweep.chunk_points(points, GRID_DEFAULTS, GRID_SHARED)
     dev = resolve_device(shared["device"])
     dt = resolve_dtype(shared["dtype"], dev)
+    per_run = MEMORY_PER_PARAMETER * parameter_count(shared["d"], shared["hidden"]) * dt.itemsize
+    size = runs_that_fit(per_run, dev, len(points))
+    return [row for i in range(0, len(points), size) for row in _grid_rows(points[i:i + size], shared, dev, dt)]
+
+
+def parameter_count(d: int, hidden: int) -> int:
+    """The encoder's parameters per run (`initial_parameters`): query, key and value (d × d each), the MLP
+    (d × hidden and hidden × d), the biases, layer norms, [CLS] token and head."""
+    with torch.device("meta"):
+        return sum(v.numel() for v in models.OneLayerEncoder(d, hidden).state_dict().values())
+
+
+def _grid_rows(points: list[dict], shared: dict, dev: torch.device, dt: torch.dtype) -> list[dict]:
+    """`grid_chunk`'s rows of one batch of its runs."""
     d, seed, n, T = shared["d"], shared["seed"], shared["n"], shared["T"]
     types = token_types(T, shared["n_relevant"], shared["n_weak"])
     mu = torch.tensor([float(p["signal_norm"]) for p in points], dtype=dt, device=dev)

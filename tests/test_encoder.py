@@ -134,6 +134,35 @@ def test_grid_chunk_equals_simulate_on_the_same_runs():
         assert 0 < row["attention_noisy_relevant"] < 1 and 0 < row["attention_clean_relevant"] < 1
 
 
+def test_a_chunk_too_large_for_the_device_runs_in_batches_with_the_same_rows(monkeypatch):
+    """Where the device's memory holds fewer runs than the chunk has (`device.runs_that_fit`), the chunk goes through
+    in batches: the same rows in the same order, each run's numbers its own (to rounding), clean and noisy runs
+    split across batches; the bytes asked for are the runs' parameters times MEMORY_PER_PARAMETER."""
+    points = sweep.grid(d=D, signal_norm=[2.0, 4.0, 6.0], noise_ratio=[0.25, 0.0], seed=4, n=8, n_test=50,
+                        hidden=HIDDEN, learning_rate=0.05, num_steps=40, dtype="float64", device="cpu")
+    whole = encoder.grid_chunk(points)
+    asked = []
+
+    def two_at_a_time(bytes_per_run, dev, runs):
+        asked.append(bytes_per_run)
+        return 2
+
+    monkeypatch.setattr(encoder, "runs_that_fit", two_at_a_time)
+    batched = encoder.grid_chunk(points)
+    assert asked == [encoder.MEMORY_PER_PARAMETER * encoder.parameter_count(D, HIDDEN) * 8]
+    cells = [(r["signal_norm"], r["noise_ratio"]) for r in whole]
+    assert [(r["signal_norm"], r["noise_ratio"]) for r in batched] == cells
+    for a, b in zip(batched, whole):
+        for key in ("train_loss", "test_loss", "test_acc", "attention_noisy_relevant", "attention_clean_relevant"):
+            assert a[key] == pytest.approx(b[key], rel=1e-10, nan_ok=True), key
+
+
+def test_the_parameter_count_is_the_drawn_parameters():
+    drawn = sum(v.numel() for v in encoder.initial_parameters(D, HIDDEN, 0).values())
+    assert encoder.parameter_count(D, HIDDEN) == drawn == 3 * D * D + 2 * D * HIDDEN + HIDDEN + 9 * D + 1
+    assert device.runs_that_fit(1e30, torch.device("cpu"), 78) == 78  # off CUDA the caller sized its batch
+
+
 def test_sweep_drives_the_grid_kernel_with_its_cache(tmp_path):
     points = sweep.grid(d=[12, 16], signal_norm=[2.0, 4.0], seed=1, hidden=8, n=6, n_test=20, num_steps=5,
                         dtype="float64", device="cpu")
