@@ -4,7 +4,7 @@ PY    := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export HF_HUB_OFFLINE := 1
 
-.PHONY: book test bench venv clean
+.PHONY: book test bench gpu venv clean
 
 book: $(STAMP)  ## execute every notebook at the book profile and build _build/html
 	$(VENV)/bin/benign book --profile book
@@ -14,6 +14,9 @@ test: $(STAMP)  ## the test suite (CI runs exactly this)
 
 bench: $(STAMP)  ## speed benchmarks (ratios against the direct computation)
 	for b in fast_trainer fig5_grid clock_long_runs regime_map_long paper2 encoder_batched finetune_cache finetune_step table2_profile under_load explore; do $(PY) benchmarks/$$b.py || exit 1; done
+
+gpu: $(STAMP)  ## on a machine with a CUDA GPU: every trainer there against the CPU, the benchmarks on it
+	benchmarks/gpu.sh $(PY)
 
 venv: $(STAMP)
 

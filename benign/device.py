@@ -67,10 +67,13 @@ def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
 
 def runs_that_fit(bytes_per_run: float, device: torch.device, runs: int) -> int:
     """How many of `runs` runs, each needing `bytes_per_run` bytes of device memory, one batch may hold: on a CUDA
-    device as many as 90 % of its free memory holds (at least one), elsewhere all of them (the caller sized them)."""
+    device as many as 90 % of its free memory holds (at least one), elsewhere all of them (the caller sized them).
+    Free is what the driver has free and what torch's allocator keeps for reuse (reserved, not allocated): a batch
+    just finished leaves its memory there, not with the driver."""
     if device.type != "cuda":
         return runs
     free, _ = torch.cuda.mem_get_info(device)
+    free += torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
     return max(1, min(runs, int(0.9 * free // bytes_per_run)))
 
 

@@ -333,14 +333,22 @@ def grid_chunk(points: list[dict]) -> list[dict]:
 
     On a CUDA device the runs go through in as few batches as its free memory allows (`device.runs_that_fit`, at
     `MEMORY_PER_PARAMETER` times their parameters' bytes): the paper profile's 78 runs at d = 5000 need about 100 GiB
-    in one batch. Each run's numbers do not depend on its batch, up to rounding.
+    in one batch. A batch the device cannot hold after all (a sweep's other workers share it) is halved and tried
+    again. Each run's numbers do not depend on its batch, up to rounding.
     """
     points, shared = sweep.chunk_points(points, GRID_DEFAULTS, GRID_SHARED)
     dev = resolve_device(shared["device"])
     dt = resolve_dtype(shared["dtype"], dev)
     per_run = MEMORY_PER_PARAMETER * parameter_count(shared["d"], shared["hidden"]) * dt.itemsize
-    size = runs_that_fit(per_run, dev, len(points))
-    return [row for i in range(0, len(points), size) for row in _grid_rows(points[i:i + size], shared, dev, dt)]
+    size, rows = runs_that_fit(per_run, dev, len(points)), []
+    while len(rows) < len(points):
+        try:
+            rows += _grid_rows(points[len(rows):len(rows) + size], shared, dev, dt)
+        except torch.cuda.OutOfMemoryError:
+            if size == 1:
+                raise
+            size //= 2
+    return rows
 
 
 def parameter_count(d: int, hidden: int) -> int:

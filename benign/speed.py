@@ -27,6 +27,7 @@ from . import paths
 from .records import environment, read_cached, write_atomic
 
 BENCHMARKS = paths.ROOT / "benchmarks"
+GPU_RECORDS = BENCHMARKS / "gpu"  # records made on a lent GPU (benchmarks/gpu.sh), kept: no build here can remake them
 RATIO = re.compile(r"^\s*ratio\s+(\S+)\s*$")  # a benchmark's closing line: `ratio N`
 
 
@@ -139,9 +140,10 @@ def recorded(name: str):
     write(name, tee.kept.getvalue().splitlines(), load_before)
 
 
-def read(name: str) -> dict | None:
-    """A benchmark's record, or None where there is none or it cannot be read (a damaged file is no record)."""
-    record = read_cached(record_path(name).parent, name)
+def read(name: str, folder: Path | None = None) -> dict | None:
+    """A benchmark's record in this build's results (or in `folder`: `GPU_RECORDS`), or None where there is none or
+    it cannot be read (a damaged file is no record)."""
+    record = read_cached(folder or record_path(name).parent, name)
     if not isinstance(record, dict) or not isinstance(record.get("lines"), list):
         return None
     return record
@@ -190,7 +192,9 @@ def page() -> str:
              "when they finish. Each times a fast path of the package against the computation it replaces (or the",
              "same work beside other programs), side by side in one process, prints what it measured and ends with",
              "`ratio N`, the ratio its description defines. `make bench` runs most of them one after the other;",
-             "the wall time of every notebook of this build is on the {doc}`reproducibility` page.", ""]
+             "the wall time of every notebook of this build is on the {doc}`reproducibility` page. Records made on",
+             "a GPU (`make gpu` on a machine that has one), which no build without one can remake, are kept in",
+             "`benchmarks/gpu/` and shown after this machine's.", ""]
     for name, purpose in scripts().items():
         lines += [f"## {purpose.rstrip('.')}", "", f"`.venv/bin/python benchmarks/{name}.py`", ""]
         record = read(name)
@@ -199,4 +203,8 @@ def page() -> str:
                       f"`results/benchmarks/{name}.json`, then build the book again.", ""]
         else:
             lines += [measured(record), "", "```text", *record["lines"], "```", ""]
+        on_gpu = read(name, GPU_RECORDS)
+        if on_gpu is not None:
+            lines += [f"On a GPU, kept in `benchmarks/gpu/{name}.json`. {measured(on_gpu)}", "", "```text",
+                      *on_gpu["lines"], "```", ""]
     return "\n".join(lines)

@@ -31,7 +31,7 @@ import pandas as pd
 
 from . import __version__
 from .checks import GRID_RULE, RENAMED, REPLACED, RULES, ParameterError, check, rule_for, unknown_parameter
-from .device import count_block, cpu_threads, given_cores, resolve_device, stop_workers, worker_processes
+from .device import count_block, cpu_threads, given_cores, stop_workers, worker_processes
 from .progress import bar
 from .records import cache_key, code_fingerprint, read_cached, write_cached
 
@@ -166,9 +166,7 @@ def run(kernel, points: list[dict], *, by=("d", "seed"), executor=None, cache=No
 
     `executor`: any concurrent.futures-style executor; None: this machine's, `local_processes` worker processes
     when more than one chunk is to be computed and a core is given to each (chunks side by side on one thread each
-    share cores with other work far better than one chunk on two threads), else this process, chunk after chunk —
-    always so when the points run on a CUDA device (`on_gpu`): one device, which workers would only share, each
-    with its own context, each sizing its batches by the memory the others are about to take.
+    share cores with other work far better than one chunk on two threads), else this process, chunk after chunk.
     `cache`: a folder for finished chunks (None: no cache). `progress`: a bar over chunks (`benign.progress`). The
     table's `attrs` record the number of chunks, how many were computed (not cached) and the wall time.
 
@@ -192,8 +190,7 @@ def run(kernel, points: list[dict], *, by=("d", "seed"), executor=None, cache=No
         chunk_bar.update()
 
     workers = given_cores()
-    own_pool = (executor is None and len(todo) > 1 and workers > 1 and _picklable(kernel)
-                and not on_gpu(points))
+    own_pool = executor is None and len(todo) > 1 and workers > 1 and _picklable(kernel)
     if own_pool:
         executor = local_processes(workers, code)
     futures = {}
@@ -220,13 +217,6 @@ def run(kernel, points: list[dict], *, by=("d", "seed"), executor=None, cache=No
     table = pd.DataFrame([row for rows in results for row in rows])
     table.attrs.update(chunks=len(groups), computed_chunks=len(todo), wall_s=time.perf_counter() - started)
     return table
-
-
-def on_gpu(points: list[dict]) -> bool:
-    """Whether a sweep's points run on a CUDA device: the `device` they name, resolved here ("auto" is the GPU
-    where there is one); points that name none are a kernel's that runs on the CPU."""
-    named = {p["device"] for p in points if p.get("device")}
-    return any(resolve_device(device).type == "cuda" for device in named)
 
 
 class SweepInterrupted(KeyboardInterrupt):

@@ -157,6 +157,31 @@ def test_a_chunk_too_large_for_the_device_runs_in_batches_with_the_same_rows(mon
             assert a[key] == pytest.approx(b[key], rel=1e-10, nan_ok=True), key
 
 
+def test_a_batch_the_device_cannot_hold_is_halved_until_it_fits(monkeypatch):
+    points = sweep.grid(d=D, signal_norm=[2.0, 4.0, 6.0], noise_ratio=[0.25, 0.0], seed=4, n=8, n_test=50,
+                        hidden=HIDDEN, learning_rate=0.05, num_steps=20, dtype="float64", device="cpu")
+    whole = encoder.grid_chunk(points)
+    real, tried = encoder._grid_rows, []
+
+    def holds(limit):
+        def rows(batch, *args):
+            tried.append(len(batch))
+            if len(batch) > limit:
+                raise torch.cuda.OutOfMemoryError("CUDA out of memory")
+            return real(batch, *args)
+        return rows
+
+    monkeypatch.setattr(encoder, "_grid_rows", holds(2))
+    halved = encoder.grid_chunk(points)
+    assert tried == [6, 3, 1, 1, 1, 1, 1, 1]  # 6 and 3 ran out; 3 // 2 = 1 at a time from then on
+    for a, b in zip(halved, whole):
+        assert (a["signal_norm"], a["noise_ratio"]) == (b["signal_norm"], b["noise_ratio"])
+        assert a["test_loss"] == pytest.approx(b["test_loss"], rel=1e-10)
+    monkeypatch.setattr(encoder, "_grid_rows", holds(0))
+    with pytest.raises(torch.cuda.OutOfMemoryError):  # not even one run fits: the error, not a loop
+        encoder.grid_chunk(points)
+
+
 def test_the_parameter_count_is_the_drawn_parameters():
     drawn = sum(v.numel() for v in encoder.initial_parameters(D, HIDDEN, 0).values())
     assert encoder.parameter_count(D, HIDDEN) == drawn == 3 * D * D + 2 * D * HIDDEN + HIDDEN + 9 * D + 1

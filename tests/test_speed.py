@@ -129,6 +129,24 @@ def test_the_page_shows_a_records_lines_commit_machine_and_date(results):
     assert not typed_numbers(page), typed_numbers(page)  # every number of the page is in code, from the record
 
 
+def test_a_record_made_on_a_gpu_is_shown_after_this_machines(results, monkeypatch):
+    """Kept records from a lent GPU (benchmarks/gpu/) appear in their benchmark's section, with their own machine;
+    a benchmark without one shows none, and a damaged one is no record."""
+    kept = results / "gpu"
+    monkeypatch.setattr(speed, "GPU_RECORDS", kept)
+    speed.write("fig5_grid", ["fast: 1521 runs in 40.2 s (cpu)", "ratio 1328"])
+    made = speed.read("fig5_grid")
+    on_gpu = dict(made, lines=["fast: 1521 runs in 16.7 s (cuda)", "ratio 587"],
+                  machine=dict(made["machine"], gpu="NVIDIA H100 80GB HBM3"))
+    kept.mkdir()
+    (kept / "fig5_grid.json").write_text(json.dumps(on_gpu))
+    (kept / "paper2.json").write_text("{not json")
+    text = section(speed.page(), "fig5_grid")
+    assert text.index("in 40.2 s (cpu)") < text.index("On a GPU, kept in `benchmarks/gpu/fig5_grid.json`")
+    assert "in 16.7 s (cuda)\nratio 587" in text and "GPU `NVIDIA H100 80GB HBM3`" in text
+    assert "On a GPU" not in section(speed.page(), "paper2") and "On a GPU" not in section(speed.page(), "explore")
+
+
 def test_every_benchmark_records_under_its_own_name():
     calls = {p.stem: re.findall(r"speed\.recorded\(\"(\w+)\"\)", p.read_text()) for p in speed.BENCHMARKS.glob("*.py")}
     assert all(found == [name] for name, found in calls.items() if found), calls
