@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from benign import device, encoder, settings, speed, sweep
+from benign.checks import ParameterError
 
 sys.path.insert(0, str(Path(__file__).parent))
 import encoder_batched  # noqa: E402  (its FLOP and traffic estimate)
@@ -57,6 +58,10 @@ def main():
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--d", type=int, nargs="+", default=[250, 1250, 2500, 3750, 5000])
     args = parser.parse_args()
+    try:
+        device.resolve_device(args.device)
+    except ParameterError as error:
+        parser.error(f"{error} (the paper profile's grid is a GPU's work)")
     values = settings.Fig7OneLayerHeatmap.preset("paper").values()
     assert values["scale"] == 1 and values["num_steps"] == 1000
     d_grid = sweep.arange("d_grid", values["d_grid"])
