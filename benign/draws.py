@@ -221,3 +221,14 @@ def gain_words(outcomes: pd.DataFrame, by: str) -> dict[str, str]:
         words[f"{group}_draws_gain_words"] = and_list([_draws(k, total, "ends", "end") + f" {where}"
                                                    for k, where in cases if k])
     return words
+
+
+def head_level_words(medians: dict[str, float], head: float, harm: float) -> str:
+    """Which hand-built columns test at the fixed head's own level over the draws — a median test accuracy of at
+    least `head` − `harm` — as the Figure-1 page says it; `medians` by column name (`not_overfitting` is said
+    "not-overfitting")."""
+    kept = [name.replace("_", "-") for name, median in medians.items() if median >= head - harm]
+    if not kept:
+        return "no column tests at that level (median over the draws)"
+    tests = "columns test" if len(kept) > 1 else "column tests"
+    return f"the {and_list(kept)} {tests} at that level (median over the draws), the head's own"

@@ -1,10 +1,14 @@
-"""The ledger's rules for the second paper's claims (Magen et al., single-head attention after two steps of gradient
-descent): each reads the paper2_two_steps or paper2_snr_heatmap record and returns a `Finding`, as the rules of
-`benign.rules` do, with thresholds from `benign.thresholds`."""
+"""The second paper's claims (Magen et al., single-head attention after two steps of gradient descent): what the
+two-step page reads off its runs (`TwoSteps`), and the ledger's rules, each of which reads the paper2_two_steps or
+paper2_snr_heatmap record and returns a `Finding`, as the rules of `benign.rules` do, with thresholds from
+`benign.thresholds`."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+
+import pandas as pd
 
 from . import thresholds
 from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, PART, Finding, Record
@@ -18,6 +22,65 @@ def weight_words(weight: float) -> str:
     decimals would read 0.00, as `words.tiny` says it with `SHOWN_FLOOR` ('below 10⁻⁶', '0.00123'). A softmax
     weight is never 0: a 0 is a float underflow of a tiny one, and reads 'below 10⁻⁶' too."""
     return f"{weight:.2f}" if weight >= 0.005 else tiny(weight or math.ulp(0.0), SHOWN_FLOOR)
+
+
+FINAL = ("train_acc", "test_acc", "clean_signal_attention", "noisy_signal_attention", "test_signal_attention")
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """One step-size schedule's outcome after its two steps."""
+
+    train_acc: float
+    test_acc: float
+    clean_signal_attention: float  # mean softmax weight on the signal token: clean training inputs
+    noisy_signal_attention: float  # … training inputs with a flipped label
+    test_signal_attention: float  # … fresh test inputs
+    clean_fitted: float  # share of the clean training labels fitted (margin y·f > 0)
+    flipped_fitted: float  # share of the flipped ones
+
+
+@dataclass(frozen=True)
+class TwoSteps:
+    """What the two-step page reads off its runs: each schedule's outcome (`Schedule`, by the run's name), the
+    setting's SNR = ‖μ‖/√d and n·SNR², the flipped labels its draw holds, and the first step's signal and noise
+    values of a clean input under the benign schedule's β₁ (the page's derivation: β₁‖μ‖²(1 − 2η)/8 and β₁d/(4n))."""
+
+    schedules: dict[str, Schedule]
+    snr: float
+    n_snr2: float
+    flipped_count: int
+    benign_signal_value: float
+    benign_noise_value: float
+
+    def metrics(self) -> dict:
+        """The record's numbers and the page's words, under the keys the page glues and the ledger reads."""
+        out = {f"{name}_{key}": value for name, schedule in self.schedules.items()
+               for key, value in vars(schedule).items()}
+        benign = self.schedules["benign_steps"]
+        return out | dict(snr=self.snr, n_snr2=self.n_snr2, flipped_count=self.flipped_count,
+                          benign_steps_signal_value=self.benign_signal_value,
+                          benign_steps_noise_value=self.benign_noise_value,
+                          benign_steps_clean_signal_weight_words=weight_words(benign.clean_signal_attention),
+                          benign_steps_noisy_signal_weight_words=weight_words(benign.noisy_signal_attention))
+
+
+def two_steps(final: pd.DataFrame, samples: pd.DataFrame, *, n: int, d: int, signal_norm: float, noise_ratio: float,
+              benign_first_step: float) -> TwoSteps:
+    """The two-step page's reading of `benign.paper2.simulate`'s `final` and `samples` tables (one run per schedule,
+    its name in `run`, one of them `benign_steps`) at the setting (n, d, ‖μ‖, η) with the benign schedule's first
+    step size β₁. A label is fitted where its margin y·f is positive."""
+    train = samples[samples.split == "train"]
+    fitted = (train.margin > 0).groupby([train.run, train.noisy]).mean()
+    schedules = {}
+    for name, row in final.set_index("run").iterrows():
+        shares = {noisy: float(fitted.get((name, noisy), float("nan"))) for noisy in (False, True)}
+        schedules[name] = Schedule(**{key: float(row[key]) for key in FINAL}, clean_fitted=shares[False],
+                                   flipped_fitted=shares[True])
+    snr = signal_norm / math.sqrt(d)
+    flipped = train[train.run == final.run.iloc[0]].noisy
+    return TwoSteps(schedules, snr, n * snr ** 2, int(flipped.sum()),
+                    benign_first_step * signal_norm ** 2 * (1 - 2 * noise_ratio) / 8, benign_first_step * d / (4 * n))
 
 
 def paper2_benign_rule(m: Record) -> Finding:

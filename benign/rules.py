@@ -11,10 +11,10 @@ a `benign.thresholds` value, fixed before any run. Effects are measured against 
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
 from typing import Callable
 
 from . import thresholds, timing
+from .theory import head_test_accuracy
 from .verdicts import (CONTRADICTED, HOLDS, NOT_SEEN, PART, UNTESTABLE, Finding, Record, fitted, seeds_fit_every_label,
                        spread)
 from .words import and_list, percent, plus_minus, share_text, share_words, signed
@@ -110,11 +110,6 @@ def head_alone(m: Record) -> str:
     z = setting["signal_norm"] / math.sqrt(2 * setting["T"])
     return (f"; the head alone (p = 0, uniform attention) tests at Φ(‖μ‖/√(2T)) = Φ({z:.3g}) = "
             f"{head_test_accuracy(setting['signal_norm'], setting['T']):.2f}")
-
-
-def head_test_accuracy(signal_norm: float, T: int) -> float:
-    """The fixed head's test accuracy with uniform attention (p = 0), Φ(‖μ‖/√(2T)) at σ_ε = 1 (the model page)."""
-    return NormalDist().cdf(signal_norm / math.sqrt(2 * T))
 
 
 def fig1_rule(column: str) -> Callable[[Record], Finding]:

@@ -7,6 +7,7 @@ boundaries here are the orders n·SNR² ≍ 1 and SNR ≍ d^{-1/4} times constan
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import numpy as np
 
@@ -96,3 +97,9 @@ def theorem_time(alpha, n, d, signal_norm, nu_norm, sigma_w2, sigma=1.0, c_harmf
     not_overfitting = not_overfitting_time(alpha, d, signal_norm, nu_norm, sigma_w2)
     out = np.where(label == "benign", benign, np.where(label == "not_overfitting", not_overfitting, np.nan))
     return out.item() if out.ndim == 0 else out
+
+
+def head_test_accuracy(signal_norm: float, T: int) -> float:
+    """The fixed head's test accuracy with uniform attention (p = 0), Φ(‖μ‖/√(2T)) at σ_ε = 1 (the model page): what
+    the model classifies before any training, the control a hand-built query or a trained run is read against."""
+    return NormalDist().cdf(signal_norm / math.sqrt(2 * T))

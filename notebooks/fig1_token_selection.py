@@ -29,9 +29,8 @@ overrides = {}  # settings that differ from the profile, by name, e.g. {"seed": 
 out_dir = ""  # empty: results/fig1_token_selection/<profile>
 
 # %%
-from benign import authors, expected, notebooks, plots, synthetic, tables, thresholds, words
+from benign import authors, expected, notebooks, plots, synthetic, tables, theory, thresholds, words
 from benign.data import make_train_test
-from benign.rules import head_test_accuracy
 
 nb = notebooks.start("fig1_token_selection", globals())
 columns = {"harmful": c_harmful, "benign": c_benign, "not_overfitting": c_not_overfitting}
@@ -158,13 +157,10 @@ if authors_code:
         f"at chance by this page's rule (below {line:.2f})" if expected.regime_of(
             regime, metrics["authors_harmful_test_acc"]) != "above chance" else
         f"above chance by this page's rule (at or above {line:.2f})")
-head = head_test_accuracy(signal_norm, T)  # the control: p = 0, uniform attention
-kept = [label for name, label in (("benign", "benign"), ("not_overfitting", "not-overfitting"))
-        if draw_metrics[f"{name}_draws_test_acc_median"] >= head - thresholds.HARM.value]
+head = theory.head_test_accuracy(signal_norm, T)  # the control: p = 0, uniform attention
+medians = {name: draw_metrics[f"{name}_draws_test_acc_median"] for name in ("benign", "not_overfitting")}
 metrics.update(draw_metrics, noisy_count=int(train.noisy.sum()), n_test=n_test, head_alone_test_acc=head,
-               head_alone_words=(f"the {words.and_list(kept)} {'columns test' if len(kept) > 1 else 'column tests'} "
-                                 "at that level (median over the draws), the head's own" if kept else
-                                 "no column tests at that level (median over the draws)"))
+               head_alone_words=draws.head_level_words(medians, head, thresholds.HARM.value))
 nb.save_metrics(metrics)
 
 # %% [markdown]

@@ -75,19 +75,7 @@ plots.legend_above(fig, axes[0, 0], ncols=4)
 nb.save_figure(fig)
 
 # %%
-metrics = {f"{r.dataset}_noise{r.noise_ratio:g}_n{r.n}_max_attention_{when}": float(r[when])
-           for _, r in ends.iterrows() for when in ("first", "last")}
-metrics.update(sharpening_curves=len(ends), sharpened_share=float(ends.sharpened.mean()),
-               sharpening_factor_min=float(ends.factor.min()), sharpening_factor_max=float(ends.factor.max()),
-               sharpening_pairs=len(control),
-               noisy_sharper_share=float((control.ratio > 1).mean()) if len(control) else float("nan"),
-               sharpening_words=report.sharpening_words(ends, control))
-kind = ends.dataset.map({t.dataset: t.data.kind for t in tasks})
-for k in ("text", "image"):
-    metrics[f"{k}_max_attention_first_mean"] = float(ends["first"][kind == k].mean())
-    metrics[f"{k}_max_attention_last_mean"] = float(ends["last"][kind == k].mean())
-    metrics[f"{k}_sharpening_course"] = report.course_words(metrics[f"{k}_max_attention_first_mean"],
-                                                               metrics[f"{k}_max_attention_last_mean"])
+metrics = report.read_sharpening(ends, control, {t.dataset: t.data.kind for t in tasks}).metrics()
 nb.save_metrics(metrics)
 report.ends_table(ends)
 

@@ -47,7 +47,7 @@ import time
 
 
 from benign import notebooks, pages, paper2, plots
-from benign.paper2_rules import SHOWN_FLOOR, weight_words
+from benign.paper2_rules import SHOWN_FLOOR, two_steps
 
 nb = notebooks.start("paper2_two_steps", globals())
 cases = {"small_steps": step_sizes_seed, "benign_steps": step_sizes_benign, "harmful_steps": step_sizes_harmful}
@@ -106,20 +106,9 @@ nb.save_figure(fig)
 # stores 0, and that 0 reads "below 10⁻⁶" too.
 
 # %%
-metrics = {f"{name}_{key}": float(row[key]) for name, row in sim.final.set_index("run").iterrows()
-           for key in ("train_acc", "test_acc", "clean_signal_attention", "noisy_signal_attention",
-                       "test_signal_attention")}
-train_inputs = sim.samples[sim.samples.split == "train"]  # a label is fitted where its margin y·f is positive
-fitted = (train_inputs.margin > 0).groupby([train_inputs.run, train_inputs.noisy]).mean()
-metrics.update({f"{name}_{'flipped' if noisy else 'clean'}_fitted": float(share)
-                for (name, noisy), share in fitted.items()})
-snr = signal_norm / d ** 0.5  # SNR = ‖μ‖/√d
-metrics.update(snr=snr, n_snr2=n * snr ** 2, flipped_count=int(train.noisy.sum()),
-               # the first step's values of a clean input (see the text above):
-               benign_steps_signal_value=step_sizes_benign[0] * signal_norm ** 2 * (1 - 2 * noise_ratio) / 8,
-               benign_steps_noise_value=step_sizes_benign[0] * d / (4 * n),
-               benign_steps_clean_signal_weight_words=weight_words(metrics["benign_steps_clean_signal_attention"]),
-               benign_steps_noisy_signal_weight_words=weight_words(metrics["benign_steps_noisy_signal_attention"]))
+result = two_steps(sim.final, sim.samples, n=n, d=d, signal_norm=signal_norm, noise_ratio=noise_ratio,
+                   benign_first_step=step_sizes_benign[0])
+metrics = result.metrics()
 nb.save_metrics(metrics, extra={"data_s": round(data_s, 3), "trainer_wall_s": round(sim.info["wall_s"], 3),
                                 "total_s": round(total_s, 3)})
 pages.paper2_table(sim.history, SHOWN_FLOOR)  # step 0 is v = p = 0

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 import torch
 
-from benign import authors, data, draws, synthetic
+from benign import authors, data, draws, synthetic, theory
 from benign.checks import ParameterError
 from benign.device import cpu_threads
 
@@ -157,3 +157,18 @@ def test_what_the_flipped_labels_cost_is_said_seed_by_seed():
     assert draws.cost_by_seed_words([0.004, -0.002], [1, 2], 0.01).endswith(
         "more than 0.01 on neither seed, so the loss is training's, not the flipped labels'")
     assert draws.cost_by_seed_words([0.02], [1], 0.01).endswith("more than 0.01 on the only seed, where the loss is theirs")
+
+
+def test_the_head_level_words_name_the_columns_at_the_heads_own_test_accuracy():
+    """A column is at the fixed head's level when its median is at least the head's accuracy minus the harm margin;
+    the words count and name them, and say so when none is."""
+    head = theory.head_test_accuracy(20.0, 8)  # Φ(20/4) = Φ(5)
+    assert head == pytest.approx(0.9999997133, abs=1e-9)
+    assert theory.head_test_accuracy(4.0, 8) == pytest.approx(0.8413447461, abs=1e-9)  # Φ(1)
+    both = draws.head_level_words({"benign": 1.0, "not_overfitting": 0.96}, head, 0.05)
+    assert both == ("the benign and not-overfitting columns test at that level (median over the draws), the head's "
+                    "own")
+    assert draws.head_level_words({"benign": 0.99, "not_overfitting": 0.90}, head, 0.05) == (
+        "the benign column tests at that level (median over the draws), the head's own")
+    assert draws.head_level_words({"benign": 0.6, "not_overfitting": 0.5}, head, 0.05) == (
+        "no column tests at that level (median over the draws)")

@@ -1226,6 +1226,23 @@ def test_sharpening_words_name_the_curves_below_the_threshold_and_the_control():
         "Sharpened: none of the 3 curves on clean labels, none of the 3 curves with flipped labels. Against")
 
 
+def test_the_pages_reading_of_the_curves_counts_them_by_kind_and_keys_each_curve():
+    ends = report.sharpening(attention_ends_table())
+    control = report.noisy_against_clean(ends)
+    read = report.read_sharpening(ends, control, {"rotten_tomatoes": "text", "mnist_5k": "image"})
+    assert (read.curves, read.pairs, read.sharpened_share) == (6, 3, pytest.approx(4 / 6))
+    assert read.factor_range == pytest.approx((7 / 6, 4.0)) and read.noisy_sharper_share == pytest.approx(2 / 3)
+    assert read.course["text"] == pytest.approx((0.06, 0.105)) and read.course["image"] == pytest.approx((0.09, 0.315))
+    metrics = read.metrics()
+    assert metrics["mnist_5k_noise0.2_n20_max_attention_last"] == 0.27 and len(read.ends) == 12
+    assert metrics["image_sharpening_course"] == ("goes from 0.09 after the first epoch to 0.32 by the last epoch each "
+                                                  "run ran")
+    assert metrics["sharpening_words"] == report.sharpening_words(ends, control)
+    alone = report.read_sharpening(ends.query("noise_ratio > 0"), control.iloc[:0], {"rotten_tomatoes": "text",
+                                                                                     "mnist_5k": "image"})
+    assert alone.pairs == 0 and alone.noisy_sharper_share != alone.noisy_sharper_share  # no control: NaN, not 0
+
+
 def test_a_number_beside_a_threshold_never_reads_as_the_threshold():  # words.decimals: tests/test_words.py
     assert (findings.fitted_percent(0.9497), findings.fitted_percent(0.9527), findings.fitted_percent(0.63)) == (
         "94.97", "95.3", "63")

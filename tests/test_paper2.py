@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from benign import models, pages, paper2, paper2_edge
+from benign.paper2_rules import two_steps
 from benign.checks import ParameterError
 
 CONFIGS = [  # (n, d, ρ, η, β₁ … β_T, seed): the paper's two steps, longer runs, η = 0, odd n
@@ -308,3 +309,30 @@ def test_page_table_writes_step_zero_without_accuracy_and_tiny_numbers_in_words(
     underflow = pages.paper2_table(sim.final.assign(clean_signal_attention=0.0, train_loss=0.0))
     assert underflow.clean_signal_attention.tolist() == ["below 10⁻⁶"]  # a softmax weight of 0 is an underflow
     assert underflow.train_loss.tolist() == [0.0]  # another 0 is a 0
+
+
+def test_the_two_step_reading_counts_labels_and_derives_the_first_step_values():
+    """`paper2_rules.two_steps` on three schedules: each schedule's numbers are the trainer's final row, its fitted
+    shares the margins counted here sample by sample against the flip mask of the data, the flipped count the data's,
+    and the first step's values the page's formulas; every key the page glues is there."""
+    n, d, mu, eta = 40, 2000, 13.0, 0.1
+    train, test = paper2.make_train_test(n, d, mu, noise_ratio=eta, n_test=100, seed=2)
+    cases = {"small_steps": [0.01, 0.01], "benign_steps": [0.01, 1.0], "harmful_steps": [0.5, 1.0]}
+    sim = paper2.simulate([paper2.Run(train, test, beta, name) for name, beta in cases.items()], dtype="float64",
+                          device="cpu")
+    result = two_steps(sim.final, sim.samples, n=n, d=d, signal_norm=mu, noise_ratio=eta, benign_first_step=0.01)
+    assert list(result.schedules) == list(cases) and result.flipped_count == int(train.noisy.sum()) > 0
+    for name, schedule in result.schedules.items():
+        row = sim.final.set_index("run").loc[name]
+        assert schedule.train_acc == row.train_acc and schedule.test_acc == row.test_acc
+        margins = sim.samples[(sim.samples.run == name) & (sim.samples.split == "train")].margin.to_numpy()
+        noisy = train.noisy.numpy()
+        assert schedule.clean_fitted == pytest.approx((margins[~noisy] > 0).mean())
+        assert schedule.flipped_fitted == pytest.approx((margins[noisy] > 0).mean())
+    assert result.snr == pytest.approx(13 / 2000 ** 0.5) and result.n_snr2 == pytest.approx(40 * 169 / 2000)
+    assert result.benign_signal_value == pytest.approx(0.01 * 169 * 0.8 / 8)
+    assert result.benign_noise_value == pytest.approx(0.01 * 2000 / 160)
+    metrics = result.metrics()
+    assert {"benign_steps_flipped_fitted", "small_steps_clean_fitted", "harmful_steps_test_signal_attention",
+            "benign_steps_clean_signal_weight_words", "flipped_count", "n_snr2"} <= set(metrics)
+    assert len(metrics) == 3 * 7 + 7

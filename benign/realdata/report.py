@@ -3,6 +3,8 @@ paper's protocol, and the numbers the text quotes."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -176,6 +178,47 @@ def course_words(first: float, last: float) -> str:
     if a == b:
         return f"stays at {a} from the first epoch to the last each run ran"
     return f"goes from {a} after the first epoch to {b} by the last epoch each run ran"
+
+
+@dataclass(frozen=True)
+class Sharpening:
+    """What the Figure-8/9 page reads off its max-attention curves: how many curves, the share that sharpened
+    (`sharpening`), the range of their factors, the flipped-against-clean pairs (`noisy_against_clean`) and the share
+    ending sharper with flipped labels (NaN without a control), the words of both, and per kind of data (text, image)
+    the mean largest score after the first and after the last epoch."""
+
+    curves: int
+    sharpened_share: float
+    factor_range: tuple[float, float]
+    pairs: int
+    noisy_sharper_share: float
+    words: str
+    course: dict[str, tuple[float, float]]
+    ends: dict[str, float]  # each curve's first and last score under its record key
+
+    def metrics(self) -> dict:
+        """The record's numbers and the page's words, under the keys the page glues and the ledger reads."""
+        out = dict(self.ends, sharpening_curves=self.curves, sharpened_share=self.sharpened_share,
+                   sharpening_factor_min=self.factor_range[0], sharpening_factor_max=self.factor_range[1],
+                   sharpening_pairs=self.pairs, noisy_sharper_share=self.noisy_sharper_share,
+                   sharpening_words=self.words)
+        for kind, (first, last) in self.course.items():
+            out |= {f"{kind}_max_attention_first_mean": first, f"{kind}_max_attention_last_mean": last,
+                    f"{kind}_sharpening_course": course_words(first, last)}
+        return out
+
+
+def read_sharpening(ends: pd.DataFrame, control: pd.DataFrame, kinds: dict[str, str]) -> Sharpening:
+    """The page's reading of `sharpening(attention_ends(...))` and its clean-label `control`; `kinds` gives each data
+    set's kind ("text" or "image"; both are read, NaN where a kind has no curve)."""
+    kind = ends.dataset.map(kinds)
+    course = {k: (float(ends["first"][kind == k].mean()), float(ends["last"][kind == k].mean()))
+              for k in ("text", "image")}
+    keys = {f"{r.dataset}_noise{r.noise_ratio:g}_n{r.n}_max_attention_{when}": float(getattr(r, when))
+            for r in ends.itertuples() for when in ("first", "last")}
+    return Sharpening(len(ends), float(ends.sharpened.mean()), (float(ends.factor.min()), float(ends.factor.max())),
+                      len(control), float((control.ratio > 1).mean()) if len(control) else float("nan"),
+                      sharpening_words(ends, control), course, keys)
 
 
 def ends_table(ends: pd.DataFrame) -> pd.DataFrame:
