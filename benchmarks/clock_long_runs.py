@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from benign import clock, data, speed, sweep, synthetic
+from benign.words import count
 
 SEEDS = [0, 1, 2, 3]
 SIGNAL_NORMS = [4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 15.0, 20.0, 25.0, 30.0]
@@ -65,7 +66,7 @@ def main():
     scores_gb = (args.steps + 1) * len(runs) * SETTING["n"] * SETTING["T"] * 8 / 1e9  # float64 scores (n, T) per run
 
     print(f"config: {len(points)} runs (d=2000, 4 seeds x 10 signal norms), n=20, T=8, p only (W = I), alpha=5e-3, "
-          f"{args.steps} steps, 1000 test samples, float64, {args.device}, {torch.get_num_threads()} threads")
+          f"{args.steps} steps, 1000 test samples, float64, {args.device}, {count(torch.get_num_threads(), 'thread')}")
     print(f"long-run mode: {fast:.1f} s ({fast / args.steps * 1e6:.0f} us/step for all runs), "
           f"peak RSS {peak_mb:.0f} MB")
     print(f"memory-bound path (simulate, test every step): {slow:.1f} s extrapolated from {args.reference_steps} "

@@ -26,6 +26,7 @@ from torch.func import grad_and_value, vmap
 from torch.utils.flop_counter import FlopCounterMode
 
 from benign import data, encoder, models, speed, sweep
+from benign.words import count
 
 D, HIDDEN, N = 500, 2000, 20
 H100 = {"flops": 30e12, "bytes": 2.5e12}  # assumed sustained float32 matmul rate and memory bandwidth on one H100
@@ -101,7 +102,7 @@ def main():
     one_by_one = timed(lambda: [encoder.simulate([run], **kwargs) for run in runs])
     literal = timed(lambda: literal_loop(runs, args.steps, 5e-3, args.device))
     print(f"{len(runs)} runs, d={D}, hidden={HIDDEN}, {args.steps} steps, {args.device}, "
-          f"{torch.get_num_threads()} threads")
+          f"{count(torch.get_num_threads(), 'thread')}")
     print(f"batched:    {batched:.2f} s")
     print(f"one by one: {one_by_one:.2f} s (same trainer; batching alone: {one_by_one / batched:.2f}x)")
     print(f"literal:    {literal:.2f} s (autograd on the module, one run at a time)")

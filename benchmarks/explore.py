@@ -18,6 +18,7 @@ from pathlib import Path
 import torch
 
 from benign import book, data, paths, speed, synthetic
+from benign.words import count
 
 STATIC = paths.ROOT / "book" / "_static" / "explore"
 PAGE = """<!doctype html><html><head><meta charset="utf-8"><title>explorable</title>
@@ -75,7 +76,7 @@ def main():
             driver.get(page(Path(folder)).as_uri())
             driver.execute_script("window.explorable.set({})")  # stops the run the page starts on opening
             print(f"chromium {driver.capabilities.get('browserVersion')}, torch {torch.__version__} with "
-                  f"{torch.get_num_threads()} threads; a shared 2-core CPU: times vary with the other load")
+                  f"{count(torch.get_num_threads(), 'thread')}; a shared 2-core CPU: times vary with the other load")
             for d in (2000, 5000):
                 p = {**DEFAULT, "d": d}
                 runs = [driver.execute_async_script(RUN, p) for _ in range(args.repeat)]

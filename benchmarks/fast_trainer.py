@@ -11,6 +11,7 @@ import time
 import torch
 
 from benign import data, models, speed, synthetic
+from benign.words import count
 
 
 def direct(run, steps, log_every, lr, device, dtype):
@@ -60,7 +61,7 @@ def main():
 
     agree = float((sim.q[0].to(q_direct) - q_direct).norm() / q_direct.norm())
     print(f"config: d=2000 n=20 T=8 steps={args.steps} test every 10 steps on 1000 samples, float32, {args.device}, "
-          f"{torch.get_num_threads()} threads")
+          f"{count(torch.get_num_threads(), 'thread')}")
     print(f"fast trainer:   {fast:.3f} s (best of 3), final test acc {sim.final.test_acc[0]:.3f}")
     print(f"direct autograd: {slow:.3f} s, final test acc {acc_direct:.3f}")
     print(f"relative difference of q = Wp (float32): {agree:.2e}")

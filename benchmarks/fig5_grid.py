@@ -3,7 +3,7 @@
 Fast: 39 × 39 runs (d = 250 … 5000 step 125, ‖μ‖ = 5 … 100 step 2.5), n = 20, T = 8, 1000 GD steps on W and p,
 test loss and accuracy at the last step on 1000 test samples per run, float32, no cache. Direct: autograd GD
 through (X @ W) @ p, as the authors compute it, timed per step and for one test evaluation at a few sampled d
-(a few steps each; its cost does not depend on ‖μ‖) and extrapolated to the grid with a fitted a + b·d + c·d²
+(the median of a few steps each, after a warm-up step; its cost does not depend on ‖μ‖) and extrapolated to the grid with a fitted a + b·d + c·d²
 per-step cost. The last line is `ratio N` = estimated direct time / measured fast time.
 Usage: python benchmarks/fig5_grid.py [--device cpu] [--sample-steps 5]
 """
@@ -15,25 +15,48 @@ import numpy as np
 import torch
 
 from benign import data, models, speed, sweep, synthetic
+from benign.words import count
 
 
 def direct_costs(d, steps, device):
-    """Seconds per GD step and for one test evaluation of the direct computation at dimension d."""
+    """Seconds per GD step and for one test evaluation of the direct computation at dimension d: the median of
+    `steps` steps timed one by one, and the median of three evaluations (a hiccup, such as the machine reclaiming
+    the sweep's memory, moves one step, not the estimate), after an untimed warm-up step (a GPU's first kernels
+    carry its start-up: 53 ms of a 1.2 ms step, seen on an H100)."""
     run = data.make_run(d, 20.0, seed=0, n=20, n_test=1000, noise_ratio=0.2)
     X, y = run.train.X.float().to(device), run.train.y.float().to(device)
     model = models.TokenSelectionAttention(run.W0.float().to(device), run.train.nu.float().to(device))
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        loss = models.logistic_loss(model(X), y)
-        gW, gp = torch.autograd.grad(loss, [model.W, model.p])
+    test_X = run.test.X.float().to(device)
+
+    def step():
+        gW, gp = torch.autograd.grad(models.logistic_loss(model(X), y), [model.W, model.p])
         with torch.no_grad():
             model.W -= 5e-3 * gW
             model.p -= 5e-3 * gp
-    per_step = (time.perf_counter() - t0) / steps
+
+    def evaluate():
+        with torch.no_grad():
+            model(test_X)
+
+    step()
+    evaluate()
+    return (float(np.median([timed(step, device) for _ in range(steps)])),
+            float(np.median([timed(evaluate, device) for _ in range(3)])))
+
+
+def timed(fn, device) -> float:
+    """Seconds `fn()` takes, its GPU work included."""
+    synchronize(device)
     t0 = time.perf_counter()
-    with torch.no_grad():
-        model(run.test.X.float().to(device))
-    return per_step, time.perf_counter() - t0
+    fn()
+    synchronize(device)
+    return time.perf_counter() - t0
+
+
+def synchronize(device) -> None:
+    """Wait for a GPU's queued work, so that a clock read after it counts it."""
+    if str(device).startswith("cuda"):
+        torch.cuda.synchronize()
 
 
 def main():
@@ -47,12 +70,13 @@ def main():
     t0 = time.perf_counter()
     cells = sweep.run(synthetic.grid_chunk, points)
     fast = time.perf_counter() - t0
-    print(f"fast: {len(cells)} runs x 1000 steps in {fast:.1f} s ({args.device}, {torch.get_num_threads()} threads)")
+    print(f"fast: {len(cells)} runs x 1000 steps in {fast:.1f} s ({args.device}, "
+          f"{count(torch.get_num_threads(), 'thread')})")
 
     sample = [250, 1250, 2500, 3750, 5000]
     costs = [direct_costs(d, args.sample_steps, args.device) for d in sample]
     for d, (step, test) in zip(sample, costs):
-        print(f"direct at d={d}: {step * 1e3:.1f} ms per step, {test:.2f} s per test evaluation")
+        print(f"direct at d={d}: {step * 1e3:.1f} ms per step, {test * 1e3:.1f} ms per test evaluation")
     design = np.vander(np.array(sample, dtype=float), 3)  # c·d², b·d, a
     step_fit = np.linalg.lstsq(design, [c[0] for c in costs], rcond=None)[0]
     test_fit = np.linalg.lstsq(design, [c[1] for c in costs], rcond=None)[0]

@@ -29,6 +29,7 @@ import torch
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from benign import speed  # noqa: E402
+from benign.words import count  # noqa: E402
 from benign.realdata import backbones, datasets, firsttoken, reference, training  # noqa: E402
 
 TASKS = {"text": ("rotten_tomatoes", "all-minilm-l6-v2"), "image": ("mnist_5k", "vit-mnist-digits")}
@@ -122,7 +123,8 @@ def main():
 
     L_real = cache.lengths[rows].float().mean().item()
     print(f"config: {dataset} with {backbones.BACKBONE_LABELS[name]}, {len(runs)} runs (seeds {SEEDS} × η {ETAS}) at "
-          f"n={args.n}, {args.epochs} epochs, batch 16, adamw, {args.device}, {torch.get_num_threads()} threads")
+          f"n={args.n}, {args.epochs} epochs, batch 16, adamw, {args.device}, "
+          f"{count(torch.get_num_threads(), 'thread')}")
     print(f"frozen layers once for {len(union)} samples: {encode_wall:.2f} s (cpu {encode_cpu:.2f} s)")
     print(f"fast phase 2: {fast_wall:.2f} s (cpu {fast_cpu:.2f} s) for {steps} steps of all {len(runs)} runs: "
           f"{1e3 * fast_step:.1f} ms per step, {1e3 * fast_step / (16 * len(runs)):.3f} ms per sample-step")

@@ -23,6 +23,7 @@ import pandas as pd
 import torch
 
 from benign import paper2, paper2_edge, speed
+from benign.words import count
 
 N, RHO, ETA, BETA = 200, 30.0, 0.05, [0.01, 1.0]
 
@@ -110,7 +111,7 @@ def main():
         seed_times.append(seconds)
     final = sim.final.iloc[0]
     print(f"seed setting n={N} d=40000 rho={RHO:g} eta={ETA} beta={BETA} + 1000 test inputs, float32, {args.device}, "
-          f"{torch.get_num_threads()} threads")
+          f"{count(torch.get_num_threads(), 'thread')}")
     print(f"fast, data + training: {min(seed_times):.3f} s (best of 3; trainer alone {sim.info['wall_s']:.3f} s), "
           f"train acc {final.train_acc:.3f}, test acc {final.test_acc:.3f}")
     train = sim.train[0]

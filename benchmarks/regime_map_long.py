@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from benign import clock, data, notebooks, regimes, speed, synthetic
+from benign.words import count
 
 
 def peak_mb() -> float:
@@ -75,7 +76,7 @@ def main():
 
     print(f"config: {len(points)} runs ({len(p['d_values_long'])} d x {len(p['signal_norm_values_long'])} signal "
           f"norms, profile {args.profile}), n={n}, T={T}, W and p (kaiming W0), alpha={p['learning_rate']}, {steps} "
-          f"steps, {p['n_test']} test samples, {p['dtype']}, {args.device}, {torch.get_num_threads()} threads")
+          f"steps, {p['n_test']} test samples, {p['dtype']}, {args.device}, {count(torch.get_num_threads(), 'thread')}")
     print(f"long runs: {fast:.1f} s for {steps} steps ({fast / steps / len(points) * 1e6:.1f} us per run-step), "
           f"{tenth:.1f} s for {steps // 10}; peak RSS {peak_tenth:.0f} MB after {steps // 10} steps, {peak_all:.0f} MB "
           f"after {steps}")

@@ -12,7 +12,7 @@ import pandas as pd
 
 from . import thresholds
 from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, PART, Finding, Record
-from .words import percent, signed, span, tiny
+from .words import percent, signed, span, tiny, within_words
 
 SHOWN_FLOOR = 1e-6  # a number below this reads "below 10⁻⁶" on the two-step page (its text and tables) and here
 
@@ -145,8 +145,8 @@ def paper2_boundary_rule(m: Record) -> Finding:
     scales = (f"scales as a power of n with exponent {signed(slope, '.2f')} ± {se:.2f}" if se == se else
               "cannot be fitted against n (too few values)")
     evidence = (f"over the {m['edge_tail_n_count']:.0f} values of n from {m.parameters.get('n_tail_min', '?')} on, the "
-                f"SNR where benign overfitting starts {scales} (theorem: −0.5, that is 1/√n, matched within {k:g} standard "
-                f"errors); "
+                f"SNR where benign overfitting starts {scales} (theorem: −0.5, that is 1/√n; the fit "
+                f"{within_words(slope, se, -0.5, k)}); "
                 f"√n·SNR there averages {m.maybe('edge_sqrt_n_snr_tail_mean'):.2f}")
     if m["edge_small_n_count"] > 0:
         evidence += (f", against {m.maybe('edge_sqrt_n_snr_small_mean'):.2f} at the {m['edge_small_n_count']:.0f} "

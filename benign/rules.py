@@ -17,7 +17,7 @@ from . import thresholds, timing
 from .theory import head_test_accuracy
 from .verdicts import (CONTRADICTED, HOLDS, NOT_SEEN, PART, UNTESTABLE, Finding, Record, fitted, seeds_fit_every_label,
                        spread)
-from .words import and_list, percent, plus_minus, share_text, share_words, signed
+from .words import and_list, percent, plus_minus, share_text, share_words, signed, within_words
 
 
 def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
@@ -199,14 +199,16 @@ def regions_rule(m: Record) -> Finding:
 def encoder_regions_rule(m: Record) -> Finding:
     """Figure 7: the one-layer encoder's map shows Figure 5's three regions where the theory puts them. Two parts:
     each regime holds at least `REGION` of the cells (`three_regions`) by what training with the flipped labels adds
-    (`regimes.trained_regime` against the same run on clean labels, the control Figure 6 uses too: the encoder's
-    step 0 is at chance; the paper's threshold rule beside it, with how many of its harmful cells score as low on
-    clean labels), and the test loss is ordered as the
+    (against the same run on clean labels, read as Figure 6 reads its seeds, `onelayer.seed_reading`: the encoder's
+    step 0 is at chance, and a cell near chance with and without the flipped labels is neither benign nor harmful;
+    the paper's threshold rule beside it, with how many of its harmful cells score as low on clean labels), and the
+    test loss is ordered as the
     theory orders harm (SNR ≍ d^(−1/4)): it grows towards large d and falls towards large ‖μ‖ (least-squares slopes
     over the cells against log d and log ‖μ‖, a direction beyond `SLOPE_SE` standard errors). Holds when both parts
     hold; contradicted when fewer than two regions appear or the test loss moves against the theory on either axis;
     in part otherwise, the cause naming every part that fails."""
     shares = {k: m[f"share_{k}_trained"] for k in ("benign", "harmful", "not_overfitting")}
+    near = m.maybe("share_near_chance_trained")  # neither benign nor harmful (`onelayer.seed_reading`)
     errors = thresholds.SLOPE_SE.value
     slopes = {axis: (m[f"test_loss_slope_log_{axis}"], m[f"test_loss_slope_log_{axis}_se"])
               for axis in ("d", "signal_norm")}
@@ -214,6 +216,8 @@ def encoder_regions_rule(m: Record) -> Finding:
                 "run on clean labels (harmful: every label fitted and more than "
                 f"{percent(thresholds.HARM.value)} of test accuracy lost): " +
                 ", ".join(f"{k.replace('_', ' ')} {percent(v, '.1%')}" for k, v in shares.items()) +
+                (f", near chance (neither: the run and its clean-label run both end below {thresholds.NEAR_CHANCE.value:g}"
+                 f", a loss within sampling) {percent(near, '.1%')}" if near > 0 else "") +
                 f" (by the paper's rule, test accuracy at least {m['test_threshold_value']:g}: harmful "
                 f"{percent(m['share_harmful'], '.1%')}" +
                 (f", of which {percent(m['harmful_clean_below_share'])} are cells whose clean-label run scores "
@@ -253,8 +257,10 @@ def boundary_rule(key: str, theory: float, alternative: float, what: str,
             fits.append((m.maybe(f"{key}_at_{last}"), m.maybe(f"{key}_se_at_{last}"), f"step {last}"))
         evidence = f"{what}: " + ", ".join(
             (f"{signed(slope, '.2f')} ± {se:.2f} at {when}" if se == se else f"no fit at {when}")
-            for slope, se, when in fits) + (f" (the theory's slope: {theory:g}, matched within {k:g} standard errors; "
-                                             f"{alternative:g} for {against})")
+            for slope, se, when in fits) + (
+            f" (the theory's slope: {theory:g}; " +
+            ", ".join(f"at {when} {within_words(slope, se, theory, k)}" for slope, se, when in fits) +
+            f"; {alternative:g} for {against})")
         powered = [(slope, se) for slope, se, _ in fits if se == se and k * se < power]
         if not powered:
             return Finding(NOT_SEEN, evidence, f"the spread cannot tell the theory's slope from {against}'s")

@@ -128,6 +128,15 @@ def count(n: int, one: str, many: str = "") -> str:
     return f"{n} {one if n == 1 else many or one + 's'}"
 
 
+def within_words(value: float, se: float, target: float, k: float) -> str:
+    """Whether a fitted `value` (standard error `se`) matches `target` within `k` standard errors, as a clause:
+    'within 2 standard errors of it', 'more than 2 standard errors from it', or 'no fit' (se NaN)."""
+    if se != se or value != value:
+        return "no fit"
+    return (f"within {k:g} standard errors of it" if abs(value - target) <= k * se else
+            f"more than {k:g} standard errors from it")
+
+
 def decimals(value: float, threshold: float, digits: int) -> int:
     """The decimals to show `value` with beside a rule that compares it with `threshold`: `digits`, or more where
     `digits` would show it on the threshold, or past it, when it is not: 94.97 against 95 reads '94.97', never '95'

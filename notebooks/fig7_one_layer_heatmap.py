@@ -29,10 +29,13 @@
 # the control is the same run on clean labels — same data draw, same initialisation, every label its true one — as
 # {doc}`Figure 6 <fig6_one_layer_dynamics>` reads its three settings. A cell is harmful when it fits every label and
 # tests more than {glue:md}`harm_words` of accuracy below its clean-label run, benign when it fits every label and
-# does not, not overfitting when it leaves a label unfitted.
+# does not, not overfitting when it leaves a label unfitted — and, as on Figure 6, *near chance* (neither benign nor
+# harmful) when it fits every label but ends below {glue:text}`near_chance_value:g` with a loss its test set cannot
+# tell from sampling: there the clean-label run is near chance too, and there was nothing to lose.
 # Here {glue:md}`share_fitted_words` of the cells fit every training label ({glue:md}`share_not_overfitting_words`
 # leave a noisy label unfitted). Against the clean-label control, {glue:md}`share_benign_trained_words` of the cells
-# are benign and {glue:md}`share_harmful_trained_words` harmful; the paper's test threshold alone would call
+# are benign, {glue:md}`share_harmful_trained_words` harmful and {glue:md}`share_near_chance_trained_words` near
+# chance; the paper's test threshold alone would call
 # {glue:md}`harmful_by_rule_words` harmful, {glue:md}`harmful_clean_below_words`. The test loss
 # {glue:md}`test_loss_trend_d` and {glue:md}`test_loss_trend_signal_norm`; the largest test loss,
 # {glue:text}`test_loss_max:.3f`, lies at {glue:md}`test_loss_max_cell`.
@@ -56,7 +59,7 @@ out_dir = ""  # empty: results/fig7_one_layer_heatmap/<profile>
 # %%
 import numpy as np
 
-from benign import (authors, encoder, heatmaps, notebooks, onelayer, paths, plots, regimes, sweep, theory, thresholds,
+from benign import (authors, encoder, heatmaps, notebooks, onelayer, paths, plots, sweep, theory, thresholds,
                     timing, words)
 
 nb = notebooks.start("fig7_one_layer_heatmap", globals())
@@ -75,8 +78,8 @@ points = sweep.grid_points(encoder.GRID_DEFAULTS, nb.parameters, d=d_run, signal
 # labels — same noise draws, same initialisation — as one batch (the runs vectorised into one computation), for 1000
 # SGD steps on every parameter, and evaluates each on its clean test set at the end. Finished chunks are cached,
 # keyed by every parameter and by the source code that computes them. Each cell's regime is then read twice: by
-# the paper's rule (test accuracy against a threshold) and by what training with the flipped labels adds
-# (`regimes.trained_regime`, against the clean-label run).
+# the paper's rule (test accuracy against a threshold) and by what training with the flipped labels adds (against
+# the clean-label run, read as Figure 6 reads its seeds).
 
 # %%
 runs = sweep.run(encoder.grid_chunk, points, cache=paths.cache_dir("sweeps") if use_cache else None, progress=progress)
@@ -85,7 +88,7 @@ cells = runs[runs.noise_ratio == noise_ratio].reset_index(drop=True)
 cells["clean_test_acc"] = clean.loc[list(zip(cells.d, cells.signal_norm))].to_numpy()
 cells["noise_cost"] = cells.clean_test_acc - cells.test_acc  # test accuracy the flipped labels cost
 cells["regime"] = theory.observed_regime(cells.train_acc, cells.test_acc, test_threshold)
-cells["regime_trained"] = regimes.trained_regime(cells.train_acc, cells.test_acc, cells.clean_test_acc)
+cells["regime_trained"] = onelayer.seed_reading(cells.train_acc, cells.test_acc, cells.clean_test_acc)
 
 # %% [markdown]
 # ## The map
@@ -124,16 +127,17 @@ for ax, key, title, cmap, (vmin, vmax) in panels:
                   marks=paper_limits.get(key, ()))
 heatmaps.regime_map(axes[2, 0], d_values, mu_values, maps["regime"], f"paper's rule (test ≥ {test_threshold:g}: benign)",
                  legend=False)  # its key above the figure, with the theory's lines: on the map it covers cells
-heatmaps.regime_map(axes[2, 1], d_values, mu_values, maps["regime_trained"],
-                    f"against clean labels (harmful: > {words.percent(thresholds.HARM.value)} lost)", legend=False)
+heatmaps.category_map(axes[2, 1], d_values, mu_values, maps["regime_trained"], onelayer.READING_COLORS,
+                      f"against clean labels (harmful: > {words.percent(thresholds.HARM.value)} lost)", legend=False)
 for ax in axes.flat:  # the raised label above the d = 500 column's change of regime (about 0.5 of the map)
     heatmaps.theory_overlay(ax, d_values, n, settings=marked, label_box=True, raised_at=0.75)
-plots.legend_above(fig, axes[0, 0], ncols=5, extra=heatmaps.category_key(heatmaps.REGIME_COLORS), **plots.OVERLAY_LEGEND)
+plots.legend_above(fig, axes[0, 0], ncols=5, extra=heatmaps.category_key(onelayer.READING_COLORS),
+                   **plots.OVERLAY_LEGEND)
 nb.save_figure(fig)
 
 # %%
 shares = cells.regime.value_counts(normalize=True).reindex(theory.REGIMES, fill_value=0.0)
-trained = cells.regime_trained.value_counts(normalize=True).reindex(theory.REGIMES, fill_value=0.0)
+trained = cells.regime_trained.value_counts(normalize=True).reindex(list(onelayer.READING_COLORS), fill_value=0.0)
 metrics = {"grid_d": d_values, "grid_signal_norm": mu_values,
            **{key: maps[key] for key in ("train_loss", "test_loss", "train_acc", "test_acc")},
            **{f"{key}_{end}": float(getattr(cells[key], end)()) for key in ("train_loss", "test_loss")
@@ -150,8 +154,10 @@ metrics = {"grid_d": d_values, "grid_signal_norm": mu_values,
 # Shares as a reader says them ('none', 'all', '49%'), glued as words
 metrics.update({f"{key}_words": words.percent(metrics[key]) for key in
                 ("share_benign", "share_harmful", "share_not_overfitting", "share_train_loss_in_paper_limits",
-                 "share_test_loss_in_paper_limits", "share_benign_trained", "share_harmful_trained")})
+                 "share_test_loss_in_paper_limits", "share_benign_trained", "share_harmful_trained",
+                 "share_near_chance_trained")})
 metrics["harm_words"] = words.percent(thresholds.HARM.value)  # the test accuracy a harmful cell loses, at least
+metrics["near_chance_value"] = thresholds.NEAR_CHANCE.value  # below it, a run and its clean twin may read near chance
 # Of the cells the threshold calls harmful, those whose clean-label run already scores below the threshold
 below = cells[cells.regime == "harmful"]
 metrics["harmful_by_rule_words"] = words.share_words(len(below), len(cells), "cell", "cells")
@@ -215,7 +221,8 @@ nb.save_metrics(metrics)
 #
 # By the paper's rule {glue:md}`share_benign_words` of the cells are benign, {glue:md}`share_harmful_words` harmful
 # and {glue:md}`share_not_overfitting_words` leave noisy labels unfitted (against the clean-label control,
-# {glue:md}`share_benign_trained_words` benign and {glue:md}`share_harmful_trained_words` harmful). The encoder's final train losses
+# {glue:md}`share_benign_trained_words` benign, {glue:md}`share_harmful_trained_words` harmful and
+# {glue:md}`share_near_chance_trained_words` near chance). The encoder's final train losses
 # ({glue:md}`train_loss_span`) lie {glue:md}`train_loss_against_paper` the paper's train-loss colour range
 # 0.405–0.55 (named on its colour bar): {glue:md}`share_train_loss_in_paper_limits_words` of the cells lie inside
 # it. Its test losses ({glue:md}`test_loss_span`) lie inside the paper's test-loss range in

@@ -151,3 +151,10 @@ def test_a_sweeps_making_reads_as_a_sentence():
 def test_decimals_keep_a_number_on_its_side_of_a_threshold():
     assert [words.decimals(v, 95, 0) for v in (94.97, 95.27, 63.0, 95.0)] == [2, 1, 0, 0]
     assert [words.decimals(v, -5, 1) for v in (-4.97, -5.03, -5.1, -2.8)] == [2, 2, 1, 1]
+
+
+def test_within_words_say_how_far_a_fit_lies_from_its_target():
+    assert words.within_words(0.26, 0.05, 2.0, 2) == "more than 2 standard errors from it"  # 35 errors away
+    assert words.within_words(-0.5, 0.02, -0.5, 2) == "within 2 standard errors of it"
+    assert words.within_words(0.3, 0.025, 0.25, 2) == "within 2 standard errors of it"  # exactly 2 away counts
+    assert words.within_words(0.3, float("nan"), 0.25, 2) == "no fit"
