@@ -21,5 +21,5 @@ step 100 benchmarks/fig5_grid.py --device cuda
 step 150 benchmarks/fig7_paper.py --device cuda
 step 60 benchmarks/paper2.py --device cuda --sweep
 step 90 benchmarks/clock_long_runs.py --device cuda --steps 100000
-step 45 benchmarks/encoder_batched.py --device cuda --steps 100 --n-test 1000
+step 60 benchmarks/encoder_batched.py --device cuda --steps 100 --n-test 1000 --estimate
 step 240 benchmarks/finetune_cache.py --task image --device cuda --epochs 4

@@ -343,7 +343,9 @@ def time_split_section(split: list[dict]) -> list[str]:
         return []
     lines = ["", "## Where Table 2's time goes", "",
              "Wall seconds of the process that computed each part (one thread each at the book profile; cached runs",
-             "keep the time of the build that computed them), with the counted work and the rate it ran at;",
+             "keep the time of the build that computed them), with the counted work and the rate it ran at. The rows",
+             "ran side by side in worker processes, one per core, so the parts add up to more than the notebook's",
+             "wall time in the table above;",
              "`benchmarks/table2_profile.py` measures the same split from empty caches, beside the least time this",
              "machine's rate of matrix products allows for the counted work.",
              "",

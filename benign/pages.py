@@ -142,8 +142,8 @@ class Comparison:
 
     def _repr_html_(self) -> str:
         if not self.rows:
-            return ("<p>The papers print no number at the settings this build ran, so nothing on this page is compared "
-                    "with them.</p>")
+            return ("<p>Nothing on this page is set beside a number printed in the papers; the claims ledger of the "
+                    "summary page gives its claims' verdicts.</p>")
         return comparison(self.rows, self.titles)
 
 

@@ -116,7 +116,8 @@ def fig1_rule(column: str) -> Callable[[Record], Finding]:
     """Figure 1's hand-built queries, over many data draws where the record has them (`benign.draws`), else over its
     replicates: benign fits every label (in most draws) and tests at `TEST_GOOD` or above; harmful fits every label
     and tests more than `HARM` below benign; not overfitting fits none of the flipped labels and tests at
-    `TEST_GOOD` or above."""
+    `TEST_GOOD` or above — not testable where the head alone (p = 0, `head_test_accuracy`) already tests at
+    `TEST_GOOD`: then it is in that state before any query (as Theorem 4.2's not-overfitting case reads its step 0)."""
     harm, good, most = thresholds.HARM.value, thresholds.TEST_GOOD.value, thresholds.MAJORITY.value
 
     def rule(m: Record) -> Finding:
@@ -148,6 +149,12 @@ def fig1_rule(column: str) -> Callable[[Record], Finding]:
                 ok_train = m["not_overfitting_train_acc_max"] <= 1 - m["noisy_share"] + 1e-9
                 ok_test = test >= good
         evidence += head_alone(m)
+        setting = m.parameters
+        head = head_test_accuracy(setting["signal_norm"], setting["T"]) if {"signal_norm", "T"} <= set(setting) else 0
+        if column == "not_overfitting" and ok_train and ok_test and head >= good:
+            return Finding(UNTESTABLE, evidence, f"the head alone (p = 0) is already in that state: it tests at "
+                           f"{head:.2f}, at least {good:g}, and classifies the training samples by their signal, so it "
+                           "leaves the flipped labels unfitted — the column shows nothing a query adds")
         if ok_train and ok_test:
             return Finding(HOLDS, evidence)
         causes = [c for c, ok in (("the train accuracy is not as named", ok_train),
@@ -284,17 +291,19 @@ def not_overfitting_stage_rule(m: Record) -> Finding:
     now, above = m["share_not_overfitting"], m.maybe("unfitted_share_above_1")
     long = (f"; of the {m['long_runs']:.0f} cells run longer, {share_text(m[f'share_not_overfitting_at_{first}'])} at "
             f"step {first:,} and {share_text(m[f'share_not_overfitting_at_{last}'])} at step {last:,}")
-    evidence = f"cells not overfitting at step {first:,}: {share_text(now)} of the map"
+    evidence = (f"cells not overfitting at step {first:,} by the map's rule (a training label unfitted): "
+                f"{share_text(now)} of the map")
     if now == 0:
         return Finding(NOT_SEEN, evidence + long, "no cell leaves a noisy label unfitted")
     evidence += f" ({percent(above)} of them above n·SNR² = 1)" + long
     head = m.maybe("not_overfitting_at_step0_share")
     if head == head:
-        evidence += (f"; the fixed head alone, at step 0, is in that state (every clean label fitted, no noisy one, "
-                     f"the test error below δ) in {share_text(head)} of the cells run longer")
+        evidence += (f"; the fixed head alone, at step 0, is in the theorem's not-overfitting state (every clean "
+                     f"label fitted, no noisy one, the test error below δ) in {share_text(head)} of the cells run "
+                     "longer")
     if head > thresholds.MAJORITY.value:
-        return Finding(UNTESTABLE, evidence, "the fixed head is in that state before any training in most cells: "
-                       "such a time exists at step 0, so it says nothing of what training does")
+        return Finding(UNTESTABLE, evidence, "the fixed head is in the theorem's state before any training in most "
+                       "cells: such a time exists at step 0, so it says nothing of what training does")
     if above > thresholds.MAJORITY.value:
         return Finding(HOLDS, evidence)
     return Finding(CONTRADICTED, evidence, "most unfitted cells lie where n·SNR² is small, not large")

@@ -151,13 +151,16 @@ def read(name: str, folder: Path | None = None) -> dict | None:
 
 def said() -> str:
     """How fast the fast trainers are, as the landing page can say it: how many benchmarks have a record in this
-    results folder (the Speed page shows them), or that `make bench` makes them."""
+    results folder (the Speed page shows them), or that `make bench` makes them, and how many have a record kept
+    from a GPU (`GPU_RECORDS`)."""
     made = [name for name in scripts() if read(name) is not None]
+    kept = [name for name in scripts() if read(name, GPU_RECORDS) is not None]
+    on_gpu = f"; {len(kept)} measured on a GPU, kept with the code" if kept else ""
     if not made:
-        return ("`make bench` measures by how much on your machine (this build has no such record yet; the "
-                "{doc}`speed` page then shows them)")
+        return ("`make bench` measures by how much on your machine (this build has no such record of its own yet; "
+                f"the {{doc}}`speed` page then shows them{on_gpu})")
     return (f"the {{doc}}`speed` page shows by how much, from this machine's records ({len(made)} of its "
-            f"{len(scripts())} benchmarks measured)")
+            f"{len(scripts())} benchmarks measured{on_gpu})")
 
 
 def scripts() -> dict[str, str]:
@@ -207,4 +210,6 @@ def page() -> str:
         if on_gpu is not None:
             lines += [f"On a GPU, kept in `benchmarks/gpu/{name}.json`. {measured(on_gpu)}", "", "```text",
                       *on_gpu["lines"], "```", ""]
+            if on_gpu.get("note"):  # written when the record was kept: what is known about it since
+                lines += [f"**Note, written when this record was kept.** {on_gpu['note']}", ""]
     return "\n".join(lines)

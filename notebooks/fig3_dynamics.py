@@ -159,8 +159,9 @@ nb.save_figure(fig)
 # balanced setting: {glue:md}`large_noise_head_share_of_gap_pct` of that distance is the head's own accuracy at a
 # small $\|\mu\|$, there before any training, and the rest is what training does. And
 # {glue:md}`large_noise_cost_source`. On clean labels the same runs end at {glue:md}`large_noise_clean_labels_test_acc_words`, against
-# {glue:text}`large_noise_test_acc_step0:.3f` at step 0. A cost counts as harm when it exceeds the one threshold the
-# book uses for it ({glue:text}`harm_threshold:.2f` of test accuracy).
+# {glue:text}`large_noise_test_acc_step0:.3f` at step 0. A cost counts as harm when it exceeds the threshold every
+# synthetic page uses for it ({glue:text}`harm_threshold:.2f` of test accuracy; the real-data pages, whose seeds
+# spread wider, use their own).
 
 # %% [markdown]
 # ## The authors' code

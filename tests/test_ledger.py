@@ -181,7 +181,8 @@ def test_the_not_overfitting_stage_compares_the_same_cells_in_the_pages_words():
     record = {"num_steps": 1000, "num_steps_long": 100000, "share_not_overfitting": 0.22, "unfitted_share_above_1": 0.99,
               "long_runs": 56, "share_not_overfitting_at_1000": 0.357, "share_not_overfitting_at_100000": 0.125}
     assert rule(ledger.Record(record)).evidence == (
-        "cells not overfitting at step 1,000: 22% of the map (99% of them above n·SNR² = 1); of the 56 cells run "
+        "cells not overfitting at step 1,000 by the map's rule (a training label unfitted): 22% of the map (99% of them "
+        "above n·SNR² = 1); of the 56 cells run "
         "longer, 36% at step 1,000 and 13% at step 100,000")
 
 
@@ -626,10 +627,10 @@ def test_a_not_overfitting_time_the_fixed_head_already_has_is_not_testable():
                              "num_steps_long": 100000}}
     entry = next(e for e in ledger.evaluate({"fig5_heatmap": record}) if e.claim.where.endswith("(not-overfitting case)"))
     assert entry.finding.verdict == ledger.UNTESTABLE
-    assert entry.finding.evidence.endswith("; the fixed head alone, at step 0, is in that state (every clean label "
-                                           "fitted, no noisy one, the test error below δ) in 80% of the cells run "
-                                           "longer")
-    assert entry.finding.cause.startswith("the fixed head is in that state before any training in most cells")
+    assert entry.finding.evidence.endswith("; the fixed head alone, at step 0, is in the theorem's not-overfitting "
+                                           "state (every clean label fitted, no noisy one, the test error below δ) "
+                                           "in 80% of the cells run longer")
+    assert entry.finding.cause.startswith("the fixed head is in the theorem's state before any training in most cells")
     record["not_overfitting_at_step0_share"] = 0.1  # training brings the cells there: the region's place decides
     entry = next(e for e in ledger.evaluate({"fig5_heatmap": record}) if e.claim.where.endswith("(not-overfitting case)"))
     assert entry.finding.verdict == ledger.HOLDS
@@ -656,9 +657,15 @@ def test_figure_1s_evidence_sets_the_head_alone_beside_each_column():
     for entry in entries:
         assert entry.finding.evidence.endswith("; the head alone (p = 0, uniform attention) tests at Φ(‖μ‖/√(2T)) = "
                                                "Φ(5) = 1.00")
+    verdicts = {e.claim.claim: e.finding for e in entries}
+    alone = next(f for claim, f in verdicts.items() if claim.startswith("Memorising too little"))
+    assert alone.verdict == ledger.UNTESTABLE and alone.cause.startswith(  # the head alone is in that state already
+        "the head alone (p = 0) is already in that state: it tests at 1.00, at least 0.95")
+    assert sum(f.verdict == ledger.HOLDS for f in verdicts.values()) == 2
     record["parameters"]["signal_norm"] = 5.0  # Figure 3's large noise, whose head alone measures 0.887
     assert rules.head_alone(ledger.Record(record)) == ("; the head alone (p = 0, uniform attention) tests at "
                                                       "Φ(‖μ‖/√(2T)) = Φ(1.25) = 0.89")
+    assert rules.fig1_rule("not_overfitting")(ledger.Record(record)).verdict == ledger.HOLDS  # the query adds it
 
 
 def test_three_regions_state_what_counts_as_a_region():

@@ -108,12 +108,17 @@ def test_the_page_lists_every_benchmark_with_what_it_measures_and_its_command(re
         assert "This build has no measurement of it" in text and f"`results/benchmarks/{name}.json`" in text
 
 
-def test_the_landing_page_says_whether_the_build_has_records(results):
-    assert speed.said().startswith("`make bench` measures by how much on your machine (this build has no such record")
+def test_the_landing_page_says_whether_the_build_has_records(results, monkeypatch):
+    monkeypatch.setattr(speed, "GPU_RECORDS", results / "gpu")
+    assert speed.said() == ("`make bench` measures by how much on your machine (this build has no such record of its "
+                            "own yet; the {doc}`speed` page then shows them)")
+    (results / "gpu").mkdir()
+    (results / "gpu" / "paper2.json").write_text(json.dumps({"lines": ["ratio 33"]}))
+    assert speed.said().endswith("then shows them; 1 measured on a GPU, kept with the code)")
     speed.write("fast_trainer", ["ratio 244.0"])
     speed.write("fig5_grid", ["ratio 1328"])
     assert speed.said() == (f"the {{doc}}`speed` page shows by how much, from this machine's records (2 of its "
-                            f"{len(speed.scripts())} benchmarks measured)")
+                            f"{len(speed.scripts())} benchmarks measured; 1 measured on a GPU, kept with the code)")
 
 
 def test_the_page_shows_a_records_lines_commit_machine_and_date(results):
@@ -145,6 +150,10 @@ def test_a_record_made_on_a_gpu_is_shown_after_this_machines(results, monkeypatc
     assert text.index("in 40.2 s (cpu)") < text.index("On a GPU, kept in `benchmarks/gpu/fig5_grid.json`")
     assert "in 16.7 s (cuda)\nratio 587" in text and "GPU `NVIDIA H100 80GB HBM3`" in text
     assert "On a GPU" not in section(speed.page(), "paper2") and "On a GPU" not in section(speed.page(), "explore")
+    assert "Note, written" not in text
+    (kept / "fig5_grid.json").write_text(json.dumps(dict(on_gpu, note="Its first direct step carries start-up.")))
+    assert "ratio 587\n```\n\n**Note, written when this record was kept.** Its first direct step carries start-up." in (
+        section(speed.page(), "fig5_grid"))
 
 
 def test_every_benchmark_records_under_its_own_name():
