@@ -52,7 +52,7 @@ def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
                 return Finding(HOLDS, evidence)
             if low == total:
                 return Finding(CONTRADICTED, evidence, "every noisy label is fitted on every seed")
-            return Finding(PART, evidence, "some noisy labels are fitted on some seeds")
+            return Finding(PART, evidence, "some noisy labels are fitted on at least one seed")
         every, none = seeds_fit_every_label(m, prefix)
         gain_low, gain_high = m[f"{prefix}_test_gain_min"], m[f"{prefix}_test_gain_max"]
         evidence += (f"; test accuracy {m[f'{prefix}_test_acc_step0']:.3f} at step 0 (head alone), "
@@ -87,9 +87,9 @@ def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
                            "setting is the head's accuracy, there before training" if gain_low >= -harm else
                            "the flipped labels cost no seed test accuracy against the same run on clean labels")
         return Finding(PART, evidence, "not every seed fits every label" if not every else
-                       "training costs test accuracy against step 0 on some seeds only" if gain_high >= -harm else
-                       "training costs test accuracy against step 0, but on some seeds the same run on clean labels "
-                       "loses as much: there the cost is training's, not the flipped labels'")
+                       "training costs test accuracy against step 0 on some seeds, not every one" if gain_high >= -harm else
+                       "training costs test accuracy against step 0, but on at least one seed the same run on clean "
+                       "labels loses as much: there the cost is training's, not the flipped labels'")
     return rule
 
 
