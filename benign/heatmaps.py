@@ -10,6 +10,7 @@ from .plots import FONT_SIZES
 
 
 REGIME_COLORS = {"harmful": "#d62728", "benign": "#2ca02c", "not_overfitting": "#1f77b4"}
+NEAR_CHANCE_COLOR = "#5f5f5f"  # a run that is neither (`onelayer.seed_reading`): dark grey, under the white lines
 
 
 def _edges(values, half: float = 0.5) -> np.ndarray:

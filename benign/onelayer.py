@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import heatmaps, regimes, thresholds
+from . import regimes, thresholds
 from .data import RELEVANT
 from .words import and_list, direction, reader_name, share_words, signed, span, trend
 
@@ -24,9 +24,6 @@ CHANCE_GAP = thresholds.Threshold(
     "thresholds.NEAR_CHANCE): two classifiers near chance disagree on about half of the test samples, so on 1000 test "
     "samples (Figures 6 and 7) their accuracies differ by sampling alone with a standard error of about "
     "√(0.5/1000) ≈ 0.022, which HARM's 0.01 lies inside; 0.05 is more than two such errors")
-
-
-READING_COLORS = {**heatmaps.REGIME_COLORS, NEAR_CHANCE: "#5f5f5f"}  # `seed_reading`'s readings on a map: dark grey, neither
 
 
 def resolved_cost(test_acc, control_test_acc) -> np.ndarray:

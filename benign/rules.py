@@ -100,16 +100,14 @@ def _draws_doing(k: int, total: int, one: str, many: str) -> str:
             f"{k} {one if k == 1 else many}")
 
 
-def head_alone(m: Record) -> str:
-    """Figure 1's control, where the record holds its setting: the fixed head with p = 0 (uniform attention), whose
-    test accuracy is Φ(‖μ‖/√(2T)) (σ_ε = 1: the model page), the level a hand-built query's test accuracy is read
-    against."""
-    setting = m.parameters
-    if "signal_norm" not in setting or "T" not in setting:
-        return ""
-    z = setting["signal_norm"] / math.sqrt(2 * setting["T"])
-    return (f"; the head alone (p = 0, uniform attention) tests at Φ(‖μ‖/√(2T)) = Φ({z:.3g}) = "
-            f"{head_test_accuracy(setting['signal_norm'], setting['T']):.2f}")
+def head_alone(m: Record) -> tuple[float, str]:
+    """Figure 1's control, where the record holds its setting (else NaN and no words): the fixed head with p = 0
+    (uniform attention), whose test accuracy Φ(‖μ‖/√(2T)) (σ_ε = 1: the model page) a query's is read against."""
+    s = m.parameters
+    if "signal_norm" not in s or "T" not in s:
+        return float("nan"), ""
+    head, z = head_test_accuracy(s["signal_norm"], s["T"]), s["signal_norm"] / math.sqrt(2 * s["T"])
+    return head, f"; the head alone (p = 0, uniform attention) tests at Φ(‖μ‖/√(2T)) = Φ({z:.3g}) = {head:.2f}"
 
 
 def fig1_rule(column: str) -> Callable[[Record], Finding]:
@@ -148,9 +146,8 @@ def fig1_rule(column: str) -> Callable[[Record], Finding]:
             else:
                 ok_train = m["not_overfitting_train_acc_max"] <= 1 - m["noisy_share"] + 1e-9
                 ok_test = test >= good
-        evidence += head_alone(m)
-        setting = m.parameters
-        head = head_test_accuracy(setting["signal_norm"], setting["T"]) if {"signal_norm", "T"} <= set(setting) else 0
+        head, words = head_alone(m)
+        evidence += words
         if column == "not_overfitting" and ok_train and ok_test and head >= good:
             return Finding(UNTESTABLE, evidence, f"the head alone (p = 0) is already in that state: it tests at "
                            f"{head:.2f}, at least {good:g}, and classifies the training samples by their signal, so it "
@@ -206,14 +203,12 @@ def regions_rule(m: Record) -> Finding:
 def encoder_regions_rule(m: Record) -> Finding:
     """Figure 7: the one-layer encoder's map shows Figure 5's three regions where the theory puts them. Two parts:
     each regime holds at least `REGION` of the cells (`three_regions`) by what training with the flipped labels adds
-    (against the same run on clean labels, read as Figure 6 reads its seeds, `onelayer.seed_reading`: the encoder's
-    step 0 is at chance, and a cell near chance with and without the flipped labels is neither benign nor harmful;
-    the paper's threshold rule beside it, with how many of its harmful cells score as low on clean labels), and the
-    test loss is ordered as the
-    theory orders harm (SNR ≍ d^(−1/4)): it grows towards large d and falls towards large ‖μ‖ (least-squares slopes
-    over the cells against log d and log ‖μ‖, a direction beyond `SLOPE_SE` standard errors). Holds when both parts
-    hold; contradicted when fewer than two regions appear or the test loss moves against the theory on either axis;
-    in part otherwise, the cause naming every part that fails."""
+    (against the same run on clean labels, read as Figure 6 reads its seeds: `onelayer.seed_reading`, near chance
+    is neither; the paper's threshold rule beside it, with how many of its harmful cells score as low on clean
+    labels), and the test loss is ordered as the theory orders harm (SNR ≍ d^(−1/4)): it grows towards large d and
+    falls towards large ‖μ‖ (least-squares slopes over the cells against log d and log ‖μ‖, a direction beyond
+    `SLOPE_SE` standard errors). Holds when both parts hold; contradicted when fewer than two regions appear or the
+    test loss moves against the theory on either axis; in part otherwise, the cause naming every part that fails."""
     shares = {k: m[f"share_{k}_trained"] for k in ("benign", "harmful", "not_overfitting")}
     near = m.maybe("share_near_chance_trained")  # neither benign nor harmful (`onelayer.seed_reading`)
     errors = thresholds.SLOPE_SE.value

@@ -112,6 +112,7 @@ d_values, mu_values, maps = sweep.maps(cells, ("train_loss", "test_loss", "train
 named = {"balanced": (2000, 20.0), "harmful": (5000, 5.0), "not_overfitting": (1000, 100.0)}
 named_run = {name: encoder.reduced(d, mu, hidden, scale)[:2] for name, (d, mu) in named.items()}
 marked = {words.reader_name(name): cell for name, cell in onelayer.on_grid(named_run, d_values, mu_values).items()}
+reading_colors = {**heatmaps.REGIME_COLORS, onelayer.NEAR_CHANCE: heatmaps.NEAR_CHANCE_COLOR}  # against clean runs
 fig, axes = plots.figure(4, 2, row_height=3.2)
 paper_limits = {"train_loss": (0.405, 0.55), "test_loss": (0.41, 0.64)}  # Figure 7's colour limits, marked in cyan
 panels = [(axes[0, 0], "train_loss", "final train loss", "magma", (None, None)),
@@ -127,17 +128,17 @@ for ax, key, title, cmap, (vmin, vmax) in panels:
                   marks=paper_limits.get(key, ()))
 heatmaps.regime_map(axes[2, 0], d_values, mu_values, maps["regime"], f"paper's rule (test ≥ {test_threshold:g}: benign)",
                  legend=False)  # its key above the figure, with the theory's lines: on the map it covers cells
-heatmaps.category_map(axes[2, 1], d_values, mu_values, maps["regime_trained"], onelayer.READING_COLORS,
+heatmaps.category_map(axes[2, 1], d_values, mu_values, maps["regime_trained"], reading_colors,
                       f"against clean labels (harmful: > {words.percent(thresholds.HARM.value)} lost)", legend=False)
 for ax in axes.flat:  # the raised label above the d = 500 column's change of regime (about 0.5 of the map)
     heatmaps.theory_overlay(ax, d_values, n, settings=marked, label_box=True, raised_at=0.75)
-plots.legend_above(fig, axes[0, 0], ncols=5, extra=heatmaps.category_key(onelayer.READING_COLORS),
+plots.legend_above(fig, axes[0, 0], ncols=5, extra=heatmaps.category_key(reading_colors),
                    **plots.OVERLAY_LEGEND)
 nb.save_figure(fig)
 
 # %%
 shares = cells.regime.value_counts(normalize=True).reindex(theory.REGIMES, fill_value=0.0)
-trained = cells.regime_trained.value_counts(normalize=True).reindex(list(onelayer.READING_COLORS), fill_value=0.0)
+trained = cells.regime_trained.value_counts(normalize=True).reindex(list(reading_colors), fill_value=0.0)
 metrics = {"grid_d": d_values, "grid_signal_norm": mu_values,
            **{key: maps[key] for key in ("train_loss", "test_loss", "train_acc", "test_acc")},
            **{f"{key}_{end}": float(getattr(cells[key], end)()) for key in ("train_loss", "test_loss")

@@ -663,8 +663,9 @@ def test_figure_1s_evidence_sets_the_head_alone_beside_each_column():
         "the head alone (p = 0) is already in that state: it tests at 1.00, at least 0.95")
     assert sum(f.verdict == ledger.HOLDS for f in verdicts.values()) == 2
     record["parameters"]["signal_norm"] = 5.0  # Figure 3's large noise, whose head alone measures 0.887
-    assert rules.head_alone(ledger.Record(record)) == ("; the head alone (p = 0, uniform attention) tests at "
-                                                      "Φ(‖μ‖/√(2T)) = Φ(1.25) = 0.89")
+    head, said = rules.head_alone(ledger.Record(record))
+    assert said == "; the head alone (p = 0, uniform attention) tests at Φ(‖μ‖/√(2T)) = Φ(1.25) = 0.89"
+    assert head == pytest.approx(0.8943502263)
     assert rules.fig1_rule("not_overfitting")(ledger.Record(record)).verdict == ledger.HOLDS  # the query adds it
 
 
