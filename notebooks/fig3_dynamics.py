@@ -234,7 +234,7 @@ for ax, (name, (d, mu)) in zip(axes, settings.items()):
     fitted = outcomes[outcomes.setting == name].noisy_fitted
     every = int(outcomes[outcomes.setting == name].noisy_count.iloc[0])
     ax.bar(range(every + 1), [int((fitted == k).sum()) for k in range(every + 1)], color="#d62728")
-    ax.set(title=f"{name.replace('_', ' ')}: d = {d}, ‖μ‖ = {mu:g}", xticks=range(every + 1),
+    ax.set(title=f"{name.replace('_', ' ')}\nd = {d}, ‖μ‖ = {mu:g}", xticks=range(every + 1),
            xlabel=f"noisy labels fitted (of {every})")
 axes[0].set_ylabel("draws")
 nb.save_figure(fig, "fig3_dynamics_draws")
