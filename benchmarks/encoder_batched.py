@@ -18,7 +18,6 @@ Usage: python benchmarks/encoder_batched.py [--steps 20] [--n-test 100] [--devic
 """
 
 import argparse
-import time
 
 import numpy as np
 import torch
@@ -43,16 +42,6 @@ def literal_loop(runs, steps, lr, device):
         models.train_autograd(model, X, y, learning_rate=lr, num_steps=steps)
         with torch.no_grad():
             models.logistic_loss(model(Xt), yt)
-
-
-def timed(fn):
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-    started = time.perf_counter()
-    fn()
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-    return time.perf_counter() - started
 
 
 def step_flops(d, hidden, runs=2):
@@ -98,9 +87,9 @@ def main():
                                label=f"mu{5.0 + 2.5 * i:g}") for i in range(16)]
     kwargs = dict(hidden=HIDDEN, num_steps=args.steps, log_every=args.steps, device=args.device)
     encoder.simulate(runs[:1], **{**kwargs, "num_steps": 1})  # warm-up
-    batched = timed(lambda: encoder.simulate(runs, **kwargs))
-    one_by_one = timed(lambda: [encoder.simulate([run], **kwargs) for run in runs])
-    literal = timed(lambda: literal_loop(runs, args.steps, 5e-3, args.device))
+    batched = speed.timed(lambda: encoder.simulate(runs, **kwargs), args.device)
+    one_by_one = speed.timed(lambda: [encoder.simulate([run], **kwargs) for run in runs], args.device)
+    literal = speed.timed(lambda: literal_loop(runs, args.steps, 5e-3, args.device), args.device)
     print(f"{len(runs)} runs, d={D}, hidden={HIDDEN}, {args.steps} steps, {args.device}, "
           f"{count(torch.get_num_threads(), 'thread')}")
     print(f"batched:    {batched:.2f} s")

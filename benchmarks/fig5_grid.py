@@ -40,23 +40,8 @@ def direct_costs(d, steps, device):
 
     step()
     evaluate()
-    return (float(np.median([timed(step, device) for _ in range(steps)])),
-            float(np.median([timed(evaluate, device) for _ in range(3)])))
-
-
-def timed(fn, device) -> float:
-    """Seconds `fn()` takes, its GPU work included."""
-    synchronize(device)
-    t0 = time.perf_counter()
-    fn()
-    synchronize(device)
-    return time.perf_counter() - t0
-
-
-def synchronize(device) -> None:
-    """Wait for a GPU's queued work, so that a clock read after it counts it."""
-    if str(device).startswith("cuda"):
-        torch.cuda.synchronize()
+    return (float(np.median([speed.timed(step, device) for _ in range(steps)])),
+            float(np.median([speed.timed(evaluate, device) for _ in range(3)])))
 
 
 def main():
@@ -77,11 +62,8 @@ def main():
     costs = [direct_costs(d, args.sample_steps, args.device) for d in sample]
     for d, (step, test) in zip(sample, costs):
         print(f"direct at d={d}: {step * 1e3:.1f} ms per step, {test * 1e3:.1f} ms per test evaluation")
-    design = np.vander(np.array(sample, dtype=float), 3)  # c·d², b·d, a
-    step_fit = np.linalg.lstsq(design, [c[0] for c in costs], rcond=None)[0]
-    test_fit = np.linalg.lstsq(design, [c[1] for c in costs], rcond=None)[0]
-    grid_design = np.vander(np.array(d_values, dtype=float), 3)
-    per_run = 1000 * (grid_design @ step_fit) + grid_design @ test_fit
+    per_run = (1000 * speed.quadratic_in_d(sample, [c[0] for c in costs], d_values) +
+               speed.quadratic_in_d(sample, [c[1] for c in costs], d_values))
     direct = 39 * float(per_run.sum())
     print(f"direct, extrapolated: {direct:.0f} s ({direct / 3600:.1f} h) for the grid")
     print(f"ratio {direct / fast:.0f}")

@@ -15,10 +15,8 @@ Usage: python benchmarks/fig7_paper.py [--device cuda] [--steps 10] [--d 250 125
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from benign import device, encoder, settings, speed, sweep
@@ -39,16 +37,11 @@ def chunk_points(values: dict, d: int, steps: int, dev: str) -> list[dict]:
 
 def timed(points: list[dict], dev: str) -> float:
     """The best of two calls of the chunk, each from the same free memory (so each splits it into the same batches)."""
-    synced, times = dev.startswith("cuda"), []
+    times = []
     for _ in range(2):
-        if synced:
+        if dev.startswith("cuda"):
             torch.cuda.empty_cache()
-            torch.cuda.synchronize()
-        started = time.perf_counter()
-        encoder.grid_chunk(points)
-        if synced:
-            torch.cuda.synchronize()
-        times.append(time.perf_counter() - started)
+        times.append(speed.timed(lambda: encoder.grid_chunk(points), dev))
     return min(times)
 
 
@@ -87,11 +80,8 @@ def main():
                     f"{batch} runs")
         print(f"d={d}: {len(chunk_points(values, d, 1, 'cpu'))} runs, {1e3 * step:.1f} ms per step, "
               f"{fixed[-1]:.2f} s fixed (data, initialisation, test){peak}")
-    design = np.vander(np.array(args.d, dtype=float), 3)
-    step_fit = np.linalg.lstsq(design, per_step, rcond=None)[0]
-    fixed_fit = np.linalg.lstsq(design, fixed, rcond=None)[0]
-    grid_design = np.vander(np.array(d_grid, dtype=float), 3)
-    total = float((values["num_steps"] * (grid_design @ step_fit) + grid_design @ fixed_fit).sum())
+    total = float((values["num_steps"] * speed.quadratic_in_d(args.d, per_step, d_grid) +
+                   speed.quadratic_in_d(args.d, fixed, d_grid)).sum())
     floor = encoder_batched.estimate()
     floor_s = 2 * (floor["seconds_flops"] + floor["seconds_bytes"])  # both label sets
     name = torch.cuda.get_device_name(0) if args.device.startswith("cuda") else args.device

@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from . import paths
 from .records import environment, read_cached, write_atomic
 
@@ -42,6 +44,28 @@ def gemm_rate(m: int, k: int, n: int, repeats: int = 20) -> float:
     for _ in range(repeats):
         a @ b
     return 2 * m * k * n * repeats / (time.perf_counter() - started) / 1e9
+
+
+def timed(fn, device="cpu") -> float:
+    """Seconds `fn()` takes; on a CUDA `device` its queued GPU work is waited for before and after, so it counts."""
+    import torch
+
+    cuda = str(device).startswith("cuda")
+    if cuda:
+        torch.cuda.synchronize()
+    started = time.perf_counter()
+    fn()
+    if cuda:
+        torch.cuda.synchronize()
+    return time.perf_counter() - started
+
+
+def quadratic_in_d(sample_d, values, grid_d) -> np.ndarray:
+    """A cost measured at the dimensions `sample_d`, fitted by a + b·d + c·d² (least squares) and read at `grid_d`:
+    how the benchmarks extrapolate a per-run cost from a few sampled d to a whole grid."""
+    fit = np.linalg.lstsq(np.vander(np.asarray(sample_d, dtype=float), 3), np.asarray(values, dtype=float),
+                          rcond=None)[0]
+    return np.vander(np.asarray(grid_d, dtype=float), 3) @ fit
 
 
 def record_path(name: str) -> Path:

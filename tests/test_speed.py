@@ -207,3 +207,15 @@ def test_the_readme_layout_is_the_packages_import_levels():
         for module in line:
             assert graph[module] - {module} <= below, f"{module} imports {graph[module] - {module} - below} from " \
                                                       "its own line or above"
+
+
+def test_a_cost_sampled_at_a_few_d_is_read_over_a_grid_by_its_quadratic_fit():
+    sample = [250, 1250, 2500, 3750, 5000]
+    cost = [1 + 2e-3 * d + 3e-7 * d * d for d in sample]  # a + b·d + c·d², read back exactly at other d
+    assert speed.quadratic_in_d(sample, cost, [0, 10000]) == pytest.approx([1.0, 51.0])
+
+
+def test_timed_counts_the_call():
+    calls = []
+    seconds = speed.timed(lambda: calls.append(1))
+    assert calls == [1] and 0 <= seconds < 1
