@@ -10,7 +10,7 @@ summed over the grid's 39 d at 1000 steps. Also the peak device memory of each c
 (torch.cuda.max_memory_allocated) and the batch size its memory allowed. The last line is `ratio N` = extrapolated time / the floor
 `encoder_batched.py --estimate` counts (its FLOPs and weight traffic, at the rates it assumes, for both label sets).
 It is an extrapolation from measured chunks, not a run of the whole grid.
-Usage: python benchmarks/fig7_paper.py [--device cuda] [--steps 10] [--d 250 1250 2500 3750 5000]
+Usage: python benchmarks/fig7_paper.py [--device cuda] [--steps 30] [--d 250 1250 2500 3750 5000]
 """
 
 import argparse
@@ -48,7 +48,7 @@ def timed(points: list[dict], dev: str) -> float:
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cuda")
-    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--d", type=int, nargs="+", default=[250, 1250, 2500, 3750, 5000])
     args = parser.parse_args()
     try:
