@@ -13,8 +13,10 @@ REGIME_COLORS = {"harmful": "#d62728", "benign": "#2ca02c", "not_overfitting": "
 NEAR_CHANCE_COLOR = "#5f5f5f"  # a run that is neither (`onelayer.seed_reading`): dark grey, under the white lines
 
 
-def _edges(values, half: float = 0.5) -> np.ndarray:
-    """Cell edges halfway between sorted grid values (a single value: `half` either side)."""
+def _edges(values, half: float = 0.5, log: bool = False) -> np.ndarray:
+    """Cell edges halfway between sorted grid values (a single value: `half` either side); `log`: halfway in log."""
+    if log:
+        return np.exp(_edges(np.log(np.asarray(values, dtype=float)), half=0.1))
     values = np.asarray(values, dtype=float)
     if len(values) == 1:
         return np.array([values[0] - half, values[0] + half])
@@ -22,17 +24,40 @@ def _edges(values, half: float = 0.5) -> np.ndarray:
     return np.concatenate([[2 * values[0] - mids[0]], mids, [2 * values[-1] - mids[-1]]])
 
 
+def uneven(values) -> bool:
+    """Whether a grid's spacing varies by more than a factor of two (5, 7.5, 10, 15, 20, 40 does; 5, 7.5, 10 does
+    not): such rows are drawn on a logarithmic axis (`mu_axis`)."""
+    steps = np.diff(np.sort(np.asarray(values, dtype=float)))
+    return len(steps) > 1 and steps.max() > 2 * steps.min()
+
+
+def mu_axis(ax, mu_values, log: bool) -> None:
+    """The ‖μ‖ axis of a map: `log` (for rows spaced unevenly, such as 5, 7.5, 10, 15, 20, 40: each row as tall as
+    its log spacing, not a sliver beside the wide ones) ticks at the rows' own values."""
+    if log:
+        ax.set_yscale("log")
+        ax.set_yticks(list(mu_values), [f"{v:g}" for v in mu_values])
+        ax.minorticks_off()
+
+
+def map_labels(ax, title: str) -> None:
+    """A (d, ‖μ‖) map's title and axis labels; ‖μ‖ upright, since turned on its side its bars read as '≡'."""
+    ax.set(title=title, xlabel="d")
+    ax.set_ylabel("‖μ‖", rotation=0, ha="right", va="center")
+
+
 def heatmap(ax, d_values, mu_values, Z, title: str, cmap="viridis", vmin=None, vmax=None, label=None, log=False,
-            marks=()):
+            marks=(), log_mu=False):
     """A (d, ‖μ‖) map: Z has one row per d value and one column per ‖μ‖ value (`log`: a logarithmic colour scale;
-    NaN cells stay blank). `marks`: another source's colour limits (the paper's, say), drawn as cyan lines on the
+    `log_mu`: a logarithmic ‖μ‖ axis, `mu_axis`; NaN cells stay blank). `marks`: another source's colour limits (the paper's, say), drawn as cyan lines on the
     colour bar where they fall inside the data's range and named above or below the bar where they fall outside it;
     the scale stays the data's, so nothing is clipped."""
     from matplotlib.colors import LogNorm
 
     norm = LogNorm(vmin=vmin, vmax=vmax) if log else None
-    mesh = ax.pcolormesh(_edges(d_values), _edges(mu_values), np.asarray(Z, dtype=float).T, cmap=cmap, norm=norm,
-                         vmin=None if log else vmin, vmax=None if log else vmax, shading="flat")
+    mesh = ax.pcolormesh(_edges(d_values), _edges(mu_values, log=log_mu), np.asarray(Z, dtype=float).T, cmap=cmap,
+                         norm=norm, vmin=None if log else vmin, vmax=None if log else vmax, shading="flat")
+    mu_axis(ax, mu_values, log_mu)
     bar = ax.figure.colorbar(mesh, ax=ax, label=label)
     low, high = mesh.get_clim()
     for value in [m for m in marks if low <= m <= high]:
@@ -43,7 +68,7 @@ def heatmap(ax, d_values, mu_values, Z, title: str, cmap="viridis", vmin=None, v
             bar.ax.text(0.5, y, "paper:\n" + "–".join(f"{m:g}" for m in outside) + f"\n{side}", ha="center",
                         va="bottom" if side == "above" else "top", transform=bar.ax.transAxes, color="#0097a7",
                         fontsize=FONT_SIZES["xtick.labelsize"])
-    ax.set(title=title, xlabel="d", ylabel="‖μ‖")
+    map_labels(ax, title)
     return mesh
 
 
@@ -55,28 +80,30 @@ def category_key(colors: dict, prefix: str = "") -> list:
     return [Patch(color=color, label=prefix + key.replace("_", " ")) for key, color in colors.items()]
 
 
-def category_map(ax, d_values, mu_values, labels, colors: dict, title: str, legend: bool | str = True) -> None:
+def category_map(ax, d_values, mu_values, labels, colors: dict, title: str, legend: bool | str = True,
+                 log_mu: bool = False) -> None:
     """Categorical (d, ‖μ‖) map: `labels` (rows d, columns ‖μ‖) are keys of `colors` (label → colour); the legend
     (`category_key`, in the upper right) shows a key with its underscores as spaces. So that it covers no cell:
     `legend="below"` sets it under the map (under its axis label), `legend=False` leaves it to the caller, such as
-    one key above a figure of several maps (`legend_above`'s `extra`)."""
+    one key above a figure of several maps (`legend_above`'s `extra`); `log_mu`: as `heatmap`'s."""
     from matplotlib.colors import ListedColormap
 
     names = list(colors)
     codes = np.vectorize(names.index)(np.asarray(labels))
-    ax.pcolormesh(_edges(d_values), _edges(mu_values), codes.T, cmap=ListedColormap(list(colors.values())),
-                  vmin=-0.5, vmax=len(names) - 0.5, shading="flat")
+    ax.pcolormesh(_edges(d_values), _edges(mu_values, log=log_mu), codes.T,
+                  cmap=ListedColormap(list(colors.values())), vmin=-0.5, vmax=len(names) - 0.5, shading="flat")
+    mu_axis(ax, mu_values, log_mu)
     if legend == "below":
         ax.legend(handles=category_key(colors), loc="upper center", bbox_to_anchor=(0.5, -0.2), ncols=2,
                   frameon=False)
     elif legend:
         ax.legend(handles=category_key(colors), loc="upper right", framealpha=0.9)
-    ax.set(title=title, xlabel="d", ylabel="‖μ‖")
+    map_labels(ax, title)
 
 
-def regime_map(ax, d_values, mu_values, regimes, title: str, legend: bool = True) -> None:
-    """Categorical map of the observed regime of each cell (`legend`: as `category_map`'s)."""
-    category_map(ax, d_values, mu_values, regimes, REGIME_COLORS, title, legend)
+def regime_map(ax, d_values, mu_values, regimes, title: str, legend: bool = True, log_mu: bool = False) -> None:
+    """Categorical map of the observed regime of each cell (`legend`, `log_mu`: as `category_map`'s)."""
+    category_map(ax, d_values, mu_values, regimes, REGIME_COLORS, title, legend, log_mu)
 
 
 COURSE_COLORS = {"stays_below": "#2ca02c", "transient": "#ff7f0e", "falls_below": "#9467bd", "rises_above": "#d62728",
@@ -104,13 +131,15 @@ def theory_overlay(ax, d_values, n: int, sigma: float = 1.0, settings: dict | No
             label="n·SNR² = 1")
     ax.plot(d, np.minimum(theory.signal_norm_at_harmful(d, sigma=sigma), ylim[1]), color=color, lw=1.8, ls=":",
             label="SNR = $d^{-1/4}$")
+    ax.set(xlim=xlim, ylim=ylim)  # the map's, before a setting's place in it is read
     for label, (d0, mu0) in (settings or {}).items():
         ax.scatter([d0], [mu0], marker="*", s=140, color="white", edgecolor="black", zorder=5, clip_on=False)
         right = d0 > xlim[0] + 0.75 * (xlim[1] - xlim[0])  # label to the left near the right edge
-        low = ax.transAxes.inverted().transform(ax.transData.transform((d0, mu0)))[1] < LOW_SETTING
+        height = ax.transAxes.inverted().transform(ax.transData.transform((d0, mu0)))[1]
+        low, top = height < LOW_SETTING, height > 1 - LOW_SETTING  # a label under a star at the top, clear of the title
         box = dict(boxstyle="round,pad=0.15", lw=0, alpha=0.85, fc="black" if color == "white" else "white")
         place = dict(xytext=(d0, raised_at), textcoords=("data", "axes fraction")) if low else dict(
-            xytext=(-6 if right else 6, 4), textcoords="offset points")
+            xytext=(-6 if right else 6, -6 if top else 4), textcoords="offset points", va="top" if top else "baseline")
         if low:  # the tie, apart from the label: a label's box is its text alone
             ax.annotate("", (d0, mu0), arrowprops=dict(arrowstyle="-", color=color, lw=1.2, shrinkB=6), zorder=6,
                         **place)

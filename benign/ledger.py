@@ -80,7 +80,7 @@ CLAIMS = [
                         "SNR ≍ 1/∜d")),
     Claim(S, "the authors' repository, its figure of the three regions", "The harmful / benign boundary follows "
           "SNR ≍ 1/∜d: along it, log ‖μ‖ grows as a quarter of log d.", "fig5_heatmap",
-          GRID + "; harmful read as training costing test accuracy against the cell's own step 0",
+          GRID + "; harmful read as the flipped labels costing test accuracy against the same run on clean labels",
           boundary_rule("harmful_trained_slope", 0.25, 0.0, "log ‖μ*‖ against log d along the boundary",
                         "a boundary at one ‖μ‖, as the head's own accuracy draws one")),
     Claim(S, "Theorem 4.2 (not-overfitting case)", "Where n·SNR² is large there is a time at which the clean labels are "

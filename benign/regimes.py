@@ -55,11 +55,11 @@ def points(d_values, signal_norm_values, snapshot_steps, *, num_steps: int, test
 
 
 def trained_regime(train_acc, test_acc, control_test_acc, harm: float = thresholds.HARM.value) -> np.ndarray:
-    """The regime by what training adds: *not overfitting* while some training label is unfitted, else *harmful*
-    if the run ends more than `harm` of test accuracy below its control, else *benign*. The control is the run's own
-    step 0 where that is the fixed head alone (uniform attention: Figure 5's cells), or the same run on clean labels
-    where step 0 is at chance (the encoder's random head). Unlike Figure 5's rule (`theory.observed_regime`, a test
-    accuracy threshold), a run whose control scores low is not harmful unless training with noise makes it worse."""
+    """The regime by what the flipped labels cost: *not overfitting* while some training label is unfitted, else
+    *harmful* if the run ends more than `harm` of test accuracy below its control, else *benign*. The control is the
+    same run on clean labels (same inputs, W₀ and steps: Figures 5 and 7), so a cost that training alone pays, or an
+    accuracy the fixed head already lacks at step 0, is not harm. Unlike Figure 5's rule (`theory.observed_regime`, a
+    test accuracy threshold), a run whose control scores low is not harmful unless the flipped labels make it worse."""
     fitted = np.asarray(train_acc) >= 1
     lost = np.asarray(test_acc) - np.asarray(control_test_acc) < -harm
     return np.where(~fitted, "not_overfitting", np.where(lost, "harmful", "benign"))

@@ -94,8 +94,9 @@ def trend_words(trends) -> str:
 
 @dataclass(frozen=True)
 class MapResult:
-    """Figure 5's map at the paper's step: its regimes (`theory.observed_regime`) and what training adds to the head's
-    own accuracy (`regimes.trained_regime`), read as the page and the claims ledger read them."""
+    """Figure 5's map at the paper's step: its regimes (`theory.observed_regime`), what training adds to the head's
+    own accuracy, and what the flipped labels cost against the same runs on clean labels (`regimes.trained_regime`),
+    read as the page and the claims ledger read them."""
 
     shares: dict[str, float]  # share of the cells in each regime (theory.REGIMES)
     trained_shares: dict[str, float]  # ... by what training adds
@@ -107,9 +108,11 @@ class MapResult:
     harmful_cells: int
     harmful_max_snr_times_d_quarter: float | None  # how far above SNR = d^(-1/4) a harmful cell reaches
     harmful_head_below_share: float | None  # of the harmful cells, those whose head alone scores below the threshold
+    harmful_clean_below_share: float | None  # ... those whose clean-label run scores below it too
     harmful_trained_cells: int
     fitted_cells: int
     test_gain: tuple[float, float]  # test accuracy gained by training: (min, max) over the cells
+    noise_cost: tuple[float, float]  # test accuracy the flipped labels cost against clean labels: (min, max)
     test_acc_step0_min: float
     head_below_max_signal_norm: float | None  # the largest ‖μ‖ with a cell whose head alone is below the threshold
     smallest_signal_norm: float  # the grid's smallest ‖μ‖
@@ -134,6 +137,8 @@ class MapResult:
                     harmful_max_snr_times_d_quarter=self.harmful_max_snr_times_d_quarter,
                     harm_threshold=thresholds.HARM.value, harmful_cells=self.harmful_cells,
                     harmful_head_below_share=self.harmful_head_below_share,
+                    harmful_clean_below_share=self.harmful_clean_below_share,
+                    noise_cost_min=self.noise_cost[0], noise_cost_max=self.noise_cost[1],
                     harmful_trained_cells=self.harmful_trained_cells, fitted_cells=self.fitted_cells,
                     test_gain_min=self.test_gain[0], test_gain_max=self.test_gain[1],
                     test_acc_step0_min=self.test_acc_step0_min,
@@ -158,19 +163,24 @@ class MapResult:
         head = ("the map has no harmful cell" if self.harmful_head_below_share is None else
                 f"{share_text(self.harmful_head_below_share)} of the harmful cells are cells where the fixed head "
                 "alone scores below the threshold before any training")
-        below = f"some cell's head alone scores below {self.test_threshold:.2f}"
-        head_below = (f"no cell's head alone scores below {self.test_threshold:.2f}"
+        below = f"it falls below {self.test_threshold:.2f}"
+        head_below = (f"it is at least {self.test_threshold:.2f} in every cell"
                       if self.head_below_max_signal_norm is None else
-                      f"{below} only at the grid's smallest ‖μ‖, {self.head_below_max_signal_norm:g}"
+                      f"{below} only in the grid's lowest row, ‖μ‖ = {self.head_below_max_signal_norm:g}"
                       if self.head_below_max_signal_norm <= self.smallest_signal_norm else
-                      f"{below} at ‖μ‖ up to {self.head_below_max_signal_norm:g}")
+                      f"{below} in the rows up to ‖μ‖ = {self.head_below_max_signal_norm:g}")
         harmful_of = ("none of the cells is harmful" if not self.harmful_cells else
                       f"the only cell the map calls harmful is {'' if self.harmful_head_below_share else 'not '}a cell "
                       "whose head alone already scores below the threshold" if self.harmful_cells == 1 else
                       f"{share_text(self.harmful_head_below_share)} of the {self.harmful_cells} cells the map calls "
                       "harmful are cells whose head alone already scores below the threshold")
+        clean = self.harmful_clean_below_share
+        harmful_clean = ("" if not self.harmful_cells else
+                         "; in each of them the same run on clean labels scores at or above it" if not clean else
+                         f"; in {share_text(clean)} of them the same run on clean labels scores below it too, so the "
+                         "flipped labels are not what puts those cells there")
         return dict(
-            test_loss_trend_words=trend_words(self.test_loss_trend),
+            test_loss_trend_words=trend_words(self.test_loss_trend), harmful_clean_words=harmful_clean,
             unfitted_words=unfitted, harmful_reach_words=reach,
             overfit_fit_d_words=fit_words(overfit, "slope_d", self.grid[1]),
             overfit_reading_words=(": the not-overfitting region is bounded by d far more than by ‖μ‖" if d_bounded
@@ -184,10 +194,12 @@ class MapResult:
 def map_result(cells: pd.DataFrame, maps: dict, d_values, signal_norm_values, n: int,
                test_threshold: float) -> MapResult:
     """Read Figure 5's map: `cells` one row per (d, ‖μ‖) with train/test accuracy and loss, `test_acc_step0`,
-    `regime` and `regime_trained`; `maps` those as (d, ‖μ‖) arrays (`sweep.maps`); n the training samples."""
+    `regime` and the control's columns (`against_clean_labels`); `maps` those as (d, ‖μ‖) arrays (`sweep.maps`);
+    n the training samples."""
     unfitted, harmful = cells[cells.regime == "not_overfitting"], cells[cells.regime == "harmful"]
     unfitted_n_snr2 = theory.n_snr2(unfitted.signal_norm, unfitted.d, n)
     head_low = cells.test_acc_step0 < test_threshold  # the head alone already below the paper's rule
+    clean_low = cells.clean_labels_test_acc < test_threshold  # ... or the same run on clean labels
     shares = {k: float(v) for k, v in cells.regime.value_counts(normalize=True)
               .reindex(theory.REGIMES, fill_value=0.0).items()}
     trained = {k: float(v) for k, v in cells.regime_trained.value_counts(normalize=True)
@@ -210,12 +222,28 @@ def map_result(cells: pd.DataFrame, maps: dict, d_values, signal_norm_values, n:
         harmful_max_snr_times_d_quarter=float((theory.snr(harmful.signal_norm, harmful.d)
                                                / theory.harmful_snr(harmful.d)).max()) if len(harmful) else None,
         harmful_head_below_share=float(head_low[cells.regime == "harmful"].mean()) if len(harmful) else None,
+        harmful_clean_below_share=float(clean_low[cells.regime == "harmful"].mean()) if len(harmful) else None,
         harmful_trained_cells=int((cells.regime_trained == "harmful").sum()),
         fitted_cells=int((cells.train_acc >= 1).sum()), test_gain=(float(gain.min()), float(gain.max())),
+        noise_cost=(float(cells.noise_cost.min()), float(cells.noise_cost.max())),
         test_acc_step0_min=float(cells.test_acc_step0.min()),
         head_below_max_signal_norm=float(cells.signal_norm[head_low].max()) if head_low.any() else None,
         smallest_signal_norm=float(min(signal_norm_values)),
         fits=fits, grid=(len(d_values), len(signal_norm_values)), paper_cells=paper, test_threshold=test_threshold)
+
+
+def against_clean_labels(cells: pd.DataFrame, clean: pd.DataFrame) -> pd.DataFrame:
+    """Figure 5's cells with their control beside them: `clean` is the same grid trained on clean labels (same
+    inputs, W₀ and steps). Adds its final test accuracy (`clean_labels_test_acc`), what the flipped labels cost
+    against it (`noise_cost`) and the regime read by that cost (`regime_trained`: `regimes.trained_regime`)."""
+    at = pd.MultiIndex.from_frame(cells[["d", "signal_norm"]])
+    control = clean.set_index(["d", "signal_norm"]).test_acc.reindex(at)
+    if control.isna().any():
+        raise ValueError(f"the clean-label runs miss {int(control.isna().sum())} of the map's cells")
+    out = cells.assign(clean_labels_test_acc=control.to_numpy())
+    out["noise_cost"] = out.clean_labels_test_acc - out.test_acc
+    out["regime_trained"] = regimes.trained_regime(out.train_acc, out.test_acc, out.clean_labels_test_acc)
+    return out
 
 
 def annotate_long(long: pd.DataFrame, steps: list[int], attention_level: float) -> pd.DataFrame:

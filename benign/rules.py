@@ -186,29 +186,33 @@ def three_regions(shares: dict[str, float], evidence: str) -> Finding:
                    f"no region of {missing}: a region needs at least {needs} of the grid's cells")
 
 
+def papers_rule_words(m: Record) -> str:
+    """The paper's threshold rule beside a map read against clean labels: its harmful share, and how many of those
+    cells score as low on clean labels (so that the flipped labels are not what puts them there)."""
+    clean, harmful = m.maybe("harmful_clean_below_share"), percent(m["share_harmful"], ".1%")
+    return (f" (by the paper's rule, test accuracy at least {m['test_threshold_value']:g}: harmful {harmful}" +
+            (f", of which {percent(clean)} are cells whose clean-label run scores below it{' too' * bool(clean)})"
+             if m["share_harmful"] else ")"))
+
+
 def regions_rule(m: Record) -> Finding:
-    """Three regions on the step-1000 map judged by what training adds (`regimes.trained_regime`: harmful = every
-    label fitted and more than `HARM` lost against the cell's own step 0): a regime is a region when it holds at
-    least `REGION` of the cells."""
+    """Three regions on the step-1000 map judged against the same runs on clean labels (`regimes.trained_regime`:
+    harmful = every label fitted and more than `HARM` of test accuracy lost to them): a regime is a region when it
+    holds at least `REGION` of the cells."""
     shares = {k: m[f"share_{k}_trained"] for k in ("benign", "harmful", "not_overfitting")}
-    evidence = ("share of the grid's cells at the last step, by what training adds: " +
-                ", ".join(f"{k.replace('_', ' ')} {percent(v, '.1%')}" for k, v in shares.items()) +
-                f" (by the paper's rule, test accuracy ≥ {m['test_threshold_value']:g}: harmful "
-                f"{percent(m['share_harmful'], '.1%')}"
-                + (f", of which {percent(m.maybe('harmful_head_below_share'))} are cells whose head alone already "
-                   "scores below it)" if m['share_harmful'] else ")"))
-    return three_regions(shares, evidence)
+    return three_regions(shares, "share of the grid's cells at the last step, against the same run on clean labels: "
+                         + ", ".join(f"{k.replace('_', ' ')} {percent(v, '.1%')}" for k, v in shares.items())
+                         + papers_rule_words(m))
 
 
 def encoder_regions_rule(m: Record) -> Finding:
     """Figure 7: the one-layer encoder's map shows Figure 5's three regions where the theory puts them. Two parts:
-    each regime holds at least `REGION` of the cells (`three_regions`) by what training with the flipped labels adds
-    (against the same run on clean labels, read as Figure 6 reads its seeds: `onelayer.seed_reading`, near chance
-    is neither; the paper's threshold rule beside it, with how many of its harmful cells score as low on clean
-    labels), and the test loss is ordered as the theory orders harm (SNR ≍ d^(−1/4)): it grows towards large d and
-    falls towards large ‖μ‖ (least-squares slopes over the cells against log d and log ‖μ‖, a direction beyond
-    `SLOPE_SE` standard errors). Holds when both parts hold; contradicted when fewer than two regions appear or the
-    test loss moves against the theory on either axis; in part otherwise, the cause naming every part that fails."""
+    each regime holds at least `REGION` of the cells (`three_regions`) against the same runs on clean labels, read as
+    Figure 6 reads its seeds (`onelayer.seed_reading`: near chance is neither), the paper's rule beside it; and the
+    test loss is ordered as the theory orders harm (SNR ≍ d^(−1/4)): it grows towards large d and falls towards large
+    ‖μ‖ (slopes against log d and log ‖μ‖, a direction beyond `SLOPE_SE` standard errors). Holds when both hold;
+    contradicted when fewer than two regions appear or the test loss moves against the theory on either axis; in
+    part otherwise, the cause naming every part that fails."""
     shares = {k: m[f"share_{k}_trained"] for k in ("benign", "harmful", "not_overfitting")}
     near = m.maybe("share_near_chance_trained")  # neither benign nor harmful (`onelayer.seed_reading`)
     errors = thresholds.SLOPE_SE.value
@@ -220,10 +224,7 @@ def encoder_regions_rule(m: Record) -> Finding:
                 ", ".join(f"{k.replace('_', ' ')} {percent(v, '.1%')}" for k, v in shares.items()) +
                 (f", near chance (neither: the run and its clean-label run both end below {thresholds.NEAR_CHANCE.value:g}"
                  f", a loss within sampling) {percent(near, '.1%')}" if near > 0 else "") +
-                f" (by the paper's rule, test accuracy at least {m['test_threshold_value']:g}: harmful "
-                f"{percent(m['share_harmful'], '.1%')}" +
-                (f", of which {percent(m['harmful_clean_below_share'])} are cells whose clean-label run scores "
-                 f"below it{' too' if m['harmful_clean_below_share'] else ''})" if m["share_harmful"] else ")") +
+                papers_rule_words(m) +
                 "; the test loss against log d: slope {}, against log ‖μ‖: slope {} (the theory: above zero, below "
                 "zero); its largest at d = {:g}, ‖μ‖ = {:.3g}".format(
                     *(f"{signed(b, '+.2f')} ± {se:.2f}" for b, se in slopes.values()), m["test_loss_max_d"],
@@ -366,8 +367,7 @@ def encoder_rule(m: Record) -> Finding:
     step 0 says nothing; a run near chance whose cost its test set cannot resolve reads 'near chance', neither benign
     nor harmful: `onelayer.seed_reading`). A setting lands as named when more than `MAJORITY` of its seeds do: holds
     when every seed of every setting lands as named, contradicted when no setting lands, in part otherwise. The
-    paper's test threshold alone is quoted beside it, and named in the cause where it reads otherwise; it does not
-    decide."""
+    paper's test threshold is quoted beside it, and named in the cause where it reads otherwise; it does not decide."""
     names = {"balanced": "balanced", "harmful": "harmful", "not_overfitting": "not overfitting"}
     seeds, most = int(m["replicates"]), thresholds.MAJORITY.value
 

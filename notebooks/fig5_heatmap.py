@@ -63,19 +63,21 @@ long_points = regimes.points(d_values_long, signal_norm_values_long, snapshot_st
 # matrices from one $O(d^2 nT)$ product and trains them together with the exact recursion of the
 # [model page](../book/model.md). Each finished chunk is saved on disk (the *cache*, keyed by every parameter and by
 # the source code that computes it), so rerunning this page with one parameter changed recomputes only what changed.
-# This build: {glue:md}`sweep_words`.
+# The same grid runs a second time on clean labels (same inputs, $W_0$ and steps): the control of the section *What
+# training adds*. This build: {glue:md}`sweep_words`.
 
 # %%
-cells = sweep.run(synthetic.grid_chunk, points, cache=paths.cache_dir("sweeps") if use_cache else None,
-                  progress=progress)
+cache = paths.cache_dir("sweeps") if use_cache else None
+cells = sweep.run(synthetic.grid_chunk, points, cache=cache, progress=progress)
+clean = sweep.run(synthetic.grid_chunk, [dict(p, noise_ratio=0.0) for p in points], cache=cache, progress=progress)
 cells["regime"] = theory.observed_regime(cells.train_acc, cells.test_acc, test_threshold)
 cells["regime_by_order"] = theory.regime(cells.signal_norm, cells.d, n)
 cells["test_gain"] = cells.test_acc - cells.test_acc_step0  # what training adds to the head's own accuracy
-cells["regime_trained"] = regimes.trained_regime(cells.train_acc, cells.test_acc, cells.test_acc_step0)
+cells = regionmap.against_clean_labels(cells, clean)  # noise_cost and regime_trained, against the clean-label runs
 
 # %%
 d_values, mu_values, maps = sweep.maps(cells, ("train_loss", "test_loss", "train_acc", "test_acc", "regime",
-                                                "regime_by_order", "test_acc_step0", "test_gain", "regime_trained"))
+                                                "regime_by_order", "test_acc_step0", "noise_cost", "regime_trained"))
 figure3 = {name.replace("_", " "): (d0, mu0) for name, (d0, mu0) in regionmap.PAPER_CELLS.items()
            if min(d_values) <= d0 <= max(d_values) and min(mu_values) <= mu0 <= max(mu_values)}
 fig, axes = plots.figure(4, 2, row_height=3.2)
@@ -86,11 +88,11 @@ for ax, (key, title, cmap, lims) in zip(axes.flat[:4], panels):
 heatmaps.regime_map(axes[2, 0], d_values, mu_values, maps["regime"], f"observed (test ≥ {test_threshold:g}: benign)",
                  legend=False)  # the regimes' key is above the figure, where it covers no cell
 heatmaps.regime_map(axes[2, 1], d_values, mu_values, maps["regime_by_order"], "by order (constants = 1)", legend=False)
-gain_limit = max(0.02, float(np.nanmax(np.abs(maps["test_gain"]))))
-heatmaps.heatmap(axes[3, 0], d_values, mu_values, maps["test_gain"], "test accuracy gained by training",
-              cmap="RdBu", vmin=-gain_limit, vmax=gain_limit)
+cost_limit = max(0.02, float(np.nanmax(np.abs(maps["noise_cost"]))))
+heatmaps.heatmap(axes[3, 0], d_values, mu_values, maps["noise_cost"], "test accuracy the flipped labels cost",
+              cmap="RdBu_r", vmin=-cost_limit, vmax=cost_limit)
 heatmaps.regime_map(axes[3, 1], d_values, mu_values, maps["regime_trained"],
-                 f"by what training adds (harmful: loses > {thresholds.HARM.value:g})", legend=False)
+                 f"against clean labels (harmful: loses > {thresholds.HARM.value:g})", legend=False)
 for ax in axes.flat:
     heatmaps.theory_overlay(ax, d_values, n, settings=figure3, color="black" if ax is axes[3, 0] else "white",
                          label_box=True)
@@ -120,8 +122,10 @@ nb.save_figure(fig)
 result = regionmap.map_result(cells, maps, d_values, mu_values, n, test_threshold)
 metrics = {"grid_d": d_values, "grid_signal_norm": mu_values,
            **{key: maps[key] for key in ("train_loss", "test_loss", "train_acc", "test_acc")},
-           "sweep_wall_s": round(cells.attrs["wall_s"], 2), "computed_chunks": cells.attrs["computed_chunks"],
-           "sweep_words": words.sweep_said(cells), "map_cells": len(cells),
+           "sweep_wall_s": round(cells.attrs["wall_s"] + clean.attrs["wall_s"], 2),
+           "computed_chunks": cells.attrs["computed_chunks"] + clean.attrs["computed_chunks"],
+           "sweep_words": f"{words.sweep_said(cells)}; on clean labels, {words.sweep_said(clean)}",
+           "map_cells": len(cells),
            **result.metrics()}
 
 # The authors' main.py (benign.authors, as on the Figure 3 page: evaluated once at the end, cached, shared with it)
@@ -144,15 +148,20 @@ if chosen:
 # The map's rule calls a cell harmful when its test accuracy ends below {glue:text}`test_threshold_value:.2f`. But the
 # fixed head classifies before any training: at step 0, $p = 0$, the attention is uniform and $f(X) = \nu^\top\bar x$,
 # whose test accuracy, the head's own, is set before any training (lowest on this grid
-# {glue:text}`test_acc_step0_min:.3f`; {glue:md}`head_below_words`). On this grid, {glue:md}`harmful_of_words`. The panel *test accuracy gained by training*: what training changes, the final
-# test accuracy minus the same cell's step 0 (from {glue:text}`test_gain_min:+.3f` to {glue:text}`test_gain_max:+.3f` on
-# this grid). The panel *by what training adds*: the regimes re-read by it: harmful where every label is
-# fitted and training loses more than {glue:text}`harm_threshold:.2f` of test accuracy against step 0. Of the
-# {glue:text}`fitted_cells:,.0f` cells that fit every label, {glue:text}`harmful_trained_cells:,.0f` lose that much.
-# Of all {glue:text}`map_cells:,.0f` cells of the map, that reads benign {glue:md}`share_benign_trained_pct`, harmful
-# {glue:md}`share_harmful_trained_pct` and not overfitting {glue:md}`share_not_overfitting_trained_pct`. Along the harmful / benign boundary of that map, the slope
-# of $\log\|\mu^*\|$ against $\log d$, ¼ by the theory, is {glue:md}`harmful_trained_fit_words`; the claims ledger
-# judges the boundary there, where harm is what training does, not where the head alone falls short.
+# {glue:text}`test_acc_step0_min:.3f`; {glue:md}`head_below_words`). On this grid,
+# {glue:md}`harmful_of_words`{glue:md}`harmful_clean_words`. Against that step 0, training changes the test accuracy by
+# {glue:text}`test_gain_min:+.3f` to {glue:text}`test_gain_max:+.3f`; but whether a loss is the flipped labels' doing is
+# read against the control of the {doc}`model page <../book/model>`: the same cell trained on clean labels, with the
+# same inputs, $W_0$ and steps. The panel *test accuracy the flipped labels cost*: that run's final test accuracy
+# minus the cell's (from {glue:text}`noise_cost_min:+.3f` to {glue:text}`noise_cost_max:+.3f`; red where they cost).
+# The panel *against clean labels*: the regimes re-read by it,
+# harmful where every label is fitted and the flipped labels cost more than {glue:text}`harm_threshold:.2f` of test
+# accuracy. Of the {glue:text}`fitted_cells:,.0f` cells that fit every label, {glue:text}`harmful_trained_cells:,.0f`
+# lose that much. Of all {glue:text}`map_cells:,.0f` cells of the map, that reads benign
+# {glue:md}`share_benign_trained_pct`, harmful {glue:md}`share_harmful_trained_pct` and not overfitting
+# {glue:md}`share_not_overfitting_trained_pct`. Along the harmful / benign boundary of that map, the slope of
+# $\log\|\mu^*\|$ against $\log d$, ¼ by the theory, is {glue:md}`harmful_trained_fit_words`; the claims ledger judges
+# the boundary there, where harm is what the flipped labels cost, not where the head alone falls short.
 
 # %% [markdown]
 # ## The same cells over training time
@@ -180,19 +189,21 @@ d_long, mu_long, long_maps = sweep.maps(long, [f"regime_{t}" for t in steps_draw
 panels = len(steps_drawn) + 3  # the snapshots, then when the noisy labels are fitted and the test error's course
 fig, grid = plots.figure(-(-panels // 2), 2, row_height=3.2)
 axes = list(grid.flat)
+log_mu = heatmaps.uneven(mu_long)  # the long runs' rows, 5 to 80 unevenly spaced: each as tall as its log spacing
 for ax, t in zip(axes, steps_drawn):
-    heatmaps.regime_map(ax, d_long, mu_long, long_maps[f"regime_{t}"], f"regime at step {t:,}", legend=False)
-    heatmaps.theory_overlay(ax, d_long, n, settings=figure3, label_box=True)
+    heatmaps.regime_map(ax, d_long, mu_long, long_maps[f"regime_{t}"], f"regime at step {t:,}", legend=False,
+                        log_mu=log_mu)
+    heatmaps.theory_overlay(ax, d_long, n, settings=figure3, label_box=True, raised_at=0.75)  # above "balanced"
 fitted_steps = long[["first_noisy_step", "noisy_fitted_step"]].to_numpy(dtype=float)
 low, high = max(1.0, np.nanmin(fitted_steps)) if np.isfinite(fitted_steps).any() else 1.0, float(num_steps_long)
 rest = axes[len(steps_drawn):]
 for ax, key, title in zip(rest, ("first_noisy_step", "noisy_fitted_step"),
                           ("first noisy label fitted", "last noisy label fitted")):
     heatmaps.heatmap(ax, d_long, mu_long, np.clip(long_maps[key], low, None), f"{title} (blank: never)",
-                  cmap="magma_r", vmin=low, vmax=high, label="step", log=True)
+                  cmap="magma_r", vmin=low, vmax=high, label="step", log=True, log_mu=log_mu)
 courses = {key: color for key, color in heatmaps.COURSE_COLORS.items() if (long.course == key).any()}  # keyed if seen
 heatmaps.category_map(rest[2], d_long, mu_long, long_maps["course"], courses,
-                   f"test error against δ, {num_steps_long:,} steps", legend="below")
+                   f"test error against δ, {num_steps_long:,} steps", legend="below", log_mu=log_mu)
 for ax in rest[3:]:
     ax.axis("off")
 plots.legend_above(fig, axes[0], ncols=5, extra=heatmaps.category_key(heatmaps.REGIME_COLORS),  # where it covers no cell
@@ -300,17 +311,17 @@ HTML(regimes.time_map_html(time_payload))
 # %% [markdown]
 # ## Paper vs here
 #
-# On this map, read by what training adds, {glue:md}`share_benign_trained_pct` of the cells are benign,
+# On this map, read against the same runs on clean labels, {glue:md}`share_benign_trained_pct` of the cells are benign,
 # {glue:md}`share_harmful_trained_pct` harmful and {glue:md}`share_not_overfitting_trained_pct` not overfitting (the
 # ledger's rule for the three regions reads these shares). The
 # paper gives its heatmaps as pictures, not numbers; the rows below check the cells of Figure 3, which the paper does
 # report. The *authors'
 # code* column runs their final main.py (commit c563aae; transcribed, see {doc}`Figure 3 <fig3_dynamics>`) at those
 # cells with $d \le$ {glue:text}`authors_max_d` (at the paper's profile: all three): one draw of their data stream and
-# initialisation, at this page's seed (the book: their final config's 42; the paper's profile: 0, the seed of their
-# configs until their final commit, at which their script reaches Figure 3's reported numbers at these cells — see that
-# page; their January main_synthetic.py, which logs one run per $(d, \|\mu\|, \rho)$ as a grid like this one needs, ran
-# with it).
+# initialisation, at this page's seed. The book profile uses their final configuration's seed, 42; the paper's profile
+# uses 0, the seed of their configurations before that commit, with which their script reaches Figure 3's reported
+# numbers at these cells (see that page). Their script that sweeps a grid like this one (main_synthetic.py, January)
+# also ran with seed 0.
 
 # %%
 nb.compare(metrics)

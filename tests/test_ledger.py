@@ -162,7 +162,7 @@ def test_the_eta_sweep_is_judged_over_n_and_in_part_where_the_edge_only_crosses(
 
 def test_the_regions_claim_stays_in_the_ledger_when_the_papers_rule_finds_no_harmful_cell():
     record = {"share_benign_trained": 0.6, "share_harmful_trained": 0.1, "share_not_overfitting_trained": 0.3,
-              "share_harmful": 0.0, "harmful_head_below_share": None, "test_threshold_value": 0.95}
+              "share_harmful": 0.0, "harmful_clean_below_share": None, "test_threshold_value": 0.95}
     entry = next(e for e in ledger.evaluate({"fig5_heatmap": {**record, "parameters": PARAMETERS_FIG5}})
                  if e.claim.claim.startswith("On the (d, ‖μ‖) grid"))
     assert entry.finding.verdict == ledger.HOLDS
@@ -493,9 +493,9 @@ CASES = {  # claim → (a record on which it holds, one on which it is contradic
         {"balanced_score_noisy_relevant": 0.2, "parameters": {"T": 8}}),
     "On the (d, ‖μ‖) grid": (
         {"share_benign_trained": 0.6, "share_harmful_trained": 0.1, "share_not_overfitting_trained": 0.3,
-         "share_harmful": 0.2, "harmful_head_below_share": 0.5, "test_threshold_value": 0.95},
+         "share_harmful": 0.2, "harmful_clean_below_share": 0.5, "test_threshold_value": 0.95},
         {"share_benign_trained": 0.995, "share_harmful_trained": 0.005, "share_not_overfitting_trained": 0.0,
-         "share_harmful": 0.2, "harmful_head_below_share": 1.0, "test_threshold_value": 0.95}),
+         "share_harmful": 0.2, "harmful_clean_below_share": 1.0, "test_threshold_value": 0.95}),
     "The benign / not-overfitting boundary": (boundary_record("overfit_slope_d", 2.1, 0.2),
                                               boundary_record("overfit_slope_d", 0.3, 0.1)),
     "The harmful / benign boundary": (boundary_record("harmful_trained_slope", 0.26, 0.03),

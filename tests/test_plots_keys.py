@@ -77,3 +77,23 @@ def test_a_setting_on_the_bottom_rows_has_its_label_raised_and_tied_to_its_star(
     assert noise.get_window_extent(renderer).y0 > star + 20  # above the bottom rows, not on them
     assert plots.overlaps(fig) == []
     assert not any(c.get_clip_on() for c in ax.collections)  # a star on the frame is drawn whole
+
+
+def test_unevenly_spaced_rows_are_drawn_on_a_log_axis_none_a_sliver():
+    mu = [5.0, 7.5, 10.0, 15.0, 20.0, 40.0, 60.0, 80.0]  # the long runs' rows of Figure 5's book profile
+    assert heatmaps.uneven(mu) and not heatmaps.uneven([5.0, 7.5, 10.0, 12.5]) and not heatmaps.uneven([5.0])
+    fig, axes = plt.subplots(1, 2)
+    for ax, log_mu in zip(axes, (False, True)):
+        heatmaps.regime_map(ax, [250, 500], mu, np.full((2, len(mu)), "benign"), "rows", legend=False, log_mu=log_mu)
+    fig.canvas.draw()
+
+    def heights(ax):  # each row's height on the screen
+        y = ax.transData.transform(ax.collections[0].get_coordinates()[:, 0])[:, 1]
+        return np.diff(y)
+
+    linear, logged = heights(axes[0]), heights(axes[1])
+    assert linear.max() / linear.min() == pytest.approx(8, rel=0.01)  # 20 against 2.5: the low rows are slivers
+    # edges halfway in log: the row at 40 spans half of log 2 and half of log 1.5, the row at 80 log(4/3)
+    assert logged.max() / logged.min() == pytest.approx(np.log(3) / 2 / np.log(4 / 3), rel=0.01)
+    assert axes[1].get_yscale() == "log" and [t.get_text() for t in axes[1].get_yticklabels()] == \
+        ["5", "7.5", "10", "15", "20", "40", "60", "80"]

@@ -89,8 +89,8 @@ def test_bad_grids_are_refused_in_one_line(args, message):
         regimes.points(*args, num_steps=100_000, test_threshold=0.95)
 
 
-def test_the_trained_regime_judges_harm_against_the_cells_own_step_0():
-    # fitted and 0.88 at the end: harmful by the paper's 0.95 rule, but the head alone scored 0.885 (no harm) in the
-    # first cell and 0.95 in the second (harm); an unfitted cell is not overfitting whatever its accuracy
+def test_the_trained_regime_judges_harm_against_the_control():
+    # fitted and 0.88 at the end: harmful by the paper's 0.95 rule, but the same run on clean labels scored 0.885 (no
+    # harm) in the first cell and 0.95 in the second (harm); an unfitted cell is not overfitting whatever its accuracy
     got = regimes.trained_regime([1.0, 1.0, 0.9, 1.0], [0.88, 0.88, 0.5, 1.0], [0.885, 0.95, 1.0, 1.0], harm=0.01)
     assert list(got) == ["benign", "harmful", "not_overfitting", "benign"]

@@ -65,7 +65,8 @@ def known_map(regime: np.ndarray) -> tuple[pd.DataFrame, dict]:
                           "test_acc": np.where(regime == "harmful", 0.9, 0.99).ravel(),
                           "test_acc_step0": np.where(mu < 10, 0.93, 0.99).ravel(),
                           "train_loss": 0.6 + 0.001 * d.ravel() / 2000, "test_loss": 0.5 + 0.1 * np.log(d).ravel()})
-    cells["regime_trained"] = regimes.trained_regime(cells.train_acc, cells.test_acc, cells.test_acc_step0)
+    clean = cells[["d", "signal_norm"]].assign(test_acc=np.where(mu < 10, 0.905, 0.99).ravel())[::-1]  # any order
+    cells = regionmap.against_clean_labels(cells, clean)
     _, _, maps = sweep.maps(cells, ["regime", "regime_trained"])
     return cells, maps
 
@@ -82,13 +83,19 @@ def test_map_result_reads_a_known_map():
     assert result.harmful_cells == 3 and result.unfitted_cells == 3 and result.fitted_cells == 13
     assert result.fits["overfit"]["rows"] == 2 and result.fits["harmful"]["rows"] == 2
     assert result.harmful_head_below_share == pytest.approx(2 / 3)  # two of the harmful cells have ‖μ‖ = 5
+    assert result.harmful_clean_below_share == pytest.approx(2 / 3)  # ... and score 0.905 on clean labels too
+    assert result.noise_cost == pytest.approx((0.905 - 0.99, 0.99 - 0.9))
+    # against clean labels only (2000, 10) loses more than 0.01 (its step 0, 0.93, would have called three harmful)
+    assert result.trained_shares["harmful"] == pytest.approx(1 / 16) and result.harmful_trained_cells == 1
     assert result.head_below_max_signal_norm == 5.0
     assert result.paper_cells == {"balanced": (0.99, 1.0)}  # (2000, 20) is on this grid, the others are not
     metrics = result.metrics()
     assert no_nan(metrics) and metrics["harmful_cells"] == 3 and metrics["balanced_test_acc"] == 0.99
     assert metrics["harmful_of_words"] == ("67% of the 3 cells the map calls harmful are cells whose head alone "
                                            "already scores below the threshold")
-    assert metrics["head_below_words"] == "some cell's head alone scores below 0.95 only at the grid's smallest ‖μ‖, 5"
+    assert metrics["harmful_clean_words"] == ("; in 67% of them the same run on clean labels scores below it too, "
+                                              "so the flipped labels are not what puts those cells there")
+    assert metrics["head_below_words"] == "it falls below 0.95 only in the grid's lowest row, ‖μ‖ = 5"
     assert isinstance(metrics["overfit_rows_map"], int)  # counts stay counts in the record
     marked_d = float(re.search(r'data-value="([^"]+)"', metrics["test_loss_trend_words"]).group(1))
     assert marked_d == pytest.approx(0.1)  # the word is marked with its slope: 0.1 per unit of log d
