@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from . import thresholds
-from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, PART, Finding, Record
+from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, PART, UNTESTABLE, Finding, Record
 from .words import percent, signed, span, tiny, within_words
 
 SHOWN_FLOOR = 1e-6  # a number below this reads "below 10⁻⁶" on the two-step page (its text and tables) and here
@@ -142,7 +142,7 @@ def paper2_boundary_rule(m: Record) -> Finding:
     farther than that from −1/2; not seen when the spread cannot tell −1/2 from 0. Its control is the edge the book's
     first-step estimate predicts on the same grid without any run (`paper2_edge.first_step_cells`): with step sizes
     β_t = c_t·n/d that estimate's √n·SNR is flat, so where the measured slope lies within `SLOPE_SE` standard errors
-    of the control's (or the record has no control) the slope is not seen as evidence for the theorem."""
+    of the control's (or the record has no control) the theorem's slope is not testable here."""
     slope, se = m.maybe("edge_snr_slope_tail"), m.maybe("edge_snr_slope_tail_se")
     k = thresholds.SLOPE_SE.value
     scales = (f"scales as a power of n with exponent {signed(slope, '.2f')} ± {se:.2f}" if se == se else
@@ -176,7 +176,7 @@ def paper2_boundary_rule(m: Record) -> Finding:
                 "signal and noise values depend on n·SNR² alone, so a flat √n·SNR follows from the choice of step "
                 "sizes, and the slope is no evidence for the theorem beyond it" if control == control else
                 "the record has no first-step control: whether the step sizes alone give this slope is not measured")
-        return Finding(NOT_SEEN, evidence, f"{said}; besides, it is {outside}" if outside else said)
+        return Finding(UNTESTABLE, evidence, f"{said}; besides, it is {outside}" if outside else said)
     if outside:
         return Finding(PART, evidence, f"the slope is the theorem's, but {outside}: the scaling is seen there, the "
                        "theorem is not tested")

@@ -124,7 +124,8 @@ for label, (rows, marker) in markers.items():
                 markerfacecolor="white" if label == "small n" else "black", color="black", capsize=3,
                 label=f"first benign cell, {label}")
 ax.axhline(summary["first_step_sqrt_n_snr"], color="#e41a1c", ls="--", label="first-step estimate √(2/(1−2η))")
-ax.plot(edge.n, edge.first_step_sqrt_n_snr, "x", color="#e41a1c", ms=8, label="its grid cell (the control)")
+ax.plot(edge.n, edge.first_step_sqrt_n_snr, "x", color="#e41a1c", ms=11, mew=2, zorder=4,
+        label="its grid cell (the control)")  # drawn over the edge it predicts
 ax.set(xscale="log", xlabel="n (training samples)", ylabel="√n·SNR at the edge",
        title=paper2_edge.slope_title(summary, n_tail_min))
 ax.set_xticks(list(n_values), [f"{n:g}" for n in n_values])

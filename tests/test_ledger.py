@@ -796,12 +796,12 @@ def test_the_snr_edge_slope_is_not_seen_where_the_first_step_control_predicts_it
     rule = claim_rule("Benign overfitting needs SNR of order 1/√n")
     book = {**edge_record(-0.5, 0.016, 1 / 64, control=-0.5), "parameters": {"n_tail_min": 200}}  # the book's run
     finding = rule(ledger.Record(book))
-    assert finding.verdict == ledger.NOT_SEEN and finding.cause.startswith("the first-step control predicts the same "
-                                                                           "slope")
+    assert finding.verdict == ledger.UNTESTABLE and finding.cause.startswith("the first-step control predicts the "
+                                                                             "same slope")
     assert finding.cause.endswith("besides, it is fitted where d is at most n² at every n of the tail, outside the "
                                   "theorem's assumption")
     assert "has slope −0.50 and is the measured edge at 4 of the tail's n" in finding.evidence
-    assert rule(ledger.Record(edge_record(-0.5, 0.016, 4.0, control=-0.47))).verdict == ledger.NOT_SEEN  # within 2 se
+    assert rule(ledger.Record(edge_record(-0.5, 0.016, 4.0, control=-0.47))).verdict == ledger.UNTESTABLE  # in 2 se
     missing = {k: v for k, v in edge_record(-0.5, 0.016, 4.0).items() if k != "first_step_edge_slope_tail"}
     assert rule(ledger.Record(missing)).cause.startswith("the record has no first-step control")
     assert rule(ledger.Record(edge_record(-0.2, 0.016, 4.0, control=-0.5))).verdict == ledger.CONTRADICTED
