@@ -193,6 +193,8 @@ def stage(profile_name: str, records: dict[str, dict]) -> Path:
         "ledger_matrix": landing(judged, titles),  # its verdict matrix, before any figure,
         "ledger_numbers": numbers_said(judged),  # and its compared numbers; the two-papers page quotes one verdict
         "paper2_edge_verdict": claim_said(judged.entries, "paper2_snr_heatmap", "Theorems (SNR threshold)"),
+        "paper2_above_band": records.get("paper2_snr_heatmap", {}).get(  # and the SNR map's reading above its band
+            "above_band_words", "The SNR map did not run in this build."),
         "speed_said": speed.said(),  # and the landing page how many benchmark records this build has
         "project_source": f"<{url}>" if url else "the archive on the {doc}`downloads` page, built with it"}
     (target / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))

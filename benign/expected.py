@@ -129,6 +129,13 @@ class Expected:
     def allowed(self) -> float:
         return TOLERANCES[self.tolerance].value if self.tolerance_value is None else self.tolerance_value
 
+    @property
+    def resolution(self) -> float:
+        """The step of the row's values: 1/N for a share of N labels or test inputs (`regime` count:N or chance:N),
+        else 0 (not known)."""
+        name, _, size = self.regime.partition(":")
+        return 1 / int(size) if name in ("count", "chance") else 0.0
+
 
 def chance_line(n_test: int) -> float:
     """The test accuracy below which a value on `n_test` balanced test samples is chance (`regime_of`): one half plus

@@ -14,8 +14,8 @@ from . import words
 from .words import and_list, plus_minus, signed
 
 # The edge table's columns as a page shows them
-EDGE_COLUMNS = {**SYMBOLS, "test_acc": "test accuracy", "sqrt_n_snr": "√n·SNR", "in_tail": "in the tail",
-                "d_over_n2": "d/n²"}
+EDGE_COLUMNS = {**SYMBOLS, "test_acc": "test accuracy", "sqrt_n_snr": "√n·SNR",
+                "first_step_sqrt_n_snr": "first-step √n·SNR", "in_tail": "in the tail", "d_over_n2": "d/n²"}
 
 
 def edge_slope(edge: pd.DataFrame, log_step: float, n_min: int = 0) -> tuple[float, float, int]:
@@ -38,12 +38,47 @@ def benign_edge(grid: pd.DataFrame, min_test_acc: float = 0.95) -> pd.DataFrame:
     accuracy 1) with test accuracy ≥ `min_test_acc`: columns n, signal_norm, snr, test_acc and sqrt_n_snr = √n·SNR
     there (the same for every n if the boundary is SNR ≍ 1/√n). An n without such a cell has no row."""
     check("min_test_acc", min_test_acc)
-    cells = grid.groupby(["n", "signal_norm"], as_index=False)[["train_acc", "test_acc", "snr"]].mean()
-    benign = cells[(cells.train_acc == 1.0) & (cells.test_acc >= min_test_acc)]
+    benign = benign_cells(grid.groupby(["n", "signal_norm"], as_index=False)[["train_acc", "test_acc", "snr"]].mean(),
+                          min_test_acc)
     edge = benign.loc[benign.groupby("n").signal_norm.idxmin(), ["n", "signal_norm", "snr", "test_acc"]]
     edge = edge.reset_index(drop=True)
     edge["sqrt_n_snr"] = np.sqrt(edge.n) * edge.snr
     return edge
+
+
+def benign_cells(cells: pd.DataFrame, min_test_acc: float) -> pd.DataFrame:
+    """The cells (averaged over seeds) that interpolate (train accuracy 1) with test accuracy ≥ `min_test_acc`."""
+    return cells[(cells.train_acc == 1.0) & (cells.test_acc >= min_test_acc)]
+
+
+def first_step_cells(n, signal_norm_values, d: int, noise_ratio: float) -> np.ndarray:
+    """Per n, √n·SNR at the first grid cell on or above the book's first-step estimate n·SNR² = 2/(1 − 2η)
+    (`paper2.first_step_threshold`): the edge that estimate predicts on this grid, a control computed without any
+    run. With step sizes β_t = c_t·n/d the first step's signal and noise values, c₁(1 − 2η)·n·SNR²/8 and c₁/4,
+    depend on n·SNR² alone, so this control's √n·SNR is the same at every n up to the grid's step; NaN where the
+    estimate lies above the grid."""
+    grid = np.sort(np.unique(np.asarray(signal_norm_values, float)))
+    n = np.asarray(n, float)
+    needed = np.sqrt(first_step_threshold(noise_ratio) * d / n) * (1 - 1e-12)  # n·SNR² exactly at it counts
+    index = np.searchsorted(grid, needed)
+    first = np.where(index < len(grid), grid[np.minimum(index, len(grid) - 1)], np.nan)  # NaN: above the grid
+    return first / np.sqrt(d) * np.sqrt(n)
+
+
+def above_band(cells: pd.DataFrame, min_test_acc: float) -> dict:
+    """What the cells above the benign band show: per n, those with ‖μ‖ above its largest benign cell (`benign_cells`;
+    an n without one has none). Their count, mean train and test accuracy and fresh inputs' mean weight on their
+    signal token; how many fit every training label, their mean test accuracy (NaN if none), how many of those test
+    below `thresholds.NEAR_CHANCE` and the largest n with one (0 if none)."""
+    top = benign_cells(cells, min_test_acc).groupby("n").signal_norm.max()
+    above = cells[cells.signal_norm > cells.n.map(top)]  # NaN for an n with no benign cell: never above
+    fitted = above[above.train_acc == 1.0]
+    return {"above_band_cell_count": len(above), "above_band_train_acc": float(above.train_acc.mean()),
+            "above_band_test_acc": float(above.test_acc.mean()),
+            "above_band_test_signal_attention": float(above.test_signal_attention.mean()),
+            "above_band_fitted_count": len(fitted), "above_band_fitted_test_acc": float(fitted.test_acc.mean()),
+            "above_band_fitted_harmful_count": int((fitted.test_acc < thresholds.NEAR_CHANCE.value).sum()),
+            "above_band_fitted_n_max": int(fitted.n.max()) if len(fitted) else 0}
 
 
 def grid_log_step(signal_norm_values) -> float:
@@ -58,7 +93,10 @@ def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95, n_tail_min: in
     alone (with standard errors and counts), √n·SNR at the edge per n, its mean and spread (max/min) over every n
     and over the tail, the mean over the small n, the first-step estimate √(2/(1 − 2η)), the grid's ratio, d/n² per
     n and its range over the tail, the number of cells below SNR = 1/√n with their mean train and test accuracy and
-    test inputs' mean weight on their signal token, and the same test accuracy and weight at the largest ‖μ‖.
+    test inputs' mean weight on their signal token, the same train and test accuracy and weight at the largest ‖μ‖,
+    and what the cells above the benign band show (`above_band`). The control of the edge's slope: the edge the
+    first-step estimate predicts on the grid (`first_step_cells`, a column of the edge table), its slope over the
+    tail and the number of tail n whose measured edge is that cell.
 
     `clean`: the same sweep on clean labels (`snr_sweep` with noise_ratio 0: the same draws, no label flipped), the
     control of the cells below the boundary: their mean test accuracy there, the mean cost of the flipped labels
@@ -66,16 +104,18 @@ def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95, n_tail_min: in
     check("n_tail_min", n_tail_min)
     edge = benign_edge(grid, min_test_acc)
     d, noise_ratio = int(grid.d.iloc[0]), float(grid.noise_ratio.iloc[0])
+    edge.insert(edge.columns.get_loc("sqrt_n_snr") + 1, "first_step_sqrt_n_snr",
+                first_step_cells(edge.n, grid.signal_norm, d, noise_ratio))  # the control beside the measured
     edge["in_tail"] = edge.n >= n_tail_min
     edge["d_over_n2"] = d / edge.n.astype(float) ** 2
     cells = grid.groupby(["n", "signal_norm"], as_index=False)[["train_acc", "test_acc", "snr",
                                                                 "test_signal_attention"]].mean()
     below = cells[np.sqrt(cells.n) * cells.snr < 1]
-    control = {}
+    twin = {}
     if clean is not None:
         twins = clean.groupby(["n", "signal_norm"]).test_acc.mean()
         cost = twins.loc[list(zip(below.n, below.signal_norm))].to_numpy() - below.test_acc.to_numpy()
-        control = {"below_boundary_clean_test_acc": float((below.test_acc + cost).mean()),
+        twin = {"below_boundary_clean_test_acc": float((below.test_acc + cost).mean()),
                    "below_boundary_noise_cost": float(cost.mean()),
                    "below_boundary_costly_share": float((cost > thresholds.HARM.value).mean())}
     top = cells[cells.signal_norm == cells.signal_norm.max()]
@@ -83,6 +123,7 @@ def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95, n_tail_min: in
     slope, slope_std, count = edge_slope(edge, log_step)
     tail_slope, tail_se, tail_count = edge_slope(edge, log_step, n_tail_min)
     tail, small = edge[edge.in_tail], edge[~edge.in_tail]
+    control = edge.assign(snr=edge.first_step_sqrt_n_snr / np.sqrt(edge.n)).dropna(subset="snr")
     metrics = {"edge_snr_slope": slope, "edge_snr_slope_std": slope_std,
                "edge_snr_slope_tail": tail_slope, "edge_snr_slope_tail_se": tail_se,
                "edge_tail_n_count": tail_count, "edge_small_n_count": len(small),
@@ -92,6 +133,8 @@ def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95, n_tail_min: in
                "edge_sqrt_n_snr_tail_spread": float(tail.sqrt_n_snr.max() / tail.sqrt_n_snr.min()),
                "edge_sqrt_n_snr_small_mean": float(small.sqrt_n_snr.mean()),
                "first_step_sqrt_n_snr": float(np.sqrt(first_step_threshold(noise_ratio))),
+               "first_step_edge_slope_tail": edge_slope(control, log_step, n_tail_min)[0],
+               "edge_tail_on_first_step_count": int(np.isclose(tail.sqrt_n_snr, tail.first_step_sqrt_n_snr).sum()),
                "signal_norm_grid_ratio": float(np.exp(log_step)),
                "edge_n_count": count,
                **{f"edge_sqrt_n_snr_n{n}": float(v) for n, v in zip(edge.n, edge.sqrt_n_snr)},
@@ -100,10 +143,11 @@ def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95, n_tail_min: in
                "below_boundary_train_acc": float(below.train_acc.mean()),
                "below_boundary_test_acc": float(below.test_acc.mean()),
                "below_boundary_test_signal_attention": float(below.test_signal_attention.mean()),
+               "largest_signal_norm_train_acc": float(top.train_acc.mean()),
                "largest_signal_norm_test_acc": float(top.test_acc.mean()),
                "largest_signal_norm_test_signal_attention": float(top.test_signal_attention.mean()),
                "edge_tail_d_over_n2_min": float(tail.d_over_n2.min()),
-               "edge_tail_d_over_n2_max": float(tail.d_over_n2.max()), **control}
+               "edge_tail_d_over_n2_max": float(tail.d_over_n2.max()), **above_band(cells, min_test_acc), **twin}
     return edge, metrics
 
 
@@ -130,11 +174,12 @@ def at_each_n(ns, values, fmt: str = ".2f") -> str:
 def edge_table(edge: pd.DataFrame) -> pd.DataFrame:
     """`sweep_summary`'s edge table as a page shows it: each number written to the digits the grid supports, trailing
     zeros kept so that a column reads at one precision (‖μ‖, SNR and d/n² to three significant digits, the test
-    accuracy, a mean over seeds, to three decimals, √n·SNR to two, as the text gives it), and the columns named as a
-    reader reads them (`EDGE_COLUMNS`)."""
+    accuracy, a mean over seeds, to three decimals, √n·SNR and the first-step control's to two, as the text gives
+    them), and the columns named as a reader reads them (`EDGE_COLUMNS`)."""
     shown = edge.assign(**{column: [say(float(x)) for x in edge[column]] for column, say in (
         ("signal_norm", three_significant), ("snr", three_significant), ("d_over_n2", three_significant),
-        ("test_acc", lambda x: f"{x:.3f}"), ("sqrt_n_snr", lambda x: f"{x:.2f}"))})
+        ("test_acc", lambda x: f"{x:.3f}"), ("sqrt_n_snr", lambda x: f"{x:.2f}"),
+        ("first_step_sqrt_n_snr", lambda x: f"{x:.2f}"))})
     return shown.rename(columns=EDGE_COLUMNS)
 
 
@@ -213,6 +258,9 @@ def d_vs_n2_words(edge: pd.DataFrame, d: int, n_values, slope_tail: float, se_ta
     finding = f"Here {where}, and {shows}"
     if tail_below and verdict == "holds":
         finding += f": the scaling does not need {D} far above {N2} on this grid"
+        if np.isclose(tail.sqrt_n_snr, tail.first_step_sqrt_n_snr).all():
+            finding += (", though there the edge is the first-step control's cell at every such value, so it shows "
+                        "the step sizes' scaling, not the theorem's")
     if not above.empty:
         values = at_each_n(above.n, above.sqrt_n_snr)
         finding += (f". Where {D} is above {N2} the edge's {SQRT_N_SNR} is {values}, against "
@@ -265,6 +313,37 @@ def below_boundary_words(metrics: dict) -> str:
     return out + " In most cells they cost nothing: the low accuracy is the SNR's, not theirs."
 
 
+def above_band_words(metrics: dict) -> str:
+    """What the cells above the benign band and at the largest ‖μ‖ show, in words computed from `sweep_summary`'s
+    numbers (`above_band`): whether two steps fit their training labels there ('do not fit their training labels'
+    where the train accuracy is below 1), the test accuracy and fresh inputs' weight on their signal token, and
+    whether the band's upper limit is mostly a failure to interpolate (most cells, `thresholds.MAJORITY`, leave
+    labels unfitted) or overfitting, harmful where the cells that fit every label test below
+    `thresholds.NEAR_CHANCE`."""
+    train, test = metrics["largest_signal_norm_train_acc"], metrics["largest_signal_norm_test_acc"]
+    fits = "every training label is fitted there" if train == 1 else "two steps do not fit their training labels there"
+    largest = (rf"At the largest $\|\mu\|$ the mean train accuracy is {train:.2f}: {fits}; the mean test accuracy is "
+               f"{test:.2f}, and fresh inputs put a mean weight of "
+               f"{metrics['largest_signal_norm_test_signal_attention']:.2f} on their signal token.")
+    count, fitted = metrics["above_band_cell_count"], metrics["above_band_fitted_count"]
+    if count == 0:
+        return f"{largest} No cell of this grid lies above the benign band."
+    cells = words.share_words(fitted, count, "cell", "cells")
+    out = (f"{largest} Above the benign band (the cells of each {N} above its largest benign one, "
+           f"{words.count(count, 'cell')}) the mean train accuracy is {metrics['above_band_train_acc']:.2f} and every "
+           f"training label is fitted in {cells}, and the mean test accuracy is {metrics['above_band_test_acc']:.2f}, "
+           f"fresh inputs putting {metrics['above_band_test_signal_attention']:.2f} on their signal token.")
+    if fitted:
+        harmful, near = metrics["above_band_fitted_harmful_count"], thresholds.NEAR_CHANCE.value
+        out += (f" The cells that fit every label, all at $n \\le {metrics['above_band_fitted_n_max']}$, test at "
+                f"{metrics['above_band_fitted_test_acc']:.2f} on average, below {near:g} (nearer chance than perfect: "
+                f"harmful overfitting) in {words.share_words(harmful, fitted, 'cell', 'cells')}.")
+    if fitted <= thresholds.MAJORITY.value * count:
+        return out + (" So the band's upper limit on this map is mostly a failure to fit the training labels, not "
+                      "overfitting, harmful or benign.")
+    return out + " So above the band two steps mostly still fit every label: the upper limit there is overfitting."
+
+
 def slope_title(metrics: dict, n_tail_min: int) -> str:
     """The edge plot's title: the tail's slope with its standard error, both to the error's first digit, beside the
     theorems' −0.5: 'slope over n ≥ 200: −0.50 ± 0.02 (theorems: −0.5)'."""
@@ -275,8 +354,8 @@ def slope_title(metrics: dict, n_tail_min: int) -> str:
 def edge_words(edge: pd.DataFrame, metrics: dict, n_tail_min: int) -> dict[str, str]:
     """Sentences (Markdown) for the page from `sweep_summary`'s edge table and metrics: `edge_tail_words`, the tail's
     slope and √n·SNR at its edges; `edge_small_words`, the small n reported apart; `edge_all_words`, the slope over
-    every n; `first_step_words`, the tail's edge
-    against the first-step estimate √(2/(1 − 2η)), to the grid's resolution."""
+    every n; `first_step_words`, the tail's edge against the first-step estimate √(2/(1 − 2η)), to the grid's
+    resolution, and the tail's slope against that control's (`first_step_control_words`)."""
     tail, small = edge[edge.in_tail], edge[~edge.in_tail]
     count = len(tail)
     if count >= 2:
@@ -305,9 +384,34 @@ def edge_words(edge: pd.DataFrame, metrics: dict, n_tail_min: int) -> dict[str, 
             where = f"lies below the tail's edge by more than one grid step ({estimate / high:.2f} of it)"
         else:
             where = f"lies above the tail's edge ({estimate / high:.2f} times it)"
-        first_words = f"The book's first-step estimate, {estimate:.2f}, {where}."
+        first_words = f"The book's first-step estimate, {estimate:.2f}, {where}. {first_step_control_words(tail, metrics)}"
     slope, se = metrics["edge_snr_slope"], metrics["edge_snr_slope_std"]
     all_words = (f"Over every {N} together the slope is {plus_minus(slope, se)}." if np.isfinite(slope)
                  else f"Over every {N} together there are too few edges for a slope.")
     return {"edge_tail_words": tail_words, "edge_small_words": small_words, "edge_all_words": all_words,
             "first_step_words": first_words}
+
+
+STEP_SIZES = (r"with step sizes $\beta_t = c_t\,n/d$ the book's first-step signal and noise values, "
+              r"$c_1(1-2\eta)\,n\,\mathrm{SNR}^2/8$ and $c_1/4$, depend on $n\,\mathrm{SNR}^2$ alone")
+
+
+def first_step_control_words(tail: pd.DataFrame, metrics: dict) -> str:
+    """The tail's edge against its control, the edge the first-step estimate predicts on the grid (`first_step_cells`,
+    computed without any run): that cell's √n·SNR per n, at how many of the tail's n the measured edge is that cell,
+    the control's slope, and whether the measured slope lies within `thresholds.SLOPE_SE` standard errors of it (the
+    test `paper2_rules.paper2_boundary_rule` makes), so whether the slope says more than the step sizes' choice."""
+    control, k = metrics["first_step_edge_slope_tail"], thresholds.SLOPE_SE.value
+    slope, se = metrics["edge_snr_slope_tail"], metrics["edge_snr_slope_tail_se"]
+    on = words.share_words(metrics["edge_tail_on_first_step_count"], len(tail), f"value of {N}", f"values of {N}")
+    said = (rf"On this grid that estimate's own edge, the first cell with $n\,\mathrm{{SNR}}^2 \ge 2/(1-2\eta)$, has "
+            f"{SQRT_N_SNR} {at_each_n(tail.n, tail.first_step_sqrt_n_snr)}; the measured edge is that cell at {on} of "
+            "the tail.")
+    if not (np.isfinite(control) and np.isfinite(se)):
+        return said
+    agrees = abs(slope - control) <= k * se
+    return (f"{said} That control, computed without any run, has a slope of {signed(control, '.2f')} over the tail, "
+            f"and the measured slope lies {words.within_words(slope, se, control, k)}: {STEP_SIZES}, so "
+            + ("the control already predicts the measured slope, which is therefore no evidence for the theorem "
+               "beyond the choice of step sizes." if agrees else
+               "the measured slope is not the control's alone."))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from . import thresholds
-from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, PART, Finding, Record
+from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, PART, UNTESTABLE, Finding, Record
 from .words import percent, signed, span, tiny, within_words
 
 SHOWN_FLOOR = 1e-6  # a number below this reads "below 10⁻⁶" on the two-step page (its text and tables) and here
@@ -139,7 +139,10 @@ def paper2_boundary_rule(m: Record) -> Finding:
     `SLOPE_SE` standard errors of −1/2 and farther than that from 0 (no dependence on n) where d is above n² at
     every n of the tail; where it is at most n² at some of them, the same fit holds only in part (the scaling seen
     outside the theorem's assumption; the cause says whether at every n of the tail or at some); contradicted
-    farther than that from −1/2; not seen when the spread cannot tell −1/2 from 0."""
+    farther than that from −1/2; not seen when the spread cannot tell −1/2 from 0. Its control is the edge the book's
+    first-step estimate predicts on the same grid without any run (`paper2_edge.first_step_cells`): with step sizes
+    β_t = c_t·n/d that estimate's √n·SNR is flat, so where the measured slope lies within `SLOPE_SE` standard errors
+    of the control's (or the record has no control) the theorem's slope is not testable here."""
     slope, se = m.maybe("edge_snr_slope_tail"), m.maybe("edge_snr_slope_tail_se")
     k = thresholds.SLOPE_SE.value
     scales = (f"scales as a power of n with exponent {signed(slope, '.2f')} ± {se:.2f}" if se == se else
@@ -154,16 +157,29 @@ def paper2_boundary_rule(m: Record) -> Finding:
     low, high = m.maybe("edge_tail_d_over_n2_min"), m.maybe("edge_tail_d_over_n2_max")
     evidence += (f"; d/n² over the tail is {span(f'{low:.3g}', f'{high:.3g}')} (the theorem assumes d large against "
                  "n²)")
+    control = m.maybe("first_step_edge_slope_tail")
+    if control == control:
+        evidence += (f"; the control, the edge the book's first-step estimate n·SNR² = 2/(1 − 2η) predicts on the same "
+                     f"grid without any run, has slope {signed(control, '.2f')} and is the measured edge at "
+                     f"{m['edge_tail_on_first_step_count']:.0f} of the tail's n (the fit "
+                     f"{within_words(slope, se, control, k)})")
     if se != se:
         return Finding(NOT_SEEN, evidence, "too few values of n in the tail to fit a slope")
     if abs(slope + 0.5) > k * se:
         return Finding(CONTRADICTED, evidence, "the tail's boundary does not scale as 1/√n")
     if k * se >= thresholds.POWER.value * 0.5:
         return Finding(NOT_SEEN, evidence, "the spread cannot tell −0.5 from no dependence on n")
-    if not low > 1.02:  # d at most n² (n² itself within 2%) somewhere in the tail
-        where = "every n of the tail" if not high > 1.02 else "some n of the tail"
-        return Finding(PART, evidence, f"the slope is the theorem's, but fitted where d is at most n² at {where}, "
-                       "outside the theorem's assumption: the scaling is seen there, the theorem is not tested")
+    where = "" if low > 1.02 else "every n of the tail" if not high > 1.02 else "some n of the tail"  # d ≤ n² (±2%)
+    outside = f"fitted where d is at most n² at {where}, outside the theorem's assumption" if where else ""
+    if not abs(slope - control) > k * se:  # a NaN control too: what the step sizes alone give is not measured
+        said = ("the first-step control predicts the same slope: with step sizes β_t = c_t·n/d the book's first-step "
+                "signal and noise values depend on n·SNR² alone, so a flat √n·SNR follows from the choice of step "
+                "sizes, and the slope is no evidence for the theorem beyond it" if control == control else
+                "the record has no first-step control: whether the step sizes alone give this slope is not measured")
+        return Finding(UNTESTABLE, evidence, f"{said}; besides, it is {outside}" if outside else said)
+    if outside:
+        return Finding(PART, evidence, f"the slope is the theorem's, but {outside}: the scaling is seen there, the "
+                       "theorem is not tested")
     return Finding(HOLDS, evidence)
 
 

@@ -216,6 +216,10 @@ def test_tables_read_without_index_none_nan_booleans_exponents_or_cut_notes():
     assert [pages.number(x, 0.1) for x in (0.6913, 0.7, 0.0, 1.0)] == ["0.69", "0.70", "0.00", "1.00"]
     assert pages.number(0.6, 0.05) == "0.600" and pages.number(0.0004, 0.1) == "0.0004"  # never a non-zero as 0
     assert pages.number(1.0, 0.0) == "1"  # an exact count
+    # never finer than the values themselves: a test accuracy on 1000 inputs within ±0.009 reads 1.000, not 1.0000
+    row = next(e for e in expected.EXPECTED["paper2_two_steps"] if e.key == "benign_steps_test_acc")
+    assert row.resolution == 0.001 and pages.number(1.0, row.allowed, row.resolution) == "1.000"
+    assert pages.number(1.0, row.allowed) == "1.0000" and pages.number(0.6913, 0.1, 0.001) == "0.69"
     # a note shared by rows is one footnote
     html = pages.Comparison(expected.compare("eta_sweep", {"noise_ratio_0.65_test_acc": 0.9, "n_train": 20,
                                                             "noise_ratio_0.70_test_acc": 0.9}))._repr_html_()
@@ -461,11 +465,13 @@ def test_the_large_first_step_rule_names_what_fails():
         "the suitable step sizes test below 0.95 on the same data too: the loss is not the large step's alone")
 
 
-def edge_record(slope: float, se: float, d_over_n2_min: float) -> dict:
-    """Paper 2's SNR map: the tail's slope and the smallest d/n² over the tail's n (4 to 1/4, or above)."""
+def edge_record(slope: float, se: float, d_over_n2_min: float, control: float = 0.0) -> dict:
+    """Paper 2's SNR map: the tail's slope, the smallest d/n² over the tail's n (4 to 1/4, or above) and the slope of
+    the first-step control (0 by default: a control that does not predict −1/2, on none of the tail's edges)."""
     return {"edge_snr_slope_tail": slope, "edge_snr_slope_tail_se": se, "edge_tail_n_count": 4.0,
             "edge_sqrt_n_snr_tail_mean": 1.6, "edge_sqrt_n_snr_small_mean": 2.2, "edge_small_n_count": 2.0,
-            "edge_tail_d_over_n2_min": d_over_n2_min, "edge_tail_d_over_n2_max": 16 * d_over_n2_min}
+            "edge_tail_d_over_n2_min": d_over_n2_min, "edge_tail_d_over_n2_max": 16 * d_over_n2_min,
+            "first_step_edge_slope_tail": control, "edge_tail_on_first_step_count": 4.0 if control == slope else 0.0}
 
 
 CASES = {  # claim → (a record on which it holds, one on which it is contradicted)
@@ -784,6 +790,21 @@ def test_the_snr_edge_rule_says_where_d_stands_against_n_squared():
             in finding.evidence)
     assert "d/n² over the tail is 0.0156 to 0.25" in finding.evidence and "^" not in finding.evidence
     assert rule(ledger.Record(edge_record(-0.5, 0.016, 4.0))).verdict == ledger.HOLDS
+
+
+def test_the_snr_edge_slope_is_not_seen_where_the_first_step_control_predicts_it():
+    rule = claim_rule("Benign overfitting needs SNR of order 1/√n")
+    book = {**edge_record(-0.5, 0.016, 1 / 64, control=-0.5), "parameters": {"n_tail_min": 200}}  # the book's run
+    finding = rule(ledger.Record(book))
+    assert finding.verdict == ledger.UNTESTABLE and finding.cause.startswith("the first-step control predicts the "
+                                                                             "same slope")
+    assert finding.cause.endswith("besides, it is fitted where d is at most n² at every n of the tail, outside the "
+                                  "theorem's assumption")
+    assert "has slope −0.50 and is the measured edge at 4 of the tail's n" in finding.evidence
+    assert rule(ledger.Record(edge_record(-0.5, 0.016, 4.0, control=-0.47))).verdict == ledger.UNTESTABLE  # in 2 se
+    missing = {k: v for k, v in edge_record(-0.5, 0.016, 4.0).items() if k != "first_step_edge_slope_tail"}
+    assert rule(ledger.Record(missing)).cause.startswith("the record has no first-step control")
+    assert rule(ledger.Record(edge_record(-0.2, 0.016, 4.0, control=-0.5))).verdict == ledger.CONTRADICTED
 
 
 def test_a_map_without_a_region_or_its_order_says_which_part_fails():

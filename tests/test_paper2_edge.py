@@ -98,6 +98,10 @@ def test_the_page_words_come_from_the_numbers():
     assert paper2_edge.slope_title(metrics, 200) == "slope over n ≥ 200: −0.50 ± 0.02 (theorems: −0.5)"
     assert said["edge_small_words"].startswith("The small $n$, below 200, are reported apart")
     assert "1.49" in said["first_step_words"] and "within the last grid step" in said["first_step_words"]
+    assert said["first_step_words"].endswith("the control already predicts the measured slope, which is therefore "
+                                             "no evidence for the theorem beyond the choice of step sizes.")
+    assert "at all 4 values of $n$ of the tail" in said["first_step_words"]
+    assert "the first-step control's cell at every such value, so it shows the step sizes' scaling" in finding
     contradicted = paper2_edge.d_vs_n2_words(edge, 40000, [50], -0.2, 0.01)["d_vs_n2_finding"]
     assert "does not scale" in contradicted and "does not need" not in contradicted
 
@@ -170,10 +174,12 @@ def test_values_that_read_the_same_at_every_n_are_said_once():
 
 def test_the_edge_table_shows_the_digits_the_grid_supports():
     edge = pd.DataFrame({"n": [100, 800], "signal_norm": [41.49959, 11.313708], "snr": [0.207498, 0.0565685],
-                         "test_acc": [0.96733, 0.96], "sqrt_n_snr": [2.07494, 1.6], "in_tail": [False, True],
-                         "d_over_n2": [4.0, 0.015625]})
+                         "test_acc": [0.96733, 0.96], "sqrt_n_snr": [2.07494, 1.6], "first_step_sqrt_n_snr": [1.6, 1.6],
+                         "in_tail": [False, True], "d_over_n2": [4.0, 0.015625]})
     shown = paper2_edge.edge_table(edge)
-    assert list(shown.columns) == ["n", "‖μ‖", "SNR", "test accuracy", "√n·SNR", "in the tail", "d/n²"]
+    assert list(shown.columns) == ["n", "‖μ‖", "SNR", "test accuracy", "√n·SNR", "first-step √n·SNR", "in the tail",
+                                   "d/n²"]
+    assert shown["first-step √n·SNR"].tolist() == ["1.60", "1.60"]
     assert shown["‖μ‖"].tolist() == ["41.5", "11.3"] and shown["SNR"].tolist() == ["0.207", "0.0566"]
     assert shown["test accuracy"].tolist() == ["0.967", "0.960"] and shown["√n·SNR"].tolist() == ["2.07", "1.60"]
     assert shown["d/n²"].tolist() == ["4.00", "0.0156"]  # trailing zeros kept: one precision per column
@@ -209,3 +215,26 @@ def test_the_cells_below_the_boundary_are_read_against_the_same_cells_on_clean_l
         "In most cells the flipped labels cause part of the loss: harm by the book's reading too.")
     assert paper2_edge.below_boundary_words({**base, "below_boundary_costly_share": 0.2}).endswith(
         "In most cells they cost nothing: the low accuracy is the SNR's, not theirs.")
+
+
+def test_the_first_step_control_is_the_grid_cell_its_estimate_predicts():
+    grid = [2 * 2 ** (k / 8) for k in range(57)]  # the book's ‖μ‖ grid
+    shown = paper2_edge.first_step_cells([200, 400, 800, 1600], grid, 40000, 0.05)
+    assert shown == pytest.approx([1.6] * 4, abs=0.005)  # √(2/0.9) = 1.49 lies one grid step below 1.60
+    assert np.isnan(paper2_edge.first_step_cells([1], grid, 40000, 0.05)[0])  # above the grid's largest ‖μ‖
+
+
+def test_the_cells_above_the_band_say_whether_they_fit_their_labels():
+    base = {"largest_signal_norm_train_acc": 0.65, "largest_signal_norm_test_acc": 0.54,
+            "largest_signal_norm_test_signal_attention": 0.03, "above_band_cell_count": 20,
+            "above_band_train_acc": 0.7, "above_band_test_acc": 0.55, "above_band_test_signal_attention": 0.08,
+            "above_band_fitted_count": 0, "above_band_fitted_test_acc": float("nan"),
+            "above_band_fitted_harmful_count": 0, "above_band_fitted_n_max": 0}
+    unfitted = paper2_edge.above_band_words(base)
+    assert "two steps do not fit their training labels there" in unfitted and "in none of the 20 cells" in unfitted
+    assert unfitted.endswith("mostly a failure to fit the training labels, not overfitting, harmful or benign.")
+    fitted = paper2_edge.above_band_words({**base, "largest_signal_norm_train_acc": 1.0, "above_band_fitted_count": 15,
+                                           "above_band_fitted_test_acc": 0.6, "above_band_fitted_harmful_count": 12,
+                                           "above_band_fitted_n_max": 400})
+    assert "every training label is fitted there" in fitted and "in 12 of the 15 cells" in fitted
+    assert fitted.endswith("the upper limit there is overfitting.") and "do not fit" not in fitted
