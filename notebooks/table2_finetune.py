@@ -166,7 +166,10 @@ found = findings.findings(summary, tasks, checks)
 findings.findings_table(found)
 
 # %% [markdown]
-# **Reading it** (the `book` profile's runs; the numbers are this run's). *Text rows.* The re-initialised query and
+# **Reading it** (the `book` profile's runs; the numbers are this run's). Shares are whole percents and costs tenths
+# of a point, except where that rounding would put a number on a threshold of the rules or past it: then it gets the
+# decimals that keep it on its own side, so a share just short of the fitted level never reads as that level.
+# *Text rows.* The re-initialised query and
 # key of all-MiniLM-L6-v2 fit every training label, the wrong ones included, in every seed, in
 # {glue:md}`text_cells_fitted`, within {glue:text}`text_epochs_max:.0f` epochs of the schedule's
 # {glue:text}`num_epochs:.0f` — where a cell stopped once fitted, its training loss is the mean over the epoch in

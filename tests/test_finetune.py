@@ -1418,7 +1418,7 @@ def test_a_verdict_within_its_seeds_spread_of_the_cost_line_says_so():
     runs_ = pd.DataFrame(rows)
     found = pd.DataFrame({"backbone_label": ["T"], "regime": ["benign"], "test_minus_clean": [-4.9667]})
     assert reading.margin_words(runs_, found) == (
-        "T reads benign by 0.033 points (−4.97 against −5), a margin within its seeds' spread: per seed it averages "
+        "T reads benign by under a tenth of a point (−4.97 against −5), a margin within its seeds' spread: per seed it averages "
         "−7.1 to −3.5 points, on both sides of the line: the verdict is the fixed rule's on the mean over seeds, and "
         "other seeds could turn it")
     assert reading.margin_words(runs_, found.assign(regime="not overfitting")) == (

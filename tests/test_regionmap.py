@@ -161,3 +161,9 @@ def test_one_cell_reads_as_one_cell():
                                        "n·SNR² = 128)")  # 20 · 40² / 250, never in exponent notation
     assert words["harmful_of_words"] == ("the only cell the map calls harmful is a cell whose head alone already "
                                          "scores below the threshold")
+
+
+def test_the_clean_label_control_must_cover_every_cell():
+    cells, _ = known_map(np.full((4, 4), "benign"))
+    with pytest.raises(ValueError, match="the clean-label runs miss 1 of the map's cells"):
+        regionmap.against_clean_labels(cells, cells[["d", "signal_norm", "test_acc"]].iloc[1:])

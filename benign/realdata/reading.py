@@ -43,7 +43,9 @@ def margin_words(study_runs: pd.DataFrame, found: pd.DataFrame) -> str:
     for _, r in found[found.regime.isin([BENIGN, HARMFUL])].iterrows():
         seeds = per_seed.get(r.backbone_label, pd.Series(dtype=float))
         if len(seeds) > 1 and seeds.min() <= -COST <= seeds.max():
-            close.append(f"{r.backbone_label} reads {r.regime} by {abs(r.test_minus_clean + COST):.2g} points "
+            margin = abs(r.test_minus_clean + COST)  # said no finer than the tenth of a point a cost is read to
+            by = "by under a tenth of a point" if margin < 0.1 else f"by {margin:.1f} points"
+            close.append(f"{r.backbone_label} reads {r.regime} {by} "
                          f"({cost_points(r.test_minus_clean)} against {signed(-COST, 'g')}), a margin within its "
                          f"seeds' spread: per seed it averages {span_of(seeds, cost_points, ' to ')} points, on both "
                          "sides of the line")
