@@ -1,7 +1,8 @@
 """What the theorem's clock page reads off its runs (`clock.run`), as one typed result: `annotate` adds the times and
 the theory's numbers to the runs' table, `clock_result` reads them into a `ClockResult` (one `ModelClock` per model,
 a `Delay` per scope of the delayed-generalization rule), whose `metrics()` gives the flat record the page glues and
-the claims ledger reads (`rules.clock_rule`, `rules.delayed_rule`, `rules.alpha_rule`), every key built in one place.
+the claims ledger reads (`rules.clock_rule`, `rules.delayed_condition_rule`, `rules.delayed_rule`, `rules.alpha_rule`),
+every key built in one place.
 
 A quantity the runs cannot measure (a slope through one value of n·SNR², a share of no runs) is NaN, saved as null.
 """
@@ -13,8 +14,9 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
-from . import theory, timing
-from .words import and_list, count, direction, estimate, plus_minus, share_words, slope_words, span_of, spread_format
+from . import theory, thresholds, timing
+from .words import (and_list, count, direction, estimate, percent, plus_minus, share_words, slope_words, span_of,
+                    spread_format)
 
 MODELS = {"p_only": "p only (W = I)", "W_and_p": "W and p"}  # a model's key in the record → its name on the page
 ANALYSED, EXPERIMENTS = MODELS.values()
@@ -25,8 +27,9 @@ def annotate(cells: pd.DataFrame, T: int) -> pd.DataFrame:
     """The clock's runs with what the page reads and draws: the model's name, n·SNR² and its inverse, the region by
     the theorem's orders, the prefactor P (‖ν‖ = 1/‖μ‖) and the step-size factor α·d/n; the times τ_benign, τ_noisy,
     τ_select (the clock's exact events) and the logged first step without test error; κ, the test selection lead's
-    rate (`timing.lead_rate`); t_fit and t_select of the delayed-generalization rule (NaN unless every label is fitted,
-    and for t_select fresh inputs select, at the last step) and the theorem's τ with its constants one."""
+    rate (`timing.lead_rate`); t_fit, t_select and t_test (the test error below δ) of the delayed-generalization rules
+    (NaN unless every label is fitted, and for t_select fresh inputs select, for t_test the test error is below δ, at
+    the last step) and the theorem's τ with its constants one."""
     cells = cells.copy()
     cells["model"] = np.where(cells.train_W, EXPERIMENTS, ANALYSED)
     cells["n_snr2"] = theory.n_snr2(cells.signal_norm, cells.d, cells.n)
@@ -44,6 +47,8 @@ def annotate(cells: pd.DataFrame, T: int) -> pd.DataFrame:
     fitted_end, selected_end = cells.all_fitted_settled.notna(), cells.test_selected_settled.notna()
     cells["t_fit"] = np.where(fitted_end, pd.to_numeric(cells.all_fitted_first, errors="coerce"), np.nan)
     cells["t_select"] = np.where(fitted_end & selected_end, cells.tau_select, np.nan)
+    cells["t_test"] = np.where(fitted_end & cells.test_error_settled.notna(),
+                               pd.to_numeric(cells.test_error_first, errors="coerce"), np.nan)
     cells["tau_theorem"] = theory.theorem_time(cells.learning_rate, cells.n, cells.d, cells.signal_norm,
                                                1 / cells.signal_norm, cells.sigma_w2)  # NaN where it gives none
     return cells
@@ -197,7 +202,8 @@ HEADLINE = ("delayed_share", "delayed_runs", "gap_slope", "gap_slope_se", "selec
 
 @dataclass(frozen=True)
 class Delay:
-    """Delayed generalization over one scope of benign runs (`timing.delayed_generalization`'s record)."""
+    """Delayed generalization over one scope of benign runs (`timing.delayed_generalization`'s record), read by the
+    selection time (the book's reading) or by the test error (the paper's: `Delay.of(runs, "t_test")`)."""
 
     benign_runs: int
     delayed_runs: int
@@ -210,17 +216,14 @@ class Delay:
     select_slope_se: float
 
     @classmethod
-    def of(cls, runs: pd.DataFrame) -> Delay:
-        return cls(**timing.delayed_generalization(runs.t_fit, runs.t_select, runs.inverse))
+    def of(cls, runs: pd.DataFrame, time: str = "t_select") -> Delay:
+        return cls(**timing.delayed_generalization(runs.t_fit, runs[time], runs.inverse))
 
-    def verdict(self) -> tuple[str, str]:
-        """The rule's (verdict, reason), `timing.delay_verdict`."""
-        return timing.delay_verdict(asdict(self))
-
-    def metrics(self, suffix: str) -> dict:
+    def metrics(self, suffix: str, rule=timing.delay_verdict) -> dict:
         """The record's keys of this scope (suffix `suffix`): the headline numbers under their own names, the rest
-        as delay_NAME."""
-        verdict, reason = self.verdict()
+        as delay_NAME, with `rule`'s (verdict, reason) on them (`timing.delay_verdict`, or for the test error
+        `timing.delay_condition_verdict`, which reads the fixed head's step 0 from `asdict`'s record too)."""
+        verdict, reason = rule(asdict(self))
         record = asdict(self) | dict(verdict=verdict, reason=reason)
         return {(k if k in HEADLINE else f"delay_{k}") + suffix: v for k, v in record.items()} | {
             f"delay_said{suffix}": timing.verdict_said(verdict, reason),
@@ -308,6 +311,7 @@ class ClockResult:
     delay: Delay  # analysed model, theory's benign region: the headline
     delay_all: Delay  # analysed model, every benign run
     delay_experiments: Delay  # experiments' model, theory's benign region
+    delay_test_error: Delay  # analysed model, theory's benign region, in test error: the paper's own reading
     unselected: tuple[int, float]  # headline region: runs that fit every label but never select, their latest fit
     benign_all: tuple[int, int]  # benign runs of the analysed model: all, in the not-overfitting region
     early: tuple[int, float]  # of them, those that select no later than the last noisy fit, their lowest n·SNR²
@@ -350,6 +354,12 @@ class ClockResult:
             test_loss_turned_words=timing.lowest_at_end_words(self.test_loss_turned.count, self.test_loss_turned.total,
                                                               "outside the harmful region (both models)"))
         out |= self.delay.metrics("") | self.delay_all.metrics("_all") | self.delay_experiments.metrics("_W_and_p")
+        step0 = self.test_error_at_step0.share
+        out |= self.delay_test_error.metrics("_test_error", lambda m: timing.delay_condition_verdict(
+            m | {"test_error_at_step0_share": step0}))
+        alpha = dict(select=self.alpha_ratios[1], noisy=self.alpha_ratios[0], alternative=1 / self.alpha_factor_ratio)
+        out["alpha_said"] = timing.verdict_said(*timing.alpha_verdict(alpha))
+        out["alpha_match_words"] = percent(thresholds.ALPHA_MATCH.value)  # the rule's 'within 10 % of 1'
         (unselected, fit_latest), (benign_all, outside), (early, early_from) = self.unselected, self.benign_all, self.early
         of_them = {0: "none", benign_all: "all"}.get(outside, str(outside))
         out |= dict(delay_min_runs=timing.DELAY_MIN_RUNS, delay_unselected_runs=unselected,
@@ -416,6 +426,7 @@ def clock_result(cells: pd.DataFrame, main_factors, alpha_runs: pd.DataFrame) ->
         test_loss_turned=Share.of(fair.test_loss_min_step < fair.num_steps),
         delay=Delay.of(region), delay_all=Delay.of(main[main.model == ANALYSED]),
         delay_experiments=Delay.of(main[(main.model == EXPERIMENTS) & (main.regime_by_order == "benign")]),
+        delay_test_error=Delay.of(region, "t_test"),
         unselected=(len(unselected), float(unselected.t_fit.max())),
         benign_all=(len(benign_all), int((benign_all.regime_by_order == "not_overfitting").sum())),
         early=(len(early), float(early.n_snr2.min())),

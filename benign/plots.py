@@ -96,9 +96,13 @@ def unshown_tick_labels(axis) -> list:
     return [label for loc, tick in ticks if not lo - slack <= loc <= hi + slack for label in (tick.label1, tick.label2)]
 
 
+LEGEND_MARGIN_PT = 5.0  # a marker whose edge comes nearer a legend's frame than this reads as crowded by it
+
+
 def legend_covers(ax, renderer) -> list[str]:
     """The labels of the plotted lines (more than two points: not a reference line) and scattered points of `ax`
-    that its legend is drawn over (a line's segments sampled, not only its points); empty with no legend."""
+    that its legend is drawn over (a line's segments sampled, not only its points; a point's whole marker and
+    `LEGEND_MARGIN_PT` around it, not only its centre); empty with no legend."""
     from matplotlib.collections import PathCollection
     from matplotlib.lines import Line2D
 
@@ -118,7 +122,9 @@ def legend_covers(ax, renderer) -> list[str]:
         if line and artist.get_linestyle() not in ("None", "none", "", " "):
             t = np.linspace(0, 1, 16)[:, None, None]  # the segments between the points, not only their ends
             points = (points[:-1] * (1 - t) + points[1:] * t).reshape(-1, 2)
-        if frame.count_contains(points):
+        sizes = [] if line else artist.get_sizes()  # a marker's area in pt², its radius √s/2 pt, and a margin
+        reach = 0.0 if line else float(np.sqrt(max(sizes, default=0.0)) / 2 + LEGEND_MARGIN_PT) * ax.figure.dpi / 72
+        if frame.padded(reach).count_contains(points):
             covered.append(str(artist.get_label()))
     return covered
 
@@ -132,12 +138,17 @@ def legend_clear(ax, **kwargs) -> None:
     the y axis is raised by the legend's height and the legend put in the room made at the top ('best' if even that
     covers data: the figure then records the overlap). Never outside: constrained layout would narrow every panel of
     the grid to make room for it."""
+    place_clear(ax, ax.legend(**kwargs))
+
+
+def place_clear(ax, legend) -> None:
+    """`legend`, a legend of `ax`, moved to a place where it covers no data, as `legend_clear` says."""
     ax.figure.canvas.draw()  # limits and layout settled once: each place is then measured, not drawn
     renderer = ax.figure.canvas.get_renderer()
 
     def first_clear(places) -> bool:
         for loc in places:
-            ax.legend(loc=loc, **kwargs)
+            legend.set_loc(loc)
             if not legend_covers(ax, renderer):
                 return True
         return False
@@ -145,7 +156,7 @@ def legend_clear(ax, **kwargs) -> None:
     if first_clear(LEGEND_PLACES):
         return
     bottom, top = ax.get_ylim()  # no clear place: raise the top by the legend's height and put it there
-    share = min(0.6, ax.get_legend().get_window_extent(renderer).height / ax.get_window_extent(renderer).height + 0.05)
+    share = min(0.6, legend.get_window_extent(renderer).height / ax.get_window_extent(renderer).height + 0.05)
     if ax.get_yscale() == "log":
         ax.set_ylim(bottom, top * (top / bottom) ** (share / (1 - share)))
     else:
@@ -272,9 +283,20 @@ def as_column(fig, width: float = PHONE_WIDTH, ncols: int = 1):
     return fig
 
 
+def clear_legends(fig) -> None:
+    """Every legend of the figure's panels that covers data as the figure is finally laid out (the layout moves a
+    panel's data after its legend was placed; `as_column` re-lays the panels) moved to the first clear place
+    (`place_clear`)."""
+    fig.canvas.draw()
+    for ax in [ax for ax in fig.axes if legend_covers(ax, fig.canvas.get_renderer())]:
+        place_clear(ax, ax.get_legend())
+
+
 def describe(fig) -> dict:
-    """What its PNG records for the browser check (log ticks made readable first): smallest text, overlaps, columns."""
+    """What its PNG records for the browser check (log ticks made readable and legends moved off the data first):
+    smallest text, overlaps, columns."""
     readable_log_ticks(fig)
+    clear_legends(fig)
     return {"smallest_text_pt": smallest_text_pt(fig), "overlaps": overlaps(fig), "columns": columns(fig)}
 
 

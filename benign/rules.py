@@ -17,7 +17,7 @@ from . import thresholds, timing
 from .theory import head_test_accuracy
 from .verdicts import (CONTRADICTED, HOLDS, NOT_SEEN, PART, UNTESTABLE, Finding, Record, fitted, seeds_fit_every_label,
                        spread)
-from .words import and_list, percent, plus_minus, share_text, share_words, signed, within_words
+from .words import and_list, percent, plus_minus, share_text, share_words, signed, step_count, within_words
 
 
 def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
@@ -63,7 +63,8 @@ def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
             attention_high = m[f"{prefix}_test_attention_relevant_max"]
             cost_high = m[f"{prefix}_noise_cost_max"]
             evidence += (f"; fresh inputs' attention on their relevant token "
-                         f"{spread(m, f'{prefix}_test_attention_relevant', '.2f')} (uniform, 1/T, at step 0)")
+                         f"{spread(m, f'{prefix}_test_attention_relevant', '.2f')}, 1/T = {1 / m.parameters['T']:.3f} "
+                         "(uniform) at step 0")
             evidence += (f"; test accuracy of the same runs on clean labels minus theirs "
                          f"{spread(m, f'{prefix}_noise_cost', '+.3f')}")
             if every and gain_low >= -harm and attention_low > selected and cost_high <= harm:
@@ -88,8 +89,9 @@ def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
                            "the flipped labels cost no seed test accuracy against the same run on clean labels")
         return Finding(PART, evidence, "not every seed fits every label" if not every else
                        "training costs test accuracy against step 0 on some seeds, not every one" if gain_high >= -harm else
-                       "training costs test accuracy against step 0, but on at least one seed the same run on clean "
-                       "labels loses as much: there the cost is training's, not the flipped labels'")
+                       "training costs test accuracy against step 0, but on " + share_words(
+                           m[f"{prefix}_noise_cost_free_seeds"], round(m["replicates"]), "seed", "seeds") + " the "
+                       "same run on clean labels loses as much: there the cost is training's, not the flipped labels'")
     return rule
 
 
@@ -255,9 +257,9 @@ def boundary_rule(key: str, theory: float, alternative: float, what: str,
 
     def rule(m: Record) -> Finding:
         last = int(m["num_steps_long"])
-        fits = [(m.maybe(f"{key}_map"), m.maybe(f"{key}_se_map"), f"step {m['num_steps']:.0f}")]
+        fits = [(m.maybe(f"{key}_map"), m.maybe(f"{key}_se_map"), f"step {step_count(m['num_steps'])}")]
         if dict.get(m, f"{key}_at_{last}", "absent") != "absent":  # the long runs' map has this boundary
-            fits.append((m.maybe(f"{key}_at_{last}"), m.maybe(f"{key}_se_at_{last}"), f"step {last}"))
+            fits.append((m.maybe(f"{key}_at_{last}"), m.maybe(f"{key}_se_at_{last}"), f"step {step_count(last)}"))
         evidence = f"{what}: " + ", ".join(
             (f"{signed(slope, '.2f')} ± {se:.2f} at {when}" if se == se else f"no fit at {when}")
             for slope, se, when in fits) + (
@@ -286,8 +288,8 @@ def not_overfitting_stage_rule(m: Record) -> Finding:
     first, last = int(m["num_steps"]), int(m["num_steps_long"])
     now, above = m["share_not_overfitting"], m.maybe("unfitted_share_above_1")
     long = (f"; of the {m['long_runs']:.0f} cells run longer, {share_text(m[f'share_not_overfitting_at_{first}'])} at "
-            f"step {first:,} and {share_text(m[f'share_not_overfitting_at_{last}'])} at step {last:,}")
-    evidence = (f"cells not overfitting at step {first:,} by the map's rule (a training label unfitted): "
+            f"step {step_count(first)} and {share_text(m[f'share_not_overfitting_at_{last}'])} at step {step_count(last)}")
+    evidence = (f"cells not overfitting at step {step_count(first)} by the map's rule (a training label unfitted): "
                 f"{share_text(now)} of the map")
     if now == 0:
         return Finding(NOT_SEEN, evidence + long, "no cell leaves a noisy label unfitted")
@@ -398,19 +400,15 @@ def encoder_rule(m: Record) -> Finding:
 
 
 def alpha_rule(m: Record) -> Finding:
-    """τ ∝ 1/α: τ·α at two step sizes in ratio 1. The alternative, a τ that ignores α, gives the step sizes' ratio
-    α_large/α_small; the verdict goes to whichever the measured ratio is nearer in log."""
-    p = m.parameters
-    ratio, alphas = m["alpha_ratio_noisy"], sorted(p["learning_rate_factors"] + p["learning_rate_factors_small"])
-    alternative = alphas[0] / alphas[-1]  # τ·α_small / τ·α_large with one τ for both
-    evidence = (f"τ·α at the small step size over τ·α at the large one: {ratio:.2f} (median over cells; 1 if "
-                f"τ ∝ 1/α, {alternative:g} if τ ignores α)")
-    near_theory, near_alternative = abs(math.log(ratio)), abs(math.log(ratio / alternative))
-    if near_theory <= math.log(1 + thresholds.ALPHA_MATCH.value):
-        return Finding(HOLDS, evidence)
-    if near_theory < near_alternative:
-        return Finding(PART, evidence, "τ·α changes with α by more than 10 %, but less than a τ that ignores α")
-    return Finding(CONTRADICTED, evidence, "τ·α follows a time that ignores α more closely than the theorem's")
+    """τ ∝ 1/α by `timing.alpha_verdict` (the one the clock page glues): the selection time's τ·α at two step sizes in
+    ratio 1, beside its control, the time to fit every noisy label, which small-step descent scales as 1/α too."""
+    ratios = dict(select=m["alpha_ratio_select"], noisy=m["alpha_ratio_noisy"], alternative=1 / m["alpha_factor_ratio"])
+    evidence = ("τ·α at the small step size over τ·α at the large one, median over matched runs: {select:.2f} for the "
+                "selection time (fresh inputs select their relevant token), {noisy:.2f} for the time to fit every noisy "
+                "label (1 if τ ∝ 1/α, {alternative:g} if τ ignores α); with small steps, gradient descent follows its "
+                "gradient flow, whose clock is α × step, so any event time scales as 1/α").format(**ratios)
+    verdict, cause = timing.alpha_verdict(ratios)
+    return Finding(VERDICT_OF[verdict], evidence, cause)
 
 
 def clock_condition_rule(m: Record) -> Finding:
@@ -443,7 +441,7 @@ def clock_rule(m: Record) -> Finding:
     n·SNR² and not within the run at the next smaller one."""
     slope, spread, bound = (m.maybe(k) for k in ("select_benign_slope_p_only", "select_benign_slope_p_only_std",
                                                  "select_bound_p_only"))
-    evidence = (f"the theory's benign region, analysed model, {m.parameters.get('num_steps', 0):,} steps per run: "
+    evidence = (f"the theory's benign region, analysed model, {step_count(m.parameters.get('num_steps', 0))} steps per run: "
                 f"fresh inputs' mean attention on their relevant token reaches {thresholds.SELECTED.value:g} within "
                 f"the run in {percent(1 - m['select_censored_benign'])} of the region's runs, at "
                 f"{m['select_benign_at_p_only']}")
@@ -457,35 +455,37 @@ def clock_rule(m: Record) -> Finding:
     return Finding(VERDICT_OF[verdict], evidence, cause)
 
 
-VERDICT_OF = {"holds": HOLDS, "holds in part": PART, "contradicted": CONTRADICTED, "not seen": NOT_SEEN}  # timing's
+VERDICT_OF = {**{v: v for v in (HOLDS, PART, CONTRADICTED, UNTESTABLE)}, "not seen": NOT_SEEN}  # timing's words
+
+
+def delayed_condition_rule(m: Record) -> Finding:
+    """The headline (abstract, poster) as the paper states it: generalization, the test error below δ, comes only
+    after the noise is fitted, the later the smaller n·SNR². Its control is the fixed head, as in
+    `clock_condition_rule`: `timing.delay_condition_verdict` (the one the clock page glues) finds it not testable
+    here where the head's test error is below δ at step 0 in most runs; elsewhere it judges the step at which the
+    test error falls below δ as `delayed_rule` (the book's reading, the next row) judges the selection step."""
+    scope, evidence = timing.delay_scope(m, "_test_error", f"have the test error below δ = {m['delta']:g}", "test error "
+                                  "below δ")
+    evidence += (f"; the fixed head's test error is below δ at step 0 in {percent(m['test_error_at_step0_share'])} of "
+                 "the runs outside the harmful region")
+    verdict, cause = timing.delay_condition_verdict(scope | {"test_error_at_step0_share": m["test_error_at_step0_share"]})
+    return Finding(VERDICT_OF[verdict], evidence, cause)
 
 
 def delayed_rule(m: Record) -> Finding:
-    """The headline (abstract, poster): generalization is delayed after the noise is fitted. In the theory's benign
-    region (n·SNR² ≤ 1, SNR ≥ d^(−1/4)), among runs that fit every label and whose fresh inputs select their
-    relevant token by the end: (i) most fit the last noisy label before they select (`MAJORITY`), and (ii) the gap
-    grows as n·SNR² falls (its log against 1/(n·SNR²), slope above zero by `SLOPE_SE` standard errors). 'Holds in
-    part' when (i) holds and (ii) cannot be told; 'not seen' with too few such runs (`delay_min_runs`). The decision
-    is `timing.delay_verdict`'s, the one the clock page glues. Runs that fit every label but never select within the
-    run are quoted, not counted."""
-    runs = m["delay_benign_runs"]
-    if runs < m["delay_min_runs"]:
-        return Finding(NOT_SEEN, f"in the theory's benign region, {runs:.0f} runs fit every label and select by the "
-                       "end", "too few benign runs select within the run")
-    share, slope, se = m["delayed_share"], m.maybe("gap_slope"), m.maybe("gap_slope_se")
-    evidence = (f"in the theory's benign region, {runs:.0f} runs fit every label and their fresh inputs select (mean "
-                f"attention on the relevant token at least {thresholds.SELECTED.value:g}) by the end; in "
-                f"{percent(share)} of them the last noisy label is fitted first (median: every label fitted at step "
-                f"{m['fit_time_median']:,.0f}, selection at step {m['select_time_median']:,.0f}); the gap against "
-                "1/(n·SNR²): " + (f"slope {plus_minus(slope, se)}" if se == se
-                                  else "no slope (selection at one n·SNR² only)"))
+    """The book's reading of the headline by what training adds: the noise is fitted before fresh inputs select their
+    relevant token. In the theory's benign region (n·SNR² ≤ 1, SNR ≥ d^(−1/4)), among runs that fit every label and
+    whose fresh inputs select by the end, `timing.delay_verdict` (the one the clock page glues) judges (i) most fit
+    the last noisy label before they select and (ii) the gap grows as n·SNR² falls. Runs that fit every label but
+    never select within the run are quoted, not counted."""
+    scope, evidence = timing.delay_scope(m, "", "their fresh inputs select (mean attention on the relevant token at least "
+                                  f"{thresholds.SELECTED.value:g})", "selection")
     unselected = m.maybe("delay_unselected_runs")
     if unselected > 0:
         evidence += (f". Not counted: {unselected:.0f} more runs of the region fit every label by step "
                      f"{m['delay_unselected_fit_latest']:,.0f} and do not select within the run")
     evidence += f". Over every benign run, wherever it lies: {percent(m.maybe('delayed_share_all'))} delayed"
-    verdict, cause = timing.delay_verdict({"benign_runs": runs, "delayed_share": share, "gap_slope": slope,
-                                           "gap_slope_se": se})
+    verdict, cause = timing.delay_verdict(scope)
     return Finding(VERDICT_OF[verdict], evidence, cause)
 
 

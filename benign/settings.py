@@ -296,7 +296,7 @@ class TheoryClock(Runs, Flips, Tokens):
     num_steps_trained_W: int = 10000  # gradient-descent steps with W trained
     n_test: int = 300  # clean test samples per run
     delta: float = 0.01  # the theorem's δ: test error below δ
-    epsilon: float = 0.5  # training loss below ε
+    epsilon: float = 0.5  # the training-loss level γ of the clock's event *train loss* (not the token noise ε)
     attention_level: float = SELECTED.value  # mean test attention on the relevant token that counts as "selected"
     history_points: int = 120  # log-spaced logged steps per run
     block: int = 1024  # steps per block of the long-run mode (its buffers: block × runs × 2nT numbers)

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from . import thresholds
-from .words import plain, share_words, signed
+from .words import percent, plain, plus_minus, share_words, signed
 
 
 def crossing(steps, values, level: float) -> float:
@@ -93,28 +93,80 @@ def delayed_generalization(t_fit, t_select, inverse) -> dict:
 DELAY_MIN_RUNS = int(thresholds.DELAY_MIN_RUNS.value)  # benign runs below which the delay is "not seen"
 
 
-def delay_verdict(m: dict, majority: float = thresholds.MAJORITY.value,
+SELECT_EVENT, TEST_ERROR_EVENT = "fresh inputs select", "the test error falls below δ"  # a delay's two readings
+
+
+def delay_verdict(m: dict, event: str = SELECT_EVENT, majority: float = thresholds.MAJORITY.value,
                   errors: float = thresholds.SLOPE_SE.value) -> tuple[str, str]:
-    """The rule for delayed generalization, fixed before the run, on `delayed_generalization`'s record (the ledger's
-    `rules.delayed_rule` and the clock page both judge by it), as (verdict, reason). The claim has two parts: (i) more
-    than `majority` of the benign runs fit their last noisy label before fresh inputs select, and (ii) the gap grows
-    as n·SNR² falls, its slope against 1/(n·SNR²) above zero by more than `errors` standard errors. 'holds' when both
-    do; 'contradicted' when (i) fails or the slope lies more than `errors` standard errors below zero; 'holds in part'
-    when (i) holds and (ii) cannot be told (no slope: selection at one n·SNR² only, or one its spread cannot tell from
-    none); 'not seen' with fewer than `DELAY_MIN_RUNS` benign runs. The reason is empty where it holds."""
+    """The rule for delayed generalization, fixed before the run (the ledger's `rules.delayed_rule` and the clock page
+    both judge by it), on `delayed_generalization`'s record of the time at which `event` (the reasons say it), as
+    (verdict, reason). The claim has two parts: (i) more than `majority` of the benign runs fit their last noisy label
+    before `event`, and (ii) the gap grows as n·SNR² falls, its slope against 1/(n·SNR²) above zero by more than
+    `errors` standard errors. 'holds' when both do; 'contradicted' when (i) fails or the slope lies more than `errors`
+    standard errors below zero; 'holds in part' when (i) holds and (ii) cannot be told (no slope: `event` at one
+    n·SNR² only, or one its spread cannot tell from none); 'not seen' with fewer than `DELAY_MIN_RUNS` benign runs.
+    The reason is empty where it holds."""
     if m["benign_runs"] < DELAY_MIN_RUNS:
-        return "not seen", "too few benign runs select within the run"
+        return "not seen", f"too few benign runs in which {event} within the run"
     slope, se = m["gap_slope"], m["gap_slope_se"]
     if m["delayed_share"] <= majority:
-        return "contradicted", "most benign runs select before they fit the noise"
+        return "contradicted", f"in most benign runs {event} before the last noisy label is fitted"
     if math.isnan(se):
-        return "holds in part", ("how the delay grows is untested: fresh inputs select within the run at one value "
-                                 "of n·SNR² only, so the gap's growth cannot be fitted")
+        return "holds in part", (f"how the delay grows is untested: {event} within the run at one value of n·SNR² "
+                                 "only, so the gap's growth cannot be fitted")
     if slope + errors * se < 0:
         return "contradicted", "the gap shrinks as n·SNR² falls"
     if slope - errors * se > 0:
         return "holds", ""
     return "holds in part", "how the delay grows is untested: the spread cannot tell the gap's growth from none"
+
+
+def delay_scope(m, suffix: str, ends: str, when: str) -> tuple[dict, str]:
+    """One scope of the clock page's delay record (`clockread.Delay`'s keys ending `suffix`, in the ledger's
+    `verdicts.Record`) as `delay_verdict` reads it, with the ledger's evidence: the theory's benign region's runs that fit every label and `ends` by the end, the
+    share that fit the last noisy label before `when` (medians of both steps), and the gap's slope."""
+    runs = m[f"delay_benign_runs{suffix}"]
+    evidence = f"in the theory's benign region, {runs:.0f} runs fit every label and {ends} by the end"
+    if runs < m["delay_min_runs"]:
+        return {"benign_runs": runs}, evidence
+    scope = {k: m.maybe(f"{k}{suffix}") for k in ("delayed_share", "gap_slope", "gap_slope_se")} | {"benign_runs": runs}
+    slope, se = scope["gap_slope"], scope["gap_slope_se"]
+    return scope, evidence + (
+        f"; in {percent(scope['delayed_share'])} of them the last noisy label is fitted first (median: every label "
+        f"fitted at step {m[f'fit_time_median{suffix}']:,.0f}, {when} at step {m[f'select_time_median{suffix}']:,.0f}); "
+        "the gap against 1/(n·SNR²): " + (f"slope {plus_minus(slope, se)}" if se == se else "no slope with an error "
+                                          "(fewer than three delayed runs, or all at one n·SNR²)"))
+
+
+def delay_condition_verdict(m: dict, majority: float = thresholds.MAJORITY.value) -> tuple[str, str]:
+    """The paper's delayed generalization as it states it, in test error (the ledger's
+    `rules.delayed_condition_rule` and the clock page both judge by it): 'not testable here' where the fixed head's
+    test error is below δ at step 0 in more than `majority` of the runs outside the harmful region
+    (`test_error_at_step0_share`), for then training makes no delay in test error; elsewhere `delay_verdict` on the
+    step at which the test error falls below δ (`TEST_ERROR_EVENT`)."""
+    if m["test_error_at_step0_share"] > majority:
+        return "not testable here", ("the fixed head's test error is below δ before any training, so training makes "
+                                     "no delay in test error: the delay it makes is in the time at which fresh inputs "
+                                     "select, the book's reading")
+    return delay_verdict(m, TEST_ERROR_EVENT)
+
+
+def alpha_verdict(m: dict, match: float = thresholds.ALPHA_MATCH.value) -> tuple[str, str]:
+    """The rule for τ ∝ 1/α, fixed before the run (the ledger's `rules.alpha_rule` and the clock page both judge by
+    it), on τ·α at the small step size over τ·α at the large one: `select`, the selection time's (the book's reading
+    of the theorem's τ), beside `noisy`, the time to fit every noisy label, its control: with small steps, gradient
+    descent follows its gradient flow, whose clock is α·step, so any event time scales as 1/α. 'holds' when the
+    selection time's ratio is 1 within `match` and the control's is not; 'not testable here' when both are (the law
+    is the descent's, shared by every event time, and does not identify the theorem's clock); 'contradicted' when
+    the ratio lies nearer in log to `alternative`, a τ that ignores α (α_small/α_large); 'holds in part' between."""
+    select, near = abs(math.log(m["select"])), math.log(1 + match)
+    if select <= near:
+        return ("holds", "") if abs(math.log(m["noisy"])) > near else ("not testable here", (
+            "the time to fit the noisy labels, which is not the theorem's clock, scales as 1/α as well: with small "
+            "steps every event time of gradient descent does, so the law does not single out the theorem's time"))
+    if select < abs(math.log(m["select"] / m["alternative"])):
+        return "holds in part", (f"τ·α changes with α by more than {match:.0%}, but less than a τ that ignores α")
+    return "contradicted", "τ·α follows a time that ignores α more closely than the theorem's"
 
 
 def censored_bound(table, column: str, by=("d", "n", "seed")) -> tuple[float, int]:

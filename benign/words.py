@@ -184,10 +184,18 @@ def sweep_said(table) -> str:
     return f"{runs}, {done}, in {a['wall_s']:.1f} s"
 
 
+def step_count(steps: float) -> str:
+    """A number of training steps, or a step, as the book writes it, thousands separated: '1,000', '100,000'."""
+    return f"{steps:,.0f}"
+
+
 def setting(name: str, value) -> str:
     """A notebook's parameter value as a sentence says it: a grid `[from, to, step]` (a name ending in `_grid`) as
     'from 250 to 5000 in steps of 125', a pair of step sizes as '(0.01, 1)', any other list as '42, 314 and 2718',
-    a flag as 'yes' or 'no', a number as it reads ('0.2', '1000')."""
+    a flag as 'yes' or 'no', a number of steps (a name starting `num_steps`) as `step_count` writes it ('50,000'),
+    any other number as it reads ('0.2', '1000')."""
+    if name.startswith("num_steps"):
+        return step_count(value)
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, (list, tuple)):

@@ -288,6 +288,8 @@ for name in settings:  # every seed: labels fitted (clean and noisy) and test ac
         metrics[f"{name}_{key}"] = values[0]
         tables.seed_spread(metrics, f"{name}_{key}", values)
     seed_costs[name] = control["noise_cost"]  # seed by seed, the plotted seed first
+    # the seeds on which the same run on clean labels loses as much (the ledger's Figure 3(b) counts them)
+    metrics[f"{name}_noise_cost_free_seeds"] = int(sum(c <= thresholds.HARM.value for c in control["noise_cost"]))
 metrics.update(draw_metrics, authors_max_d=authors_max_d)  # the draws; the largest d the authors' script runs at
 for name, (d, mu) in settings.items():  # each setting by the theory's orders, and in words over the seeds
     metrics[f"{name}_n_snr2"] = float(theory.n_snr2(mu, d, n))

@@ -119,7 +119,7 @@ pd.DataFrame(points).assign(n_snr2=lambda t: theory.n_snr2(t.signal_norm, t.d, t
 # | noisy fitted | the same for every noisy one |
 # | noisy unfitted | no noisy sample fitted (its first switch: the first noisy label fitted) |
 # | all fitted | every training sample fitted, clean and noisy |
-# | train loss | training loss $< \varepsilon$ |
+# | train loss | training loss $< \gamma$ (a fixed level) |
 # | test error | test error $< \delta$ |
 # | test selected | fresh inputs select their relevant token: their mean attention on it $\ge$ {glue:text}`attention_level:.2g` |
 # | benign | every training sample fitted and test error $< \delta$ — the theorem's $\tau$ (benign) |
@@ -275,7 +275,8 @@ nb.save_figure(fig)
 # **The panel *every noisy label fitted, two step sizes* — $\tau \propto 1/\alpha$.** At two step sizes {glue:text}`alpha_factor_ratio:.3g` times apart, the
 # median ratio of $\tau_{\text{noisy}}\cdot\alpha$ over matched runs is {glue:text}`alpha_ratio_noisy:.3f` (the
 # theorem: 1), and that of the selection time $\tau_{\text{select}}\cdot\alpha$ is
-# {glue:text}`alpha_ratio_select:.3f`.
+# {glue:text}`alpha_ratio_select:.3f`. Both are what any event time of gradient descent with small steps gives (the
+# section *Paper vs here* reads them against that control).
 #
 # **The panels *fresh inputs select*, *test selection lead* and *how fast fresh inputs learn to select* — the test
 # inputs' attention.** What training adds over the fixed head is not in the
@@ -330,11 +331,19 @@ nb.save_figure(fig)
 # ## Delayed generalization: the noise is fitted first, fresh inputs select later
 #
 # The paper's headline is that generalization comes *after* an initial phase of overfitting, later the smaller
-# $n\,\mathrm{SNR}^2$. With the fixed head the test error cannot show this (it is small from step 0), so the
-# generalization time here is $t_{\text{select}}$, the first step at which fresh inputs select their relevant token
-# (mean test attention on it at least {glue:text}`attention_level:.2g`, the event *test selected*), and the fitting
-# time $t_{\text{fit}}$ is the first step at which every training label, the last noisy one included, is fitted (the
-# event *all fitted*). Both are exact to the step.
+# $n\,\mathrm{SNR}^2$. The fitting time $t_{\text{fit}}$ is the first step at which every training label, the last
+# noisy one included, is fitted (the event *all fitted*). As the paper states it, generalization is the test error
+# below $\delta$, and its time $t_{\text{test}}$ is the first step at which the test error falls below $\delta$ (the
+# event *test error*). With the fixed head the test error is below $\delta$ at step 0 in
+# {glue:md}`test_error_at_step0_words` outside the harmful region, and where it is, training can make no delay in it.
+# The paper's claim is therefore judged by a rule fixed before the run: not testable here where the fixed head's test
+# error is below $\delta$ at step 0 in more than half of those runs; elsewhere, on $t_{\text{test}}$, by the rule
+# below (which reads $t_{\text{select}}$), so that it can hold or be contradicted. Here it gives
+# {glue:md}`delay_said_test_error`.
+#
+# The book's own reading times generalization by what training adds: $t_{\text{select}}$, the first step at which
+# fresh inputs select their relevant token (mean test attention on it at least {glue:text}`attention_level:.2g`, the
+# event *test selected*). All three times are exact to the step; the rest of this section reads $t_{\text{select}}$.
 #
 # **The rule, its thresholds fixed before the run.** A run is *benign* when at its last step every training label is
 # fitted and fresh inputs select their relevant token. The theorem states delayed generalization in its benign
@@ -472,13 +481,21 @@ nb.save_figure(fig, "theory_clock_growth")
 # $1/(n\,\mathrm{SNR}^2)$ is at least {glue:text}`select_bound_p_only:.1f`, where the theorem's formula has slope 1.
 # The book's row's rule gives {glue:md}`clock_said_p_only`.
 #
-# **The step size.** The $\tau\cdot\alpha$ ratios between two step sizes are {glue:text}`alpha_ratio_noisy:.3f`
-# (noisy labels fitted) and {glue:text}`alpha_ratio_select:.3f` (fresh inputs selecting), against the theorem's 1.
+# **The step size.** The $\tau\cdot\alpha$ ratios between two step sizes are {glue:text}`alpha_ratio_select:.3f` for
+# the selection time, the book's reading of the theorem's $\tau$, and {glue:text}`alpha_ratio_noisy:.3f` for the time
+# to fit every noisy label, against the theorem's 1. With small steps gradient descent follows its gradient flow,
+# whose clock is $\alpha$ times the step, so *any* event time scales as $1/\alpha$: the noisy labels' time is the
+# control. The rule (fixed before the run) says the claim holds where the selection time's ratio lies within
+# {glue:md}`alpha_match_words` of 1 and the control's does not, is not testable here where both do (the law is the
+# descent's, shared by every event time, and does not single out the theorem's clock), and is contradicted where the
+# selection time's ratio lies nearer the ratio of a time that ignores $\alpha$. It gives {glue:md}`alpha_said`.
 #
-# **Delayed generalization**, the paper's headline (the noise fitted first, fresh inputs selecting later, the later
-# the smaller $n\,\mathrm{SNR}^2$), by the rule fixed above. For the analysed model in the theory's benign region
-# ({glue:md}`delay_benign_words`, the noise fitted first in {glue:md}`delayed_words`): {glue:md}`delay_said`. Over
-# every benign run of the grid, the not-overfitting region included: {glue:md}`delay_said_all`.
+# **Delayed generalization**, the paper's headline. As the paper states it, in test error (the noise fitted first,
+# the test error below $\delta$ later): {glue:md}`delay_said_test_error`. Read by the time that training sets (the
+# noise fitted first, fresh inputs selecting later, the later the smaller $n\,\mathrm{SNR}^2$), by the rule fixed
+# above, for the analysed model in the theory's benign region ({glue:md}`delay_benign_words`, the noise fitted first
+# in {glue:md}`delayed_words`): {glue:md}`delay_said`. Over every benign run of the grid, the not-overfitting region
+# included: {glue:md}`delay_said_all`.
 #
 # These numbers come from {glue:text}`runs` runs of {glue:text}`num_steps:,.0f` steps (analysed model) and
 # {glue:text}`num_steps_trained_W:,.0f` steps (experiments' model); a run at the paper's profile

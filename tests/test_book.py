@@ -251,6 +251,28 @@ def test_overlaps_finds_texts_on_texts_and_a_legend_on_data_and_nothing_in_a_cle
     plt.close(fig)
 
 
+def test_a_legend_crowding_a_large_marker_covers_it_and_the_saved_figure_moves_it_off():
+    """The check reads a point's whole marker (and a margin), not its centre alone: the clock page's large step-size
+    points sat at the edge of their legend's frame. `describe`, run on every saved figure and its phone version,
+    moves such a legend to a clear place before it records the overlaps."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from benign import plots
+
+    fig, ax = plots.figure()
+    ax.set(xlim=(0, 10), ylim=(0, 10))
+    legend = ax.legend(handles=[ax.scatter([9.0], [1.0], s=70, label="large")], loc="upper left")
+    fig.canvas.draw()
+    frame = legend.get_window_extent(fig.canvas.get_renderer()).transformed(ax.transData.inverted())
+    ax.collections[0].set_offsets([[frame.x1 + 0.1, frame.y0 + frame.height / 2]])  # centre just right of the frame
+    assert plots.overlaps(fig) == ["the legend of '' covers 'large'"]
+    assert plots.describe(fig)["overlaps"] == [] and ax.get_legend() is legend  # moved, not remade
+    plt.close(fig)
+
+
 def test_legend_clear_finds_a_free_place_or_makes_room_and_log_ticks_are_relabelled_when_they_collide():
     import matplotlib
 

@@ -136,6 +136,10 @@ def test_a_notebooks_settings_read_as_a_sentence_says_them():
             "‖μ‖ = {p[signal_norm]}, n = {p[n]}; η {p[noise_ratio_grid]}; depth {p[vit_depths]}")
     assert test.format(p=said) == ("d from 250 to 5000 in steps of 125; seeds 42, 314 and 2718; W trained: no; "
                                    "β = (0.01, 1); ‖μ‖ = 20, n = 20; η from 0 to 0.9 in steps of 0.05; depth 1")
+    # a number of steps reads as the ledger's evidence writes a step, thousands separated (seeds and d do not)
+    steps = words.SettingsSaid(num_steps=1000, num_steps_long=100000, num_steps_trained_W=10000)
+    assert "{p[num_steps]}; {p[num_steps_long]}; {p[num_steps_trained_W]}".format(p=steps) == "1,000; 100,000; 10,000"
+    assert words.step_count(50000.0) == "50,000"
 
 
 def test_a_sweeps_making_reads_as_a_sentence():
