@@ -1,6 +1,6 @@
 """Figures 6 and 7, the one-layer Transformer encoder: how each run reads against its clean-label control, how its
-[CLS] attention moved, and the pages' sentences built from those numbers (the runs themselves are
-`benign.encoder`'s; nothing here keys a cache).
+[CLS] attention moved, Figure 7's map as a typed result (`EncoderMap`), and the pages' sentences
+built from those numbers (the runs themselves are `benign.encoder`'s; nothing here keys a cache).
 
 The encoder's head starts at random, so its step 0 is at chance and says nothing; a run is read against the same run
 on clean labels (`encoder.noise_costs`). That cost alone cannot call a run benign: a run near chance whose clean-label
@@ -9,12 +9,14 @@ twin is near chance too loses nothing to the flipped labels because it generaliz
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
-from . import regimes, thresholds
+from . import regimes, theory, thresholds, timing
 from .data import RELEVANT
-from .words import and_list, direction, reader_name, share_words, signed, span, trend
+from .words import and_list, direction, percent, reader_name, share_words, signed, slope_words, span, trend
 
 NEAR_CHANCE = "near_chance"  # a run that generalizes nothing, with or without the flipped labels
 # Kept here, not in `benign.thresholds`: `benign.encoder` imports that module, so any edit of it re-keys the
@@ -265,3 +267,90 @@ def clean_below_words(harmful: int, below: int, threshold: float) -> str:
     which = "none" if below == 0 else "all" if below == harmful else str(below)
     verb = "has" if below == 1 or below == 0 else "have"
     return f"{which} of which {verb} a clean-label run below {threshold:g}" + ("" if below == 0 else " too")
+
+
+NAMED_REGIME = {"balanced": "benign", "harmful": "harmful", "not_overfitting": "not_overfitting"}  # Figure 7's cells
+PAPER_LOSS_LIMITS = {"train_loss": (0.405, 0.55), "test_loss": (0.41, 0.64)}  # Figure 7's colour limits
+
+
+def against_clean_runs(runs: pd.DataFrame, noise_ratio: float, test_threshold: float) -> pd.DataFrame:
+    """Figure 7's sweep (every cell at η and on clean labels) as one row per cell at η, with its clean-label run's
+    test accuracy (`clean_test_acc`), what the flipped labels cost against it (`noise_cost`), the paper's threshold
+    rule (`regime`: `theory.observed_regime`) and the reading against the clean run (`regime_trained`:
+    `seed_reading`)."""
+    clean = runs[runs.noise_ratio == 0.0].set_index(["d", "signal_norm"]).test_acc
+    cells = runs[runs.noise_ratio == noise_ratio].reset_index(drop=True)
+    cells["clean_test_acc"] = clean.loc[list(zip(cells.d, cells.signal_norm))].to_numpy()
+    cells["noise_cost"] = cells.clean_test_acc - cells.test_acc
+    cells["regime"] = theory.observed_regime(cells.train_acc, cells.test_acc, test_threshold)
+    cells["regime_trained"] = seed_reading(cells.train_acc, cells.test_acc, cells.clean_test_acc)
+    return cells
+
+
+@dataclass(frozen=True)
+class EncoderMap:
+    """Figure 7's map as its page and the claims ledger read it (`rules.encoder_regions_rule`); `metrics()` gives
+    the numbers and sentences under the keys they glue and read."""
+
+    cells: pd.DataFrame  # one row per cell (`against_clean_runs`)
+    d_values: list  # the grid as run
+    mu_values: list
+    named: dict  # Figure 7's named cells as run: name → (d, ‖μ‖)
+    test_threshold: float
+
+    def shares(self, column: str, keys) -> dict[str, float]:
+        return {k: float(v) for k, v in self.cells[column].value_counts(normalize=True)
+                .reindex(list(keys), fill_value=0.0).items()}
+
+    def slope(self, axis: str) -> tuple[float, float]:
+        """The test loss's least-squares slope against log d or log ‖μ‖ over the cells, and its standard error."""
+        return timing.line_fit(np.log(self.cells[axis]), self.cells.test_loss)
+
+    def metrics(self) -> dict:
+        cells, threshold = self.cells, self.test_threshold
+        out = {f"{key}_{end}": float(getattr(cells[key], end)()) for key in ("train_loss", "test_loss")
+               for end in ("min", "max")}
+        out |= {f"share_{k}": v for k, v in self.shares("regime", theory.REGIMES).items()}
+        trained = self.shares("regime_trained", (*theory.REGIMES, NEAR_CHANCE))
+        out |= {f"share_{k}_trained": v for k, v in trained.items()}
+        inside = {key: cells[key].between(*limits) for key, limits in PAPER_LOSS_LIMITS.items()}
+        out |= {"noise_cost_max": float(cells.noise_cost.max()),
+                "clean_test_acc_min": float(cells.clean_test_acc.min()),
+                **{f"share_{key}_in_paper_limits": float(v.mean()) for key, v in inside.items()},
+                "train_loss_against_paper": against(cells.train_loss.min(), cells.train_loss.max(),
+                                                    PAPER_LOSS_LIMITS["train_loss"]),
+                **{f"{key}_span": value_span(cells[key]) for key in ("train_loss", "test_loss")}}
+        out |= {f"{key}_words": percent(out[key]) for key in
+                ("share_benign", "share_harmful", "share_not_overfitting", "share_train_loss_in_paper_limits",
+                 "share_test_loss_in_paper_limits", "share_benign_trained", "share_harmful_trained",
+                 "share_near_chance_trained")}
+        below = cells[cells.regime == "harmful"]
+        clean_below = int((below.clean_test_acc < threshold).sum())
+        out |= {"harm_words": percent(thresholds.HARM.value),  # the test accuracy a harmful cell loses, at least
+                "near_chance_value": thresholds.NEAR_CHANCE.value,  # below it a run and its twin may read near chance
+                "harmful_by_rule_words": share_words(len(below), len(cells), "cell", "cells"),
+                "harmful_clean_below_share": clean_below / len(below) if len(below) else None,
+                "harmful_clean_below_words": clean_below_words(len(below), clean_below, threshold),
+                "share_fitted_words": percent(1 - out["share_not_overfitting"]),  # every training label fitted
+                "region_share": thresholds.REGION.value, "region_share_words": percent(thresholds.REGION.value),
+                "test_threshold_value": threshold, "grid_words": grid_words(self.d_values, self.mu_values),
+                "marked_words": marked_words(self.named, self.d_values, self.mu_values),
+                "test_loss_in_paper_limits_words": share_words(int(inside["test_loss"].sum()), len(cells), "cell",
+                                                               "cells"),
+                "trend_errors": thresholds.SLOPE_SE.value}
+        for axis, word in (("d", "d"), ("signal_norm", "‖μ‖")):
+            slope, se = self.slope(axis)
+            out |= {f"test_loss_slope_log_{axis}": slope, f"test_loss_slope_log_{axis}_se": se,
+                    f"test_loss_trend_{axis}": slope_words(slope, se, f"grows towards large {word}",
+                                                           f"falls towards large {word}",
+                                                           f"shows no measurable trend in {word}")}
+        worst = cells.loc[cells.test_loss.idxmax()]
+        out |= {"test_loss_max_d": int(worst.d), "test_loss_max_signal_norm": float(worst.signal_norm),
+                "test_loss_max_cell": f"d = {int(worst.d)}, ‖μ‖ = {worst.signal_norm:.3g}"}
+        cell = cells.set_index(["d", "signal_norm"])
+        for name, key in self.named.items():
+            if key in cell.index:
+                out |= {f"{name}_{column}": float(cell.loc[key, column])
+                        for column in ("train_acc", "test_acc", "test_loss")}
+                out[f"{name}_as_named"] = float(cell.loc[key, "regime"] == NAMED_REGIME[name])
+        return out

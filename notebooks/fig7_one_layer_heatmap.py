@@ -57,10 +57,7 @@ overrides = {}  # settings that differ from the profile, by name, e.g. {"seed": 
 out_dir = ""  # empty: results/fig7_one_layer_heatmap/<profile>
 
 # %%
-import numpy as np
-
-from benign import (authors, encoder, heatmaps, notebooks, onelayer, paths, plots, sweep, theory, thresholds,
-                    timing, words)
+from benign import authors, encoder, heatmaps, notebooks, onelayer, paths, plots, sweep, theory, thresholds, words
 
 nb = notebooks.start("fig7_one_layer_heatmap", globals())
 d_paper, mu_paper = sweep.arange("d_grid", d_grid), sweep.arange("signal_norm_grid", signal_norm_grid)
@@ -83,12 +80,7 @@ points = sweep.grid_points(encoder.GRID_DEFAULTS, nb.parameters, d=d_run, signal
 
 # %%
 runs = sweep.run(encoder.grid_chunk, points, cache=paths.cache_dir("sweeps") if use_cache else None, progress=progress)
-clean = runs[runs.noise_ratio == 0.0].set_index(["d", "signal_norm"]).test_acc
-cells = runs[runs.noise_ratio == noise_ratio].reset_index(drop=True)
-cells["clean_test_acc"] = clean.loc[list(zip(cells.d, cells.signal_norm))].to_numpy()
-cells["noise_cost"] = cells.clean_test_acc - cells.test_acc  # test accuracy the flipped labels cost
-cells["regime"] = theory.observed_regime(cells.train_acc, cells.test_acc, test_threshold)
-cells["regime_trained"] = onelayer.seed_reading(cells.train_acc, cells.test_acc, cells.clean_test_acc)
+cells = onelayer.against_clean_runs(runs, noise_ratio, test_threshold)  # the cost, the paper's rule, the reading
 
 # %% [markdown]
 # ## The map
@@ -114,7 +106,7 @@ named_run = {name: encoder.reduced(d, mu, hidden, scale)[:2] for name, (d, mu) i
 marked = {words.reader_name(name): cell for name, cell in onelayer.on_grid(named_run, d_values, mu_values).items()}
 reading_colors = {**heatmaps.REGIME_COLORS, onelayer.NEAR_CHANCE: heatmaps.NEAR_CHANCE_COLOR}  # against clean runs
 fig, axes = plots.figure(4, 2, row_height=3.2)
-paper_limits = {"train_loss": (0.405, 0.55), "test_loss": (0.41, 0.64)}  # Figure 7's colour limits, marked in cyan
+paper_limits = onelayer.PAPER_LOSS_LIMITS  # Figure 7's colour limits, marked in cyan
 panels = [(axes[0, 0], "train_loss", "final train loss", "magma", (None, None)),
           (axes[0, 1], "test_loss", "final test loss", "magma", (None, None)),
           (axes[1, 0], "train_acc", "train accuracy", "viridis", (0.5, 1.0)),
@@ -137,64 +129,12 @@ plots.legend_above(fig, axes[0, 0], ncols=5, extra=heatmaps.category_key(reading
 nb.save_figure(fig)
 
 # %%
-shares = cells.regime.value_counts(normalize=True).reindex(theory.REGIMES, fill_value=0.0)
-trained = cells.regime_trained.value_counts(normalize=True).reindex(list(reading_colors), fill_value=0.0)
+result = onelayer.EncoderMap(cells, d_values, mu_values, named_run, test_threshold)
 metrics = {"grid_d": d_values, "grid_signal_norm": mu_values,
            **{key: maps[key] for key in ("train_loss", "test_loss", "train_acc", "test_acc")},
-           **{f"{key}_{end}": float(getattr(cells[key], end)()) for key in ("train_loss", "test_loss")
-              for end in ("min", "max")},
-           **{f"share_{name}": float(share) for name, share in shares.items()},
-           **{f"share_{name}_trained": float(share) for name, share in trained.items()},
-           "noise_cost_max": float(cells.noise_cost.max()), "clean_test_acc_min": float(cells.clean_test_acc.min()),
-           "share_train_loss_in_paper_limits": float(cells.train_loss.between(*paper_limits["train_loss"]).mean()),
-           "share_test_loss_in_paper_limits": float(cells.test_loss.between(*paper_limits["test_loss"]).mean()),
-           "train_loss_against_paper": onelayer.against(cells.train_loss.min(), cells.train_loss.max(),
-                                                        paper_limits["train_loss"]),
            "sweep_wall_s": round(cells.attrs["wall_s"], 2), "computed_chunks": cells.attrs["computed_chunks"],
-           **{f"{key}_span": onelayer.value_span(cells[key]) for key in ("train_loss", "test_loss")}}
-# Shares as a reader says them ('none', 'all', '49%'), glued as words
-metrics.update({f"{key}_words": words.percent(metrics[key]) for key in
-                ("share_benign", "share_harmful", "share_not_overfitting", "share_train_loss_in_paper_limits",
-                 "share_test_loss_in_paper_limits", "share_benign_trained", "share_harmful_trained",
-                 "share_near_chance_trained")})
-metrics["harm_words"] = words.percent(thresholds.HARM.value)  # the test accuracy a harmful cell loses, at least
-metrics["near_chance_value"] = thresholds.NEAR_CHANCE.value  # below it, a run and its clean twin may read near chance
-# Of the cells the threshold calls harmful, those whose clean-label run already scores below the threshold
-below = cells[cells.regime == "harmful"]
-metrics["harmful_by_rule_words"] = words.share_words(len(below), len(cells), "cell", "cells")
-metrics["harmful_clean_below_share"] = float((below.clean_test_acc < test_threshold).mean()) if len(below) else None
-metrics["harmful_clean_below_words"] = onelayer.clean_below_words(
-    len(below), int((below.clean_test_acc < test_threshold).sum()), test_threshold)
-metrics["share_fitted_words"] = words.percent(1 - metrics["share_not_overfitting"])  # every training label fitted
-metrics["region_share"] = thresholds.REGION.value  # a regime's share of the cells that counts as a region
-metrics["region_share_words"] = words.percent(thresholds.REGION.value)  # '1%', as the threshold is set
-metrics["test_threshold_value"] = test_threshold
-metrics["grid_words"] = onelayer.grid_words(d_values, mu_values)
-metrics["marked_words"] = onelayer.marked_words(named_run, d_values, mu_values)
-metrics["test_loss_in_paper_limits_words"] = words.share_words(
-    int(cells.test_loss.between(*paper_limits["test_loss"]).sum()), len(cells), "cell", "cells")
-# Which way the test loss moves over the grid: least-squares slopes against log d and log ‖μ‖ over the cells, a
-# direction only where a slope lies more than thresholds.SLOPE_SE standard errors from zero (benign.words.slope_words)
-metrics["trend_errors"] = thresholds.SLOPE_SE.value
-for axis, word in (("d", "d"), ("signal_norm", "‖μ‖")):
-    slope, se = timing.line_fit(np.log(cells[axis]), cells.test_loss)
-    metrics[f"test_loss_slope_log_{axis}"], metrics[f"test_loss_slope_log_{axis}_se"] = slope, se
-    metrics[f"test_loss_trend_{axis}"] = words.slope_words(slope, se, f"grows towards large {word}",
-                                                           f"falls towards large {word}",
-                                                           f"shows no measurable trend in {word}")
-worst = cells.loc[cells.test_loss.idxmax()]
-metrics["test_loss_max_d"], metrics["test_loss_max_signal_norm"] = int(worst.d), float(worst.signal_norm)
-metrics["test_loss_max_cell"] = f"d = {int(worst.d)}, ‖μ‖ = {worst.signal_norm:.3g}"
-expected_regime = {"balanced": "benign", "harmful": "harmful", "not_overfitting": "not_overfitting"}
-cell = cells.set_index(["d", "signal_norm"])
-for name, key in named_run.items():
-    if key in cell.index:
-        for column in ("train_acc", "test_acc", "test_loss"):
-            metrics[f"{name}_{column}"] = float(cell.loc[key, column])
-        metrics[f"{name}_as_named"] = float(cell.loc[key, "regime"] == expected_regime[name])
+           **result.metrics()}
 
-# The authors' main_one_layer.py (benign.authors, as on the Figure 6 page: shrunk by `scale`, evaluated once at the
-# end, cached and shared with it) at the three named cells; its grid would take hours here.
 if authors_code:
     their_points = [dict(d=d, signal_norm=mu, seed=seed, n=n, n_test=n_test, T=T, rho=rho, noise_ratio=noise_ratio,
                          learning_rate=learning_rate, num_steps=num_steps, hidden=width, skip=skip)
@@ -205,7 +145,7 @@ if authors_code:
     for name, key in named_run.items():
         for column in ("train_acc", "test_acc", "train_loss", "test_loss"):
             metrics[f"authors_{name}_{column}"] = float(their_cell.loc[key, column])
-        metrics[f"authors_{name}_as_named"] = float(their_cell.loc[key, "regime"] == expected_regime[name])
+        metrics[f"authors_{name}_as_named"] = float(their_cell.loc[key, "regime"] == onelayer.NAMED_REGIME[name])
     for key in ("train_loss", "test_loss"):  # over the three cells their script ran (the comparison rows say so)
         metrics[f"authors_{key}_min"] = float(theirs[key].min())
         metrics[f"authors_{key}_max"] = float(theirs[key].max())

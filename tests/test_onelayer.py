@@ -168,3 +168,25 @@ def test_the_threshold_s_harmful_cells_are_said_against_their_clean_label_runs()
     assert onelayer.clean_below_words(1, 1, 0.95) == "and its clean-label run scores below 0.95 too"
     assert onelayer.clean_below_words(1, 0, 0.95) == "and its clean-label run scores at least 0.95"
     assert onelayer.clean_below_words(0, 0, 0.95) == "so no cell is set against its clean-label run"
+
+
+def test_figure_7s_map_reads_a_known_grid():
+    # a 2 × 2 grid as the sweep returns it (every cell at η = 0.2 and on clean labels, rows in any order):
+    # (50, 2.8) near chance both ways, (50, 28) benign, (500, 2.8) harmful by 0.37, (500, 28) leaves labels unfitted
+    cell = pd.DataFrame({"d": [50, 50, 500, 500], "signal_norm": [2.8, 28.0, 2.8, 28.0]})
+    noisy = cell.assign(noise_ratio=0.2, train_acc=[1.0, 1.0, 1.0, 0.9], test_acc=[0.51, 0.99, 0.6, 0.97],
+                        train_loss=[0.50, 0.45, 0.44, 0.52], test_loss=[0.70, 0.42, 0.66, 0.43])
+    clean = cell.assign(noise_ratio=0.0, train_acc=1.0, test_acc=[0.52, 0.99, 0.97, 0.98], train_loss=0.4,
+                        test_loss=0.4)
+    cells = onelayer.against_clean_runs(pd.concat([clean[::-1], noisy]), 0.2, 0.95)
+    assert cells.noise_cost.round(3).tolist() == [0.01, 0.0, 0.37, 0.01]
+    assert cells.regime_trained.tolist() == ["near_chance", "benign", "harmful", "not_overfitting"]
+    named = {"balanced": (50, 28.0), "harmful": (500, 2.8), "not_overfitting": (999, 1.0)}  # the last off the grid
+    m = onelayer.EncoderMap(cells, [50, 500], [2.8, 28.0], named, 0.95).metrics()
+    assert (m["share_harmful"], m["share_benign"], m["share_not_overfitting"]) == (0.5, 0.25, 0.25)  # paper's rule
+    assert (m["share_harmful_trained"], m["share_near_chance_trained"]) == (0.25, 0.25)
+    assert m["harmful_clean_below_share"] == 0.5  # (50, 2.8) scores 0.52 on clean labels too; (500, 2.8) 0.97
+    assert m["noise_cost_max"] == 0.37 and m["test_loss_max_cell"] == "d = 50, ‖μ‖ = 2.8"
+    assert m["test_loss_slope_log_signal_norm"] < 0 and m["share_test_loss_in_paper_limits"] == 0.5
+    assert m["balanced_as_named"] == 1.0 and m["harmful_as_named"] == 1.0 and "not_overfitting_as_named" not in m
+    assert m["share_harmful_words"] == "50%" and m["harmful_by_rule_words"] == "2 of the 4 cells"
