@@ -228,6 +228,15 @@ def test_tables_read_without_index_none_nan_booleans_exponents_or_cut_notes():
     assert html.count("the appendix does not state n") == 1
 
 
+def test_a_page_the_papers_give_no_number_for_shows_no_comparison_and_one_without_rows_says_so(tmp_path):
+    def compared(name: str):
+        return notebooks.Notebook(name, notebooks.settings_type(name)(), {}, tmp_path, "cpu", 1).compare({})
+
+    assert "fig8_finetune_attention" not in expected.EXPECTED and compared("fig8_finetune_attention") is None
+    empty = compared("eta_sweep")._repr_html_()  # numbers in the paper, none computed here
+    assert empty.startswith("<p>Nothing on this page is set beside a number printed in the papers")
+
+
 def glued(executed: dict) -> set[str]:
     return {o["metadata"]["scrapbook"]["name"] for c in executed["cells"] for o in c.get("outputs", [])
             if "scrapbook" in o.get("metadata", {})}
