@@ -338,8 +338,9 @@ def eta_rule(m: Record) -> Finding:
     """The appendix's η sweep, judged at the n the page ran and no other (the appendix states no n). An n shows the
     paper's pattern when the Eq.-9 ratio's edge (the largest η up to which it stays above one) lies within `ETA_BAND`
     of 0.6, the ratio stays below one after it up to η = 0.7, and the test accuracy falls below `NEAR_CHANCE` at each
-    of those η (`etasweep.collapse`, fixed before the runs). Holds when some n run shows it; in part when some n
-    shows the ratio's collapse alone; contradicted when no n run shows even that. The evidence names each n's edge."""
+    of those η (`etasweep.collapse`; each threshold's reason in `thresholds`). Holds when some n run shows it; in
+    part when some n shows the ratio's collapse alone; contradicted when no n run shows even that. The evidence names
+    each n's edge."""
     edges = {int(n): m.maybe(f"eta_ratio_above_1_up_to_n{n}") for n in m.parameters.get("n_values", [])}
     edges = {n: e for n, e in edges.items() if e == e}
     if not edges:
