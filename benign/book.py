@@ -32,7 +32,7 @@ from pathlib import Path
 
 import yaml
 
-from . import notebooks, paths, speed
+from . import notebooks, paths, speed, thresholds
 from .pages import Judged, claim_said, landing, numbers_said, summary_page, verdicts_said
 from .notebooks import NotebookFailed
 from .paths import BOOK_BUILD, RESULTS_ENV, ROOT, ROOT_ENV, results_dir
@@ -196,6 +196,7 @@ def stage(profile_name: str, records: dict[str, dict]) -> Path:
         "paper2_above_band": records.get("paper2_snr_heatmap", {}).get(  # and the SNR map's reading above its band
             "above_band_words", "The SNR map did not run in this build."),
         "speed_said": speed.said(),  # and the landing page how many benchmark records this build has
+        **harm_thresholds(),  # the model page's harm thresholds, synthetic and real-data
         "project_source": f"<{url}>" if url else "the archive on the {doc}`downloads` page, built with it"}
     (target / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
     (target / "notebooks").mkdir()
@@ -214,6 +215,14 @@ def stage(profile_name: str, records: dict[str, dict]) -> Path:
     for page, text in pages.items():
         (target / "book" / f"{page}.md").write_text(text)
     return target
+
+
+def harm_thresholds() -> dict[str, str]:
+    """The two harm thresholds as the model page says them, from `thresholds`: a synthetic page's share of test
+    accuracy, a real-data page's points and the same as a share."""
+    real = thresholds.REAL_COST.value
+    return {"harm_threshold": f"{thresholds.HARM.value:g}", "real_cost_points": f"{real:g}",
+            "real_cost_threshold": f"{real / 100:g}"}
 
 
 def write_engine_script(folder: Path) -> Path:

@@ -117,10 +117,13 @@ class Notebook:
                      self.parameters, self.device, dict(extra or {}, cpu_threads=self.cpu_threads, **thread_record()))
 
     def compare(self, metrics: dict):
-        """The comparison table of this notebook, shown as HTML on the page (`benign.pages.Comparison`)."""
-        from .expected import compare
+        """The comparison table of this notebook, shown as HTML on the page (`benign.pages.Comparison`); nothing on a
+        page the papers print no number for (none in `expected.EXPECTED`), whose own prose says so."""
+        from .expected import EXPECTED, compare
         from .pages import Comparison
 
+        if self.name not in EXPECTED:
+            return None
         rows = compare(self.name, metrics)
         return Comparison(rows, {name: title(name) for name in {r.expected.counted_on for r in rows} if name})
 

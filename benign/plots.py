@@ -423,46 +423,51 @@ def max_attention_curves(ax, curves, title: str) -> None:
 SIZE_MARKERS = ("o", "s", "^", "D", "v")  # one marker per n, in increasing n
 
 
-def dodged(x, groups, step: float = 0.04, low=None, high=None) -> np.ndarray:
-    """`x` with the points of different `groups` (backbones) that lie within `step` of each other set apart
-    sideways — where each point spans [`low`, `high`] on the y axis (its marks), only points whose spans overlap
-    crowd each other: the groups of such a cluster take places `step` apart, centred on their own x, in order of
-    first appearance; a point with no other group near it stays where it is. So no point moves more than half of
-    `step` times the number of groups less one."""
-    x, groups = np.asarray(x, dtype=float), list(groups)
+def dodged(x, step: float = 0.04, low=None, high=None) -> np.ndarray:
+    """`x` with the points that lie closer than `step` to each other set apart sideways — where each point spans
+    [`low`, `high`] on the y axis (its marks), only points whose spans overlap crowd each other. Every point is its
+    own: one backbone's points at two n crowd each other as two backbones' do. The points of a cluster of crowding
+    points take places `step` apart in the order of their x (ties in the order given), centred on their mean x; where
+    a placed cluster crowds another point, the two merge and are placed again, until none crowds another. A point with
+    no other near it stays where it is."""
+    x = np.asarray(x, dtype=float)
     low = np.full(len(x), -np.inf) if low is None else np.asarray(low, dtype=float)
     high = np.full(len(x), np.inf) if high is None else np.asarray(high, dtype=float)
-    order = list(dict.fromkeys(groups))
-    cluster = list(range(len(x)))  # each point's cluster, merged over every crowding pair
+    cluster = list(range(len(x)))  # each point's cluster, merged over every crowding pair, never split
 
     def root(i: int) -> int:
         while cluster[i] != i:
             i = cluster[i]
         return i
 
-    for i, j in itertools.combinations(range(len(x)), 2):
-        if abs(x[i] - x[j]) <= step and low[i] <= high[j] and low[j] <= high[i]:
-            cluster[root(j)] = root(i)
     out = x.copy()
-    for members in ([i for i in range(len(x)) if root(i) == r] for r in set(map(root, range(len(x))))):
-        names = sorted({groups[i] for i in members}, key=order.index)
-        for i in members:
-            out[i] += (names.index(groups[i]) - (len(names) - 1) / 2) * step
-    return out
+    while True:
+        crowding = [(i, j) for i, j in itertools.combinations(range(len(x)), 2) if root(i) != root(j)
+                    and abs(out[i] - out[j]) < step - 1e-9 and low[i] <= high[j] and low[j] <= high[i]]
+        if not crowding:
+            return out
+        for i, j in crowding:
+            cluster[root(j)] = root(i)
+        for members in ([i for i in range(len(x)) if root(i) == r] for r in set(map(root, range(len(x))))):
+            for rank, i in enumerate(sorted(members, key=lambda k: (x[k], k))):
+                out[i] = x[members].mean() + (rank - (len(members) - 1) / 2) * step
 
 
 def study_points(ax, points, x: str, xlabel: str, low: float, high: float, cost: float) -> float:
     """The backbone study on the paper's axes: per backbone a colour (text rows with hollow markers), per n a
     marker, its points joined in increasing n; y = test minus base accuracy (points). Below or above each point, its
     clean-label cell (same backbone and n on clean labels: `points.clean_minus_base`) as a dash of its colour joined
-    to it by a dotted line, and `cost` points below that dash a grey one: the point's harmful level. Points of
-    different backbones at nearly the same x whose marks share a height are set apart sideways (`dodged`), so that
-    none hides another. Returns the largest such shift (in units of x)."""
+    to it by a dotted line, and `cost` points below that dash a grey one: the point's harmful level. Points at nearly
+    the same x whose marks share a height, of two backbones or of one backbone's two n, are set apart sideways
+    (`dodged`), so that none hides another. Returns the largest such shift (in units of x)."""
     sizes = sorted(points.n.unique())
     colors = dict(zip(points.backbone_label.unique(), sns.color_palette("deep")))
-    low_mark = np.minimum(points.test_minus_base, points.clean_minus_base - cost)  # the point or its grey dash
-    points = points.assign(shown=dodged(points[x], points.backbone_label, low=low_mark,
-                                        high=np.maximum(points.test_minus_base, points.clean_minus_base)))
+    box = ax.get_window_extent()  # the panel in pixels: a mark's size in data units follows from it
+    pad = (high - low) * 5 * ax.figure.dpi / 72 / box.height  # a marker's half height (5 pt)
+    step = 1.2 * 12 * ax.figure.dpi / 72 / box.width  # a circle beside a dash (12 pt) on an x axis about 1.2 wide
+    low_mark = np.minimum(points.test_minus_base, points.clean_minus_base - cost) - pad  # the point or its grey dash
+    points = points.assign(shown=dodged(points[x], step, low=low_mark,
+                                        high=np.maximum(points.test_minus_base, points.clean_minus_base) + pad))
     for name, part in points.groupby("backbone_label", sort=False):
         part = part.sort_values("n")
         face = "white" if part.kind.iloc[0] == "text" else colors[name]

@@ -159,9 +159,10 @@ nb.save_figure(fig)
 # balanced setting: {glue:md}`large_noise_head_share_of_gap_pct` of that distance is the head's own accuracy at a
 # small $\|\mu\|$, there before any training, and the rest is what training does. And
 # {glue:md}`large_noise_cost_source`. On clean labels the same runs end at {glue:md}`large_noise_clean_labels_test_acc_words`, against
-# {glue:text}`large_noise_test_acc_step0:.3f` at step 0. A cost counts as harm when it exceeds the threshold every
-# synthetic page uses for it ({glue:text}`harm_threshold:.2f` of test accuracy; the real-data pages, whose seeds
-# spread wider, use their own).
+# {glue:text}`large_noise_test_acc_step0:.3f` at step 0. A cost counts as harm when it exceeds
+# {glue:text}`harm_threshold:.2f` of test accuracy, the threshold of every synthetic page, this one included; the
+# real-data pages, whose seeds spread wider, count one as harm only beyond {glue:text}`real_cost_points:g` points
+# ({glue:text}`real_cost_threshold:.2f` of test accuracy).
 
 # %% [markdown]
 # ## The authors' code
@@ -256,7 +257,9 @@ nb.save_figure(fig, "fig3_dynamics_draws")
 # {glue:text}`large_signal_draws_test_gain_median:+.3f`.
 
 # %%
-metrics = {"replicates": replicates, "harm_threshold": thresholds.HARM.value}
+metrics = {"replicates": replicates, "harm_threshold": thresholds.HARM.value,  # harm on the synthetic pages
+           "real_cost_points": thresholds.REAL_COST.value,  # and on the real-data pages, in points and as a share
+           "real_cost_threshold": thresholds.REAL_COST.value / 100}
 for _, row in sim.final[sim.final.run.isin(list(settings))].iterrows():
     for key in ("train_acc", "test_acc", "train_loss", "test_loss"):
         metrics[f"{row.run}_{key}"] = float(row[key])

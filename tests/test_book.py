@@ -334,3 +334,11 @@ def test_metrics_json_is_strict_json_with_nan_as_null_in_extra_records_too(tmp_p
                          extra={"rows": [{"whole": math.nan, "n": 20}], "inf": math.inf})
     saved = json.loads((tmp_path / "metrics.json").read_text())
     assert saved["a"] is None and saved["rows"] == [{"whole": None, "n": 20}] and saved["inf"] is None
+
+
+def test_the_model_page_says_which_harm_threshold_applies_where_from_the_package():
+    said = book.harm_thresholds()  # the synthetic pages' share, the real-data pages' points and share
+    assert said == {"harm_threshold": "0.01", "real_cost_points": "5", "real_cost_threshold": "0.05"}
+    model = (paths.ROOT / "book" / "model.md").read_text()
+    assert all(f"{{{{ {key} }}}}" in model for key in said)
+    assert "counts a cost as harm beyond {{ harm_threshold }} of\ntest accuracy, a real-data page" in model

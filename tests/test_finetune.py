@@ -1402,12 +1402,19 @@ def test_the_text_rows_beside_the_backbones_are_read_against_table_2_s_n():
     assert study.text_label("rotten_tomatoes_3class") == "Rotten Tomatoes (3 classes) · text"
 
 
-def test_points_of_backbones_at_the_same_share_are_set_apart():
-    x = plots.dodged([1.0, 1.0, 0.976, 0.3, 1.0], ["A", "B", "C", "A", "A"], step=0.04)
-    np.testing.assert_allclose(x, [1.0 - 0.04, 1.0, 0.976 + 0.04, 0.3, 1.0 - 0.04])  # a lone point stays put
-    apart = plots.dodged([1.0, 1.0, 0.99, 1.0], ["A", "B", "C", "D"], step=0.04, low=[-30, -25, 0, 1],
-                         high=[-20, -10, 5, 6])  # A and B share a height, C and D another: two pairs, ±0.02 each
-    np.testing.assert_allclose(apart, [0.98, 1.02, 0.97, 1.02])
+def test_points_at_the_same_share_are_set_apart_one_backbones_n_too():
+    x = plots.dodged([1.0, 1.0, 0.976, 0.3, 1.0], step=0.04)  # the first and last: one backbone at two n
+    np.testing.assert_allclose(x, [0.974, 1.014, 0.934, 0.3, 1.054])  # in order of x about their mean; one alone stays
+    apart = plots.dodged([1.0, 1.0, 0.99, 1.0], step=0.04, low=[-30, -25, 0, 1],
+                         high=[-20, -10, 5, 6])  # the first two share a height, the last two another: a pair each
+    np.testing.assert_allclose(apart, [0.98, 1.02, 0.975, 1.015])
+    # a backbone's n = 20 and n = 200 at 1.00 and 0.98, another's at 1.00 and 0.99, all at one height
+    near = plots.dodged([1.0, 0.98, 1.0, 0.99], step=0.04)
+    assert np.all(np.diff(np.sort(near)) >= 0.04 - 1e-12) and list(np.argsort(near)) == [1, 3, 0, 2]
+    # three crowding points, once placed, crowd a fourth that crowded none of them: all four are placed together
+    chain = plots.dodged([0.26, 0.28, 0.33, 0.41], step=0.065)
+    assert np.all(np.diff(chain) >= 0.065 - 1e-12)  # in order of x, every neighbour a step apart
+    np.testing.assert_allclose(chain.mean(), np.mean([0.26, 0.28, 0.33, 0.41]))
 
 
 def test_a_verdict_within_its_seeds_spread_of_the_cost_line_says_so():

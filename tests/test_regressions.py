@@ -117,20 +117,37 @@ def test_ratio_above_one_up_to():
     assert etasweep.ratio_above_one_up_to(eta, [2, 2, np.nan, 2, 2, 2, 2]) == 0.5  # a missing ratio is not above one
 
 
-def paper_like(ratio_065=0.78, test_065=0.579):
-    return pd.DataFrame({"noise_ratio": [0.5, 0.55, 0.6, 0.65, 0.7],
-                         "frak_ratio": [3.0, 2.0, 1.4, ratio_065, 0.50],
-                         "test_acc": [0.99, 0.99, 0.986, test_065, 0.505]})
+def paper_like(ratio_06=1.4, ratio_065=0.78, test_06=0.986, test_065=0.579):
+    return pd.DataFrame({"noise_ratio": [0.5, 0.55, 0.6, 0.65, 0.7, 0.75],
+                         "frak_ratio": [3.0, 2.0, ratio_06, ratio_065, 0.50, 0.4],
+                         "test_acc": [0.99, 0.99, test_06, test_065, 0.505, 0.5]})
 
 
 def test_collapse_as_the_paper():
     c = etasweep.collapse(paper_like(), n=500)
     assert c["as_paper"] and c["ratio_as_paper"] and not c["same_run"] and c["up_to"] == 0.6
     assert (c["ratio_0.65"], c["test_acc_0.65"], c["ratio_0.70"], c["test_acc_0.70"]) == (0.78, 0.579, 0.5, 0.505)
-    assert not etasweep.collapse(paper_like(ratio_065=1.4), n=500)["as_paper"]  # collapses later
-    held = etasweep.collapse(paper_like(test_065=0.95), n=500)  # the ratio collapses, the test accuracy holds
-    assert held["ratio_as_paper"] and not held["as_paper"]
     assert etasweep.collapse(paper_like(), n=20)["same_run"]
+
+
+def test_the_collapse_counts_within_one_grid_step_of_the_papers_edge_and_no_further():
+    later = etasweep.collapse(paper_like(ratio_065=1.4), n=500)  # edge 0.65: one step late, below one at 0.7
+    assert later["up_to"] == 0.65 and later["as_paper"]
+    earlier = etasweep.collapse(paper_like(ratio_06=0.9, test_06=0.7), n=500)  # edge 0.55, below one from 0.6 on
+    assert earlier["up_to"] == 0.55 and earlier["as_paper"]
+    too_early = paper_like(ratio_06=0.9, test_06=0.7).assign(frak_ratio=[3.0, 0.9, 0.9, 0.78, 0.5, 0.4])  # edge 0.5
+    assert not etasweep.collapse(too_early, n=500)["ratio_as_paper"]
+    too_late = paper_like(ratio_065=1.4).assign(frak_ratio=[3.0, 2.0, 1.4, 1.3, 1.2, 0.4])  # edge 0.7
+    assert not etasweep.collapse(too_late, n=500)["ratio_as_paper"]
+    back_above = paper_like(ratio_065=0.9).assign(frak_ratio=[3.0, 2.0, 1.4, 0.9, 1.1, 0.4])  # not below one at 0.7
+    assert not etasweep.collapse(back_above, n=500)["ratio_as_paper"]
+
+
+def test_the_test_accuracy_must_fall_at_every_eta_the_ratio_has_fallen():
+    held = etasweep.collapse(paper_like(test_065=0.95), n=500)  # the ratio collapses, the test accuracy holds at 0.65
+    assert held["ratio_as_paper"] and not held["as_paper"]
+    lagging = etasweep.collapse(paper_like(ratio_06=0.9, test_06=0.8), n=500)  # ratio below one at 0.6, accuracy 0.8
+    assert lagging["ratio_as_paper"] and not lagging["as_paper"]
 
 
 def test_collapse_sentence():
@@ -140,11 +157,11 @@ def test_collapse_sentence():
                                            "the authors' script": {20: miss}, "nobody": {}})
     assert sentence == ("this page's trainer reproduces it at n = 500 (of n = 20, 500 and 1,000); "
                         "the authors' script does not reproduce it at n = 20, the only n it ran.")
-    bracket = {20: miss, 200: dict(miss, up_to=0.65), 500: dict(miss, up_to=0.55)}
-    assert etasweep.collapse_sentence({"ours": bracket}) == (
-        "ours reproduces it at none of n = 20, 200 and 500: its ratio stays above one up to η = 0.65 at n = 200 and "
-        "only up to 0.55 at n = 500, so the paper's edge lies between these two n.")
-    ratio_only = {**bracket, 300: dict(miss, up_to=0.6, ratio_as_paper=True)}
+    misses = {20: miss, 200: dict(miss, up_to=0.75), 500: dict(miss, up_to=0.45)}
+    assert etasweep.collapse_sentence({"ours": misses}) == (  # each n's edge, and no word of an n not run
+        "ours reproduces it at none of n = 20, 200 and 500: its ratio stays above one up to η = 0.85 at n = 20, 0.75 "
+        "at n = 200 and 0.45 at n = 500.")
+    ratio_only = {**misses, 300: dict(miss, up_to=0.6, ratio_as_paper=True)}
     assert etasweep.collapse_sentence({"ours": ratio_only}) == (
         "ours reproduces the ratio's collapse at n = 300 but not the fall of the test accuracy (of n = 20, 200, 300 "
         "and 500).")
@@ -157,14 +174,8 @@ def test_unstated_n_said():
         "The sweep over n above reproduces the paper's collapse at n = 200, so the unstated n can account for the "
         "table's misses.")
     assert etasweep.unstated_n_said({20: miss, 50: miss, 500: miss}) == (
-        "The unstated n does not account for the table's misses: the sweep over n above reproduces the paper's "
-        "collapse at none of n = 20, 50 and 500.")
-    bracket = {20: dict(miss, up_to=0.85), 200: dict(miss, up_to=0.65), 500: dict(miss, up_to=0.55)}
-    assert etasweep.unstated_n_said(bracket) == (
         "None of the n run here accounts for the table's misses: the sweep over n above reproduces the paper's "
-        "collapse at none of n = 20, 200 and 500. But the ratio's edge passes η = 0.6 between n = 200 and 500, so an "
-        "n between them, not run here, might.")
-    assert etasweep.edge_crossing(bracket) == (200, 500) and etasweep.edge_crossing({20: miss, 50: miss}) is None
+        "collapse at none of n = 20, 50 and 500.")
 
 
 def test_the_eta_table_says_where_no_label_is_flipped_and_a_floor_of_one_is_one():
