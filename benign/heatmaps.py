@@ -162,18 +162,3 @@ def snr_heatmap(ax, grid, value: str, title: str, curves: dict):
     ax.set_yticks(list(table.index[::2]), [f"{r:g}" for r in table.index[::2]])
     ax.minorticks_off()
     return mesh
-
-
-def smallest_cell(table, column: str) -> str:
-    """Where a grid's table (columns d, signal_norm) holds its smallest `column`, as a page says it:
-    '(d, ‖μ‖) = (1000, 95)'."""
-    row = table.loc[table[column].idxmin()]
-    return f"(d, ‖μ‖) = ({row.d:g}, {row.signal_norm:g})"
-
-
-def bar_words(low: float, high: float, bar: tuple[float, float]) -> str:
-    """Where a range of values lies against a colour bar's ends `bar`: 'reaches below its lower end 0.5 and stays
-    short of its upper end 2.5', 'stays above its lower end 0.5 and reaches above its upper end 2.5'."""
-    below = f"reaches below its lower end {bar[0]:g}" if low < bar[0] else f"stays above its lower end {bar[0]:g}"
-    above = f"reaches above its upper end {bar[1]:g}" if high > bar[1] else f"stays short of its upper end {bar[1]:g}"
-    return f"{below} and {above}"

@@ -33,7 +33,8 @@ NEAR_CHANCE = Threshold(0.75, "test accuracy below which a model has collapsed t
                         "(0.5, balanced labels) than perfect (paper 2's harmful overfitting, the η sweep's collapse)")
 ETA_BAND = Threshold(0.05, "distance in η from the paper's edge (its Eq. 9 ratio above one up to η = 0.6, below "
                      "it from 0.65) within which a run's edge counts as the paper's: one step of the appendix's η grid, "
-                     "the resolution at which the paper reports it")
+                     "the resolution at which the paper reports it. Unlike the others, set after a build's η sweep had "
+                     "been read (2026-11-27, when the rule was rewritten), from the grid's step, not from its edges")
 REGION = Threshold(0.01, "share of a map's cells a regime must hold to count as a region (15 of Figure 5's 1521 "
                    "cells): a handful of cells is a draw, not a region")
 VANISHED = Threshold(0.1, "a score 'goes to zero' when it ends below this fraction of its step-0 value 1/T")

@@ -42,16 +42,14 @@ out_dir = ""  # empty: results/conditions_heatmap/<profile>
 # %%
 import numpy as np
 
-from benign import authors, heatmaps, notebooks, paths, plots, sweep, synthetic, words
-from benign.data import balanced_labels, noise_mask
+from benign import authors, conditions, heatmaps, notebooks, paths, plots, sweep, synthetic
 
 nb = notebooks.start("conditions_heatmap", globals())
 points = sweep.grid_points(synthetic.GRID_DEFAULTS, nb.parameters, d=sweep.arange("d_grid", d_grid),
                            signal_norm=sweep.arange("signal_norm_grid", signal_norm_grid))
 cells = sweep.run(synthetic.grid_chunk, points, cache=paths.cache_dir("sweeps") if use_cache else None,
                   progress=progress)
-cells["eq9_ratio"] = cells.frak_clean / cells.frak_noisy  # clean over noisy cumulative 𝔖
-cells["eq10_ratio"] = cells.frak_clean_pos / cells.frak_clean_neg  # class +1 over class −1 (clean samples)
+cells = conditions.ratios(cells)  # Eq. 9: clean over noisy cumulative 𝔖; Eq. 10: class +1 over class −1 (clean)
 
 # %%
 d_values, mu_values, maps = sweep.maps(cells, ("eq9_ratio", "eq10_ratio", "test_acc", "train_acc"))
@@ -89,9 +87,7 @@ if authors_code and not train_W and W_init == "identity" and n_weak == n_relevan
                          learning_rate=learning_rate, num_steps=num_steps, n_relevant=n_relevant, evaluate_test=False)
                     for p in points if p["d"] in their_d and p["signal_norm"] in their_mu]
     theirs = sweep.run(authors.math_frak_chunk, their_points, cache=paths.cache_dir("sweeps") if use_cache else None)
-    theirs["eq9_ratio"] = (theirs.frak_clean_1 + theirs.frak_clean_2) / (theirs.frak_noisy_1 + theirs.frak_noisy_2)
-    theirs["eq10_ratio"] = theirs.frak_clean_1 / theirs.frak_clean_2
-    same_cells = cells[cells.d.isin(their_d) & cells.signal_norm.isin(their_mu)]  # ours at the cells they ran
+    theirs = conditions.ratios(theirs)  # from their per-class sums
     # on our grid's cells (blank where their script did not run), so the two maps are read on the same extents
     wide = theirs.set_index(["d", "signal_norm"])
     on_our_grid = {key: wide[key].unstack().reindex(index=d_values, columns=mu_values).to_numpy()
@@ -106,45 +102,9 @@ if authors_code and not train_W and W_init == "identity" and n_weak == n_relevan
     nb.save_figure(fig, "conditions_heatmap_authors")
 
 # %%
-metrics = {"grid_d": d_values, "grid_signal_norm": mu_values,
-           "eq9_ratio": maps["eq9_ratio"], "eq10_ratio": maps["eq10_ratio"]}
-ours_on_their_cells = None if theirs is None else same_cells
-for label, table in (("", cells), ("authors_", theirs), ("ours_on_their_cells_", ours_on_their_cells)):
-    if table is None:
-        continue
-    eq9, eq10 = table.eq9_ratio, table.eq10_ratio
-    metrics.update({f"{label}eq9_share_holds": float((eq9 > 1).mean()), f"{label}eq9_min_ratio": float(eq9.min()),
-                    f"{label}eq10_min_ratio": float(eq10.min()), f"{label}eq10_max_ratio": float(eq10.max()),
-                    f"{label}eq10_share_within_0.5_2.5": float(((eq10 >= 0.5) & (eq10 <= 2.5)).mean()),
-                    f"{label}eq9_holds_words": words.share_words(int((eq9 > 1).sum()), len(eq9), "cell", "cells"),
-                    f"{label}eq10_span": words.span(f"{eq10.min():.2f}", f"{eq10.max():.2f}")})
-metrics["grid_cells"] = len(cells)
-# the control: at step 0 (p = 0) every sample's 𝔖 is the same, so the Eq. 9 ratio is the count of clean samples over
-# noisy ones, whatever training then does
-drawn = {**synthetic.GRID_DEFAULTS, **points[0]}
-noisy = noise_mask(drawn["n"], drawn["noise_ratio"], drawn["label_noise"], drawn["seed"])
-metrics.update(clean_samples=int((~noisy).sum()), noisy_samples=int(noisy.sum()))
-clean_labels = balanced_labels(len(noisy))[~noisy]  # Eq. 10's control: the clean samples of each class at step 0
-metrics["eq10_ratio_step0"] = float((clean_labels > 0).sum() / (clean_labels < 0).sum())
-metrics["eq9_ratio_step0"] = metrics["clean_samples"] / metrics["noisy_samples"]
-metrics["eq9_below_step0_share"] = float((cells.eq9_ratio < metrics["eq9_ratio_step0"]).mean())
-metrics["eq9_below_step0_words"] = words.share_words(int((cells.eq9_ratio < metrics["eq9_ratio_step0"]).sum()),
-                                                     len(cells), "cell", "cells")
-overturned = int((cells.eq9_ratio <= 1).sum())
-metrics["eq9_control_words"] = (
-    "in none below one: Eq. 9 holding here says that training does not overturn the clean samples' majority, not "
-    "that it builds one" if overturned == 0 else
-    f"below one in {words.share_words(overturned, len(cells), 'cell', 'cells')}: there training overturns the clean "
-    "samples' majority")
-BAR = (0.5, 2.5)  # the paper's Eq. 10 colour bar
-metrics["eq10_bar_words"] = heatmaps.bar_words(cells.eq10_ratio.min(), cells.eq10_ratio.max(), BAR)
-if theirs is not None:
-    metrics["authors_cells"] = len(theirs)  # the cells their script ran: every authors_grid_every-th d and ‖μ‖
-    metrics["authors_cells_words"] = words.count(len(theirs), "cell")
-    metrics["authors_eq10_bar_words"] = heatmaps.bar_words(theirs.eq10_ratio.min(), theirs.eq10_ratio.max(), BAR)
-    ours_at, their_at = (heatmaps.smallest_cell(t, "eq10_ratio") for t in (same_cells, theirs))
-    metrics["eq10_smallest_words"] = (f"at the same cell, {ours_at}" if ours_at == their_at else
-                                      f"at different cells: ours at {ours_at}, theirs at {their_at}")
+result = conditions.Conditions(cells, *conditions.label_split({**synthetic.GRID_DEFAULTS, **points[0]}), theirs)
+metrics = {"grid_d": d_values, "grid_signal_norm": mu_values, "eq9_ratio": maps["eq9_ratio"],
+           "eq10_ratio": maps["eq10_ratio"], **result.metrics()}
 nb.save_metrics(metrics)
 
 # %% [markdown]

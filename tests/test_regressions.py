@@ -225,11 +225,11 @@ def test_save_metrics_keeps_good_shares(tmp_path):
 
 
 def test_conditions_heatmap_words():
-    from benign import heatmaps
+    from benign import conditions
 
     table = pd.DataFrame({"d": [250, 750, 1000], "signal_norm": [5.0, 85.0, 100.0], "r": [0.9, 0.19, 1.4]})
-    assert heatmaps.smallest_cell(table, "r") == "(d, ‖μ‖) = (750, 85)"
-    assert heatmaps.bar_words(0.19, 1.43, (0.5, 2.5)) == ("reaches below its lower end 0.5 and stays short of its "
+    assert conditions.smallest_cell(table, "r") == "(d, ‖μ‖) = (750, 85)"
+    assert conditions.bar_words(0.19, 1.43, (0.5, 2.5)) == ("reaches below its lower end 0.5 and stays short of its "
                                                           "upper end 2.5")
-    assert heatmaps.bar_words(0.6, 3.0, (0.5, 2.5)) == ("stays above its lower end 0.5 and reaches above its upper "
+    assert conditions.bar_words(0.6, 3.0, (0.5, 2.5)) == ("stays above its lower end 0.5 and reaches above its upper "
                                                         "end 2.5")
