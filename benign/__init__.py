@@ -19,7 +19,8 @@ Paper 1, its data and trainers:
     regionmap   what Figure 5's map shows, at its step and over training time, as typed results
     etasweep    the label-noise sweep of the appendix
     draws       outcomes over many draws of the data
-    onelayer    Figures 6 and 7: the encoder's runs read against their clean-label controls, in words
+    onelayer    Figures 6 and 7: the encoder's runs read against their clean-label controls, Figure 7's map typed
+    conditions  the appendix's conditions (Eq. 9, Eq. 10) over Figure 5's grid, against their step-0 controls
     authors     the authors' experiment scripts, transcribed as executable references
 Paper 2:
     paper2      two-token data and exact, fast gradient descent of single-head attention
@@ -57,11 +58,11 @@ import importlib
 
 __version__ = "0.1.0"
 
-__all__ = ["authors", "book", "checks", "cli", "clock", "clockread", "data", "device", "draws", "encoder", "etasweep",
-           "expected", "grams", "heatmaps", "ledger", "models", "notebooks", "onelayer", "pages", "paper2",
-           "paper2_edge", "paper2_rules", "paths", "plots", "progress", "realdata", "realdata_rules", "records",
-           "regimes", "regionmap", "rules", "settings", "speed", "sweep", "synthetic", "tables", "textcheck", "theory",
-           "thresholds", "timing", "verdicts", "words"]
+__all__ = ["authors", "book", "checks", "cli", "clock", "clockread", "conditions", "data", "device", "draws",
+           "encoder", "etasweep", "expected", "grams", "heatmaps", "ledger", "models", "notebooks", "onelayer",
+           "pages", "paper2", "paper2_edge", "paper2_rules", "paths", "plots", "progress", "realdata",
+           "realdata_rules", "records", "regimes", "regionmap", "rules", "settings", "speed", "sweep", "synthetic",
+           "tables", "textcheck", "theory", "thresholds", "timing", "verdicts", "words"]
 
 
 def __getattr__(name: str):
