@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import authors, synthetic
+from . import authors, synthetic, thresholds
 from .checks import ParameterError, check, check_all
 from .data import Run, TokenData, make_train_test, signals, token_types
 from .words import and_list, share_words, signed, span
@@ -171,7 +171,7 @@ def cost_by_seed_words(costs, seeds, harm: float) -> str:
     training's'."""
     said = and_list([f"{signed(c, '+.3f')} (seed {s}{', plotted' if k == 0 else ''})"
                      for k, (s, c) in enumerate(zip(seeds, costs))])
-    paid = sum(c > harm for c in costs)
+    paid = int(thresholds.beyond(costs, harm).sum())
     out = (f"against the same run on clean labels the flipped labels cost {said}: more than {harm:g} on "
            f"{share_words(paid, len(costs), 'seed', 'seeds')}")
     if paid == len(costs):

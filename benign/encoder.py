@@ -311,7 +311,7 @@ def noise_costs(final: pd.DataFrame, runs: list[Run], clean_runs: list[Run]) -> 
     rows["test_acc"] = acc.loc[rows.run].to_numpy(dtype=float)
     rows["clean_test_acc"] = acc.loc[rows.clean_run].to_numpy(dtype=float)
     rows["noise_cost"] = rows.clean_test_acc - rows.test_acc
-    rows["costly"] = rows.noise_cost > thresholds.HARM.value
+    rows["costly"] = thresholds.beyond(rows.noise_cost, thresholds.HARM.value)
     return rows
 
 

@@ -33,10 +33,18 @@ def uneven(values) -> bool:
 
 def mu_axis(ax, mu_values, log: bool) -> None:
     """The ‖μ‖ axis of a map: `log` (for rows spaced unevenly, such as 5, 7.5, 10, 15, 20, 40: each row as tall as
-    its log spacing, not a sliver beside the wide ones) ticks at the rows' own values."""
+    its log spacing, not a sliver beside the wide ones; or a grid's lowest rows drawn larger) ticks at the rows' own
+    values, at most about ten of them: on a longer grid, each the first at least twice the one below."""
     if log:
+        ticks = sorted(mu_values)
+        if len(ticks) > 10:
+            kept = ticks[:1]
+            for v in ticks[1:]:
+                if v >= 2 * kept[-1] - 1e-9:
+                    kept.append(v)
+            ticks = kept
         ax.set_yscale("log")
-        ax.set_yticks(list(mu_values), [f"{v:g}" for v in mu_values])
+        ax.set_yticks(ticks, [f"{v:g}" for v in ticks])
         ax.minorticks_off()
 
 

@@ -82,8 +82,8 @@ CLAIMS = [
           "SNR ≍ 1/∜d: along it, log ‖μ‖ grows as a quarter of log d.", "fig5_heatmap",
           GRID + "; harmful read as the flipped labels costing test accuracy against the same run on clean labels",
           boundary_rule("harmful_trained_slope", 0.25, 0.0, "log ‖μ*‖ against log d along the boundary",
-                        "a boundary at one ‖μ‖ for every d, where the fixed head's accuracy at step 0 alone "
-                        "would put it")),
+                        "a boundary at one ‖μ‖ for every d (where the fixed head's accuracy at step 0 alone "
+                        "puts it)")),
     Claim(S, "Theorem 4.2 (not-overfitting case)", "Where n·SNR² is large there is a time at which the clean labels are "
           "fitted, the noisy ones are not, and the test error is small.", "fig5_heatmap",
           GRID + "; long runs of {p[num_steps_long]} steps", not_overfitting_stage_rule),

@@ -35,7 +35,7 @@ def resolved_cost(test_acc, control_test_acc) -> np.ndarray:
     test samples, so a gap of `HARM` between them is sampling, not the flipped labels."""
     test, control = np.asarray(test_acc, dtype=float), np.asarray(control_test_acc, dtype=float)
     near = (test < thresholds.NEAR_CHANCE.value) & (control < thresholds.NEAR_CHANCE.value)
-    return control - test > np.where(near, CHANCE_GAP.value, thresholds.HARM.value)
+    return thresholds.beyond(control - test, np.where(near, CHANCE_GAP.value, thresholds.HARM.value))
 
 
 def seed_reading(train_acc, test_acc, control_test_acc) -> np.ndarray:

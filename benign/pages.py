@@ -336,7 +336,8 @@ def summary_page(judged: Judged, titles: dict[str, str]) -> str:
              "Each verdict comes from a rule of the book's claims ledger applied to this build's records, never "
              "from prose. Every rule measures an effect against a control (the run's own step 0, where the fixed "
              "head alone classifies; the same run on clean labels), can say *holds* and *contradicted*, and takes "
-             "its thresholds from the book's one list of them, each fixed before the runs with its reason. "
+             "its thresholds from the book's one list of them, each with its reason and fixed before the runs unless "
+             "its reason says otherwise. "
              "A row gives the verdict, the claim, where the paper makes it and, in one line, the "
              "cause of the verdict (where it holds, its evidence); a click opens the book's test, the whole evidence, "
              "the record's keys the rule read and the page that shows them.", "",

@@ -117,7 +117,7 @@ def sweep_summary(grid: pd.DataFrame, min_test_acc: float = 0.95, n_tail_min: in
         cost = twins.loc[list(zip(below.n, below.signal_norm))].to_numpy() - below.test_acc.to_numpy()
         twin = {"below_boundary_clean_test_acc": float((below.test_acc + cost).mean()),
                    "below_boundary_noise_cost": float(cost.mean()),
-                   "below_boundary_costly_share": float((cost > thresholds.HARM.value).mean())}
+                   "below_boundary_costly_share": float(thresholds.beyond(cost, thresholds.HARM.value).mean())}
     top = cells[cells.signal_norm == cells.signal_norm.max()]
     log_step = grid_log_step(grid.signal_norm)
     slope, slope_std, count = edge_slope(edge, log_step)

@@ -12,7 +12,7 @@ import pandas as pd
 
 from . import thresholds
 from .verdicts import CONTRADICTED, HOLDS, NOT_SEEN, PART, UNTESTABLE, Finding, Record
-from .words import percent, signed, span, tiny, within_words
+from .words import percent, share_words, signed, span, tiny, within_words
 
 SHOWN_FLOOR = 1e-6  # a number below this reads "below 10⁻⁶" on the two-step page (its text and tables) and here
 
@@ -155,14 +155,15 @@ def paper2_boundary_rule(m: Record) -> Finding:
         evidence += (f", against {m.maybe('edge_sqrt_n_snr_small_mean'):.2f} at the {m['edge_small_n_count']:.0f} "
                      "smaller n")
     low, high = m.maybe("edge_tail_d_over_n2_min"), m.maybe("edge_tail_d_over_n2_max")
-    evidence += (f"; d/n² over the tail is {span(f'{low:.3g}', f'{high:.3g}')} (the theorem assumes d large against "
+    evidence += (f"; d/n² over the tail is {span(f'{low:.2g}', f'{high:.2g}')} (the theorem assumes d large against "
                  "n²)")
     control = m.maybe("first_step_edge_slope_tail")
     if control == control:
         evidence += (f"; the control, the edge the book's first-step estimate n·SNR² = 2/(1 − 2η) predicts on the same "
-                     f"grid without any run, has slope {signed(control, '.2f')} and is the measured edge at "
-                     f"{m['edge_tail_on_first_step_count']:.0f} of the tail's n (the fit "
-                     f"{within_words(slope, se, control, k)})")
+                     f"grid without any run, has slope {signed(control, '.2f')}, the measured fit "
+                     f"{within_words(slope, se, control, k)}; it is the measured edge at "
+                     + share_words(round(m["edge_tail_on_first_step_count"]), round(m["edge_tail_n_count"]), "n", "n")
+                     + " of the tail")
     if se != se:
         return Finding(NOT_SEEN, evidence, "too few values of n in the tail to fit a slope")
     if abs(slope + 0.5) > k * se:

@@ -61,7 +61,7 @@ def trained_regime(train_acc, test_acc, control_test_acc, harm: float = threshol
     accuracy the fixed head already lacks at step 0, is not harm. Unlike Figure 5's rule (`theory.observed_regime`, a
     test accuracy threshold), a run whose control scores low is not harmful unless the flipped labels make it worse."""
     fitted = np.asarray(train_acc) >= 1
-    lost = np.asarray(test_acc) - np.asarray(control_test_acc) < -harm
+    lost = thresholds.beyond(np.asarray(control_test_acc) - np.asarray(test_acc), harm)
     return np.where(~fitted, "not_overfitting", np.where(lost, "harmful", "benign"))
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from . import regimes, sweep, theory, thresholds, timing
-from .words import and_list, correlation_words, count, direction, share_text, signed, tiny
+from .words import and_list, correlation_words, count, direction, share_text, signed, span, tiny
 
 BOUNDARIES = {"overfit": ("benign", "not_overfitting"), "harmful": ("harmful", "benign")}  # (below, above) in ‖μ‖
 PAPER_CELLS = {"balanced": (2000, 20.0), "large_noise": (4500, 5.0), "large_signal": (1000, 80.0)}  # Figure 3's
@@ -149,10 +149,11 @@ class MapResult:
     def words(self) -> dict[str, str]:
         """The page's sentences about what may not be measurable on a small grid (glued as Markdown)."""
         side = "above" if self.unfitted_share_above_1 else "below"
-        unfitted = ("No cell leaves a noisy label unfitted" if not self.unfitted_cells else
-                    f"The only cell that leaves noisy labels unfitted lies {side} "
+        unfitted = ("Every cell fits every training label" if not self.unfitted_cells else
+                    f"The only cell that leaves a training label unfitted lies {side} "
                     f"n·SNR² = 1 (at n·SNR² = {tiny(self.unfitted_median_n_snr2)})" if self.unfitted_cells == 1 else
-                    f"Of the {self.unfitted_cells} cells that leave noisy labels unfitted, "
+                    f"Of the {self.unfitted_cells} cells that leave at least one training label unfitted (the map's "
+                    "not overfitting, which counts a cell that fits some of its flipped labels), "
                     f"{share_text(self.unfitted_share_above_1)} lie above n·SNR² = 1 (their median n·SNR² is "
                     f"{tiny(self.unfitted_median_n_snr2)} at this training length)")
         reach = ("no cell is harmful" if self.harmful_max_snr_times_d_quarter is None else
@@ -181,6 +182,8 @@ class MapResult:
                          "flipped labels are not what puts those cells there")
         return dict(
             test_loss_trend_words=trend_words(self.test_loss_trend), harmful_clean_words=harmful_clean,
+            test_gain_span=span(*(signed(x, "+.3f") for x in self.test_gain)),  # one number where both ends read so
+            noise_cost_span=span(*(signed(x, "+.3f") for x in self.noise_cost)),
             unfitted_words=unfitted, harmful_reach_words=reach,
             overfit_fit_d_words=fit_words(overfit, "slope_d", self.grid[1]),
             overfit_reading_words=(": the not-overfitting region is bounded by d far more than by ‖μ‖" if d_bounded

@@ -3,7 +3,7 @@ one of `VERDICTS`, the evidence as numbers and, short of *holds*, the cause.
 
 Every rule can reach *holds* and *contradicted* (tests/test_ledger.py feeds each hand-built records for both), and
 says *not seen* only where the data are too weak to tell (a power condition, stated in the rule). Every threshold is
-a `benign.thresholds` value, fixed before any run. Effects are measured against a control: the run's own step 0
+a `benign.thresholds` value, with its reason. Effects are measured against a control: the run's own step 0
 (the fixed head alone) and, where labels are noisy, the same run on clean labels. The second paper's rules are in
 `benign.paper2_rules`, the real-data claims' in `benign.realdata_rules`.
 """
@@ -54,14 +54,14 @@ def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
                 return Finding(CONTRADICTED, evidence, "every noisy label is fitted on every seed")
             return Finding(PART, evidence, "some noisy labels are fitted on at least one seed")
         every, none = seeds_fit_every_label(m, prefix)
-        gain_low, gain_high = m[f"{prefix}_test_gain_min"], m[f"{prefix}_test_gain_max"]
+        gain_low, gain_high = (round(m[f"{prefix}_test_gain_{end}"], 9) for end in ("min", "max"))  # 10 samples: 0.01
         evidence += (f"; test accuracy {m[f'{prefix}_test_acc_step0']:.3f} at step 0 (head alone), "
                      f"{spread(m, f'{prefix}_test_acc')} at the end, so training adds "
                      f"{spread(m, f'{prefix}_test_gain', '+.3f')}")
         if named == "benign":
             attention_low = m[f"{prefix}_test_attention_relevant_min"]
             attention_high = m[f"{prefix}_test_attention_relevant_max"]
-            cost_high = m[f"{prefix}_noise_cost_max"]
+            cost_high = round(m[f"{prefix}_noise_cost_max"], 9)
             evidence += (f"; fresh inputs' attention on their relevant token "
                          f"{spread(m, f'{prefix}_test_attention_relevant', '.2f')}, 1/T = {1 / m.parameters['T']:.3f} "
                          "(uniform) at step 0")
@@ -77,7 +77,7 @@ def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
                            "training costs test accuracy on some seed" if gain_low < -harm else
                            "fresh inputs do not select their relevant token on every seed" if attention_low <= selected
                            else "the flipped labels cost test accuracy against the same runs on clean labels")
-        cost_low, cost_high = m[f"{prefix}_noise_cost_min"], m[f"{prefix}_noise_cost_max"]
+        cost_low, cost_high = (round(m[f"{prefix}_noise_cost_{end}"], 9) for end in ("min", "max"))
         evidence += (f"; test accuracy of the same runs on clean labels minus theirs "
                      f"{spread(m, f'{prefix}_noise_cost', '+.3f')}; balanced setting {spread(m, 'balanced_test_acc')}")
         if every and gain_high < -harm and cost_low > harm:
@@ -265,10 +265,10 @@ def boundary_rule(key: str, theory: float, alternative: float, what: str,
             for slope, se, when in fits) + (
             f" (the theory's slope: {theory:g}; " +
             ", ".join(f"at {when} {within_words(slope, se, theory, k)}" for slope, se, when in fits) +
-            f"; {alternative:g} for {against})")
+            f"; {against} would give {alternative:g})")
         powered = [(slope, se) for slope, se, _ in fits if se == se and k * se < power]
         if not powered:
-            return Finding(NOT_SEEN, evidence, f"the spread cannot tell the theory's slope from {against}'s")
+            return Finding(NOT_SEEN, evidence, f"the spread cannot tell the theory's slope from that of {against}")
         now_powered = fits[0][1] == fits[0][1] and k * fits[0][1] < power
         if now_powered and abs(fits[0][0] - theory) <= k * fits[0][1]:
             return Finding(HOLDS, evidence)
@@ -297,8 +297,8 @@ def not_overfitting_stage_rule(m: Record) -> Finding:
     head = m.maybe("not_overfitting_at_step0_share")
     if head == head:
         evidence += (f"; the fixed head alone, at step 0, is in the theorem's not-overfitting state (every clean "
-                     f"label fitted, no noisy one, the test error below δ) in {share_text(head)} of the cells run "
-                     "longer")
+                     f"label fitted, no noisy one, the test error below δ = {m['delta_map']:.4g}, the map's rule) in "
+                     f"{share_text(head)} of the cells run longer")
     if head > thresholds.MAJORITY.value:
         return Finding(UNTESTABLE, evidence, "the fixed head is in the theorem's state before any training in most "
                        "cells: such a time exists at step 0, so it says nothing of what training does")
@@ -340,8 +340,8 @@ def eq10_rule(m: Record) -> Finding:
 def eta_rule(m: Record) -> Finding:
     """The appendix's η sweep, judged at the n the page ran and no other (the appendix states no n). An n shows the
     paper's pattern when the Eq.-9 ratio's edge (the largest η up to which it stays above one) lies within `ETA_BAND`
-    of 0.6, the ratio stays below one after it up to η = 0.7, and the test accuracy falls below `NEAR_CHANCE` at each
-    of those η (`etasweep.collapse`; each threshold's reason in `thresholds`). Holds when some n run shows it; in
+    of 0.6, the ratio stays below one after it up to η = 0.7, and the test accuracy is below `NEAR_CHANCE` at 0.65
+    and 0.7, where the paper reports its collapse (`etasweep.collapse`; each threshold's reason in `thresholds`). Holds when some n run shows it; in
     part when some n shows the ratio's collapse alone; contradicted when no n run shows even that. The evidence names
     each n's edge."""
     edges = {int(n): m.maybe(f"eta_ratio_above_1_up_to_n{n}") for n in m.parameters.get("n_values", [])}
@@ -351,7 +351,7 @@ def eta_rule(m: Record) -> Finding:
     hits, collapsed = ([n for n in edges if m.maybe(f"{key}_n{n}") == 1]
                        for key in ("collapse_as_paper", "ratio_collapse_as_paper"))
     evidence = "the Eq.-9 ratio stays above one up to η = " + and_list([f"{e:.2f} at n = {n:,}" for n, e in edges.items()])
-    evidence += ("; where it collapses as in the paper, the highest test accuracy after the edge up to η = 0.7 is " +
+    evidence += ("; where it collapses as in the paper, the highest test accuracy at η = 0.65 and 0.7 is " +
                  and_list([f"{m.maybe(f'test_acc_fallen_max_n{n}'):.3f} at n = {n:,}" for n in collapsed]) if collapsed
                  else "")
     if hits:
@@ -481,8 +481,8 @@ def delayed_rule(m: Record) -> Finding:
                                   f"{thresholds.SELECTED.value:g})", "selection")
     unselected = m.maybe("delay_unselected_runs")
     if unselected > 0:
-        evidence += (f". Not counted: {unselected:.0f} more runs of the region fit every label by step "
-                     f"{m['delay_unselected_fit_latest']:,.0f} and do not select within the run")
+        evidence += (f". Not counted, the region's runs that fit every label by step "
+                     f"{m['delay_unselected_fit_latest']:,.0f} and do not select within the run: {unselected:.0f}")
     evidence += f". Over every benign run, wherever it lies: {percent(m.maybe('delayed_share_all'))} delayed"
     verdict, cause = timing.delay_verdict(scope)
     return Finding(VERDICT_OF[verdict], evidence, cause)

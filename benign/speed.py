@@ -27,6 +27,7 @@ import numpy as np
 
 from . import paths
 from .records import environment, read_cached, write_atomic
+from .words import count
 
 BENCHMARKS = paths.ROOT / "benchmarks"
 GPU_RECORDS = BENCHMARKS / "gpu"  # records made on a lent GPU (benchmarks/gpu.sh), kept: no build here can remake them
@@ -179,10 +180,10 @@ def said() -> str:
     from a GPU (`GPU_RECORDS`)."""
     made = [name for name in scripts() if read(name) is not None]
     kept = [name for name in scripts() if read(name, GPU_RECORDS) is not None]
-    on_gpu = f"; {len(kept)} measured on a GPU, kept with the code" if kept else ""
+    on_gpu = f"; {count(len(kept), 'benchmark')} measured on a GPU, kept with the code" if kept else ""
     if not made:
-        return ("`make bench` measures by how much on your machine (this build has no such record of its own yet; "
-                f"the {{doc}}`speed` page then shows them{on_gpu})")
+        return ("`make bench` measures by how much on your machine, and the {doc}`speed` page shows its records "
+                f"(this build has none of its own yet{on_gpu})")
     return (f"the {{doc}}`speed` page shows by how much, from this machine's records ({len(made)} of its "
             f"{len(scripts())} benchmarks measured{on_gpu})")
 

@@ -1,4 +1,5 @@
-"""Every threshold a verdict rests on, in one place, each with its reason, fixed before any run.
+"""Every threshold a verdict rests on, in one place, each with its reason: fixed before the runs it judges, except
+where its reason says otherwise (`ETA_BAND`).
 
 The ledger's rules (`benign.ledger`) and the pages that draw a regime read these and nothing else, so one notion
 (a harmful cost, a selected token, a fitted set of labels, a slope that matches) has one value across the book.
@@ -10,11 +11,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+ROUNDING = 1e-9  # below any difference two accuracies on a test set can show (1/n_test), above float64's rounding
+
 
 @dataclass(frozen=True)
 class Threshold:
     value: float
     reason: str
+
+
+def beyond(value, threshold) -> np.ndarray:
+    """Whether `value` exceeds `threshold` by more than rounding: a loss of exactly 10 test samples in 1000, which
+    0.89 − 0.88 computes as 0.010000000000000009, is not 'more than 0.01'."""
+    return np.asarray(value, dtype=float) > np.asarray(threshold, dtype=float) + ROUNDING
 
 
 HARM = Threshold(0.01, "test accuracy lost against a control (the model's own step 0, or the same run on clean "

@@ -126,15 +126,15 @@ def delay_scope(m, suffix: str, ends: str, when: str) -> tuple[dict, str]:
     `verdicts.Record`) as `delay_verdict` reads it, with the ledger's evidence: the theory's benign region's runs that fit every label and `ends` by the end, the
     share that fit the last noisy label before `when` (medians of both steps), and the gap's slope."""
     runs = m[f"delay_benign_runs{suffix}"]
-    evidence = f"in the theory's benign region, {runs:.0f} runs fit every label and {ends} by the end"
+    evidence = f"in the theory's benign region, the runs that fit every label and {ends} by the end: {runs:.0f}"
     if runs < m["delay_min_runs"]:
         return {"benign_runs": runs}, evidence
     scope = {k: m.maybe(f"{k}{suffix}") for k in ("delayed_share", "gap_slope", "gap_slope_se")} | {"benign_runs": runs}
     slope, se = scope["gap_slope"], scope["gap_slope_se"]
     return scope, evidence + (
-        f"; in {percent(scope['delayed_share'])} of them the last noisy label is fitted first (median: every label "
+        f"; the last noisy label is fitted first in {percent(scope['delayed_share'])} of them (median: every label "
         f"fitted at step {m[f'fit_time_median{suffix}']:,.0f}, {when} at step {m[f'select_time_median{suffix}']:,.0f}); "
-        "the gap against 1/(n·SNR²): " + (f"slope {plus_minus(slope, se)}" if se == se else "no slope with an error "
+        "the gap against 1/(n·SNR²): " + (f"slope {plus_minus(slope, se)}" if se == se else "no slope fitted "
                                           "(fewer than three delayed runs, or all at one n·SNR²)"))
 
 

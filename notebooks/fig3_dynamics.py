@@ -13,7 +13,7 @@
 # %% [markdown]
 # # Figure 3 — which token does attention select while it fits noisy labels?
 #
-# **Claim.** Trained by gradient descent on data with 20 % flipped labels, the attention of the token-selection
+# **Claim.** Trained by gradient descent on data with 20% flipped labels, the attention of the token-selection
 # model learns to look at the *relevant* token of every clean sample and, to fit a noisy sample, at one of its
 # other tokens. Whether this overfitting is benign depends on the signal-to-noise ratio: at a balanced SNR the model
 # fits every label and still classifies fresh data almost perfectly (benign); with a large noise dimension it fits

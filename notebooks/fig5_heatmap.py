@@ -20,9 +20,9 @@
 # (harmful), a middle band fits every label and generalizes (benign), and small $d$ with a strong signal leaves the
 # noisy labels unfitted (no overfitting).
 #
-# **Over training time.** The map is a snapshot at step 1000. The theorem speaks of a time *by which* its conditions
+# **Over training time.** The map is a snapshot at the paper's step, {glue:text}`num_steps:,.0f`. The theorem speaks of a time *by which* its conditions
 # hold, and {doc}`the theorem's clock <theory_clock>` finds every noisy label fitted in its long runs. The second
-# half of this page runs the same cells (same data, same $W_0$) for {glue:text}`num_steps_long` steps with that clock
+# half of this page runs the same cells (same data, same $W_0$) for {glue:text}`num_steps_long:,.0f` steps with that clock
 # and draws the map at later steps: which cells leave the not-overfitting region, when, and what the boundaries'
 # slopes do.
 #
@@ -86,14 +86,14 @@ panels = [("train_loss", "final train loss", "magma", None), ("test_loss", "fina
           ("train_acc", "train accuracy", "viridis", (0.5, 1.0)), ("test_acc", "test accuracy", "viridis", (0.5, 1.0))]
 for ax, (key, title, cmap, lims) in zip(axes.flat[:4], panels):
     heatmaps.heatmap(ax, d_values, mu_values, maps[key], title, cmap=cmap, vmin=lims and lims[0], vmax=lims and lims[1])
-heatmaps.regime_map(axes[2, 0], d_values, mu_values, maps["regime"], f"observed (test ≥ {test_threshold:g}: benign)",
+heatmaps.regime_map(axes[2, 0], d_values, mu_values, maps["regime"], f"paper's rule (test ≥ {test_threshold:g}: benign)",
                  legend=False)  # the regimes' key is above the figure, where it covers no cell
 heatmaps.regime_map(axes[2, 1], d_values, mu_values, maps["regime_by_order"], "by order (constants = 1)", legend=False)
 cost_limit = max(0.02, float(np.nanmax(np.abs(maps["noise_cost"]))))
 heatmaps.heatmap(axes[3, 0], d_values, mu_values, maps["noise_cost"], "test accuracy the flipped labels cost",
-              cmap="RdBu_r", vmin=-cost_limit, vmax=cost_limit)
+              cmap="RdBu_r", vmin=-cost_limit, vmax=cost_limit, log_mu=True)  # log ‖μ‖: the costly low rows larger
 heatmaps.regime_map(axes[3, 1], d_values, mu_values, maps["regime_trained"],
-                 f"against clean labels (harmful: loses > {thresholds.HARM.value:g})", legend=False)
+                 f"against clean labels (harmful: loses > {thresholds.HARM.value:g})", legend=False, log_mu=True)
 for ax in axes.flat:
     heatmaps.theory_overlay(ax, d_values, n, settings=figure3, color="black" if ax is axes[3, 0] else "white",
                          label_box=True)
@@ -150,10 +150,11 @@ if chosen:
 # whose test accuracy, the head's own, is set before any training (lowest on this grid
 # {glue:text}`test_acc_step0_min:.3f`; {glue:md}`head_below_words`). On this grid,
 # {glue:md}`harmful_of_words`{glue:md}`harmful_clean_words`. Against that step 0, training changes the test accuracy by
-# {glue:text}`test_gain_min:+.3f` to {glue:text}`test_gain_max:+.3f`; but whether a loss is the flipped labels' doing is
+# {glue:md}`test_gain_span` over the cells; but whether a loss is the flipped labels' doing is
 # read against the control of the {doc}`model page <../book/model>`: the same cell trained on clean labels, with the
 # same inputs, $W_0$ and steps. The panel *test accuracy the flipped labels cost*: that run's final test accuracy
-# minus the cell's (from {glue:text}`noise_cost_min:+.3f` to {glue:text}`noise_cost_max:+.3f`; red where they cost).
+# minus the cell's ({glue:md}`noise_cost_span` over the cells; red where they cost;
+# this row draws $\|\mu\|$ on a logarithmic axis, so that the lowest rows, where the cost lies, are not slivers).
 # The panel *against clean labels*: the regimes re-read by it,
 # harmful where every label is fitted and the flipped labels cost more than {glue:text}`harm_threshold:.2f` of test
 # accuracy. Of the {glue:text}`fitted_cells:,.0f` cells that fit every label, {glue:text}`harmful_trained_cells:,.0f`
@@ -168,12 +169,13 @@ if chosen:
 #
 # The long-run trainer of {doc}`the theorem's clock page <theory_clock>` runs {glue:text}`long_runs` of the cells (a run at the paper's profile,
 # `benign run fig5_heatmap --profile paper`: all 39 × 39 cells for $10^6$ steps) with
-# the data, $W_0$ and step size of the map above for {glue:text}`num_steps_long` steps, at constant memory, and records
+# the data, $W_0$ and step size of the map above for {glue:text}`num_steps_long:,.0f` steps, at constant memory, and records
 # every step at which a condition switches: every clean label fitted, every noisy label fitted, the first noisy label
 # fitted, the test error below $\delta$. Here $\delta$ = {glue:text}`delta_map:.4f`, so that "test error $< \delta$" on
 # the {glue:text}`n_test` test samples is exactly "test accuracy ≥ {glue:text}`test_threshold_value:.2f`", the map's
-# rule. The regime of a cell at any step then follows from the switches, exactly, with nothing stored per step.
-# {glue:md}`agreement_words` (the test suite checks this cell by cell in float64). The same kernel, cache and events serve
+# rule. The regime of a cell at any step then follows from the switches, exactly, with nothing stored per step; the
+# maps below draw it by the paper's rule (there is no clean-label control over time), with $\|\mu\|$ on a logarithmic
+# axis where the long runs' rows are unevenly spaced. {glue:md}`agreement_words` (the test suite checks this cell by cell in float64). The same kernel, cache and events serve
 # {doc}`the theorem's clock <theory_clock>`, whose runs use other step sizes and sample sizes ($\alpha \propto n/d$,
 # several $n$) and so share no cell with this grid.
 
@@ -191,7 +193,7 @@ fig, grid = plots.figure(-(-panels // 2), 2, row_height=3.2)
 axes = list(grid.flat)
 log_mu = heatmaps.uneven(mu_long)  # the long runs' rows, 5 to 80 unevenly spaced: each as tall as its log spacing
 for ax, t in zip(axes, steps_drawn):
-    heatmaps.regime_map(ax, d_long, mu_long, long_maps[f"regime_{t}"], f"regime at step {t:,}", legend=False,
+    heatmaps.regime_map(ax, d_long, mu_long, long_maps[f"regime_{t}"], f"paper's rule at step {t:,}", legend=False,
                         log_mu=log_mu)
     heatmaps.theory_overlay(ax, d_long, n, settings=figure3, label_box=True, raised_at=0.75)  # above "balanced"
 fitted_steps = long[["first_noisy_step", "noisy_fitted_step"]].to_numpy(dtype=float)
@@ -276,7 +278,7 @@ nb.save_metrics(metrics)
 # is below $\delta$ at step 0 in {glue:md}`test_below_at_step0_cells`. It stays below to the end in
 # {glue:md}`course_stays_below_cells`, rises above $\delta$ and comes back in {glue:md}`course_transient_cells` (a
 # transient harmful phase), rises above it for good in {glue:md}`course_rises_above_cells` (overfitting that turns
-# harmful after the snapshot), falls below it during training in {glue:md}`course_falls_below_cells`, and is above it
+# harmful by the paper's rule after the snapshot), falls below it during training in {glue:md}`course_falls_below_cells`, and is above it
 # from step 0 to the end in {glue:md}`course_stays_above_cells`. So "benign" on this map reads: every label fitted
 # and the test error still below $\delta$; training did not bring it there, the head did, and fitting the noise did
 # not take it away. The same holds of "not overfitting": at step 0 the head alone fits every clean label and no

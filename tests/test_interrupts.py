@@ -17,7 +17,8 @@ import pytest
 from benign import paths
 
 BIN = Path(sys.executable).parent
-STOP_S = 3.0  # the bound asserted on the time from SIGINT to exit (measured: 1–1.5 s on 2 cores)
+STOP_S = 5.0  # the bound asserted on the time from SIGINT to exit (measured: 1–1.5 s on 2 cores idle; 3.2 s once
+# beside two busy processes): "at once" to a reader, with room for a loaded CI machine; a hang takes far longer
 
 SLOW_KERNEL = textwrap.dedent("""
     import os, time

@@ -161,7 +161,7 @@ def test_the_eta_sweep_is_judged_at_the_n_run_and_names_each_edge():
     assert "above one up to η = 0.85 at n = 20, 0.65 at n = 200 and 0.55 at n = 500" in finding.evidence
     finding = rule(ledger.Record(eta_record(edges, ratio_only=[200])))  # the ratio collapses, the accuracy stays
     assert finding.verdict == ledger.PART and "at n = 200, but the test accuracy does not fall below 0.75" in finding.cause
-    assert "the highest test accuracy after the edge up to η = 0.7 is 0.976 at n = 200" in finding.evidence
+    assert "the highest test accuracy at η = 0.65 and 0.7 is 0.976 at n = 200" in finding.evidence
     finding = rule(ledger.Record(eta_record(edges, ratio_only=[200, 500], hits=[500])))
     assert finding.verdict == ledger.HOLDS and finding.evidence.endswith("the paper's pattern at n = 500")
     assert rule(ledger.Record({"parameters": {}})).verdict == ledger.NOT_SEEN
@@ -412,9 +412,9 @@ def test_the_papers_delay_is_read_in_test_error_and_not_testable_where_the_fixed
     book = {**delay_record(0.0, float("nan"), float("nan"), "_test_error"), "test_error_at_step0_share": 78 / 84}
     finding = rule(ledger.Record(book))  # the book's build: the test error below δ at step 0 in 78 of 84 runs
     assert finding.verdict == ledger.UNTESTABLE and "no delay in test error" in finding.cause
-    assert finding.evidence.startswith("in the theory's benign region, 20 runs fit every label and have the test "
-                                       "error below δ = 0.01 by the end; in none of them the last noisy label is "
-                                       "fitted first")
+    assert finding.evidence.startswith("in the theory's benign region, the runs that fit every label and have the "
+                                       "test error below δ = 0.01 by the end: 20; the last noisy label is fitted "
+                                       "first in none of them")
     assert finding.evidence.endswith("below δ at step 0 in 93% of the runs outside the harmful region")
     finding = rule(ledger.Record({**book, "test_error_at_step0_share": 0.2}))  # a head that does not generalize
     assert finding.verdict == ledger.CONTRADICTED
@@ -645,8 +645,8 @@ def test_a_slope_without_power_is_not_seen_and_a_harm_the_clean_run_shares_is_no
     finding = rule(ledger.Record(boundary_record("harmful_trained_slope", 0.0, 0.5)))  # 2·0.5 > 0.5·0.25
     assert finding.verdict == ledger.NOT_SEEN and "cannot tell" in finding.cause
     assert finding.evidence.endswith("(the theory's slope: 0.25; at step 1,000 within 2 standard errors of it, at "
-                                     "step 100,000 within 2 standard errors of it; 0 for a boundary at one ‖μ‖ for "
-                                     "every d, where the fixed head's accuracy at step 0 alone would put it)")
+                                     "step 100,000 within 2 standard errors of it; a boundary at one ‖μ‖ for every "
+                                     "d (where the fixed head's accuracy at step 0 alone puts it) would give 0)")
     finding = rule(ledger.Record({"num_steps": 1000, "num_steps_long": 100000}))  # no fit at all
     assert finding.verdict == ledger.NOT_SEEN
     rule = next(c.rule for c in ledger.CLAIMS if c.claim.startswith("With a large noise dimension"))
@@ -686,13 +686,13 @@ def test_a_not_overfitting_time_the_fixed_head_already_has_is_not_testable():
     record = {"num_steps": 1000, "num_steps_long": 100000, "share_not_overfitting": 0.22,
               "unfitted_share_above_1": 0.997, "long_runs": 56, "share_not_overfitting_at_1000": 0.36,
               "share_not_overfitting_at_100000": 0.125, "not_overfitting_at_step0_share": 45 / 56,
-              "parameters": {"d_grid": [250, 5000, 125], "signal_norm_grid": [5.0, 100.0, 2.5], "num_steps": 1000,
+              "delta_map": 0.0505, "parameters": {"d_grid": [250, 5000, 125], "signal_norm_grid": [5.0, 100.0, 2.5], "num_steps": 1000,
                              "num_steps_long": 100000}}
     entry = next(e for e in ledger.evaluate({"fig5_heatmap": record}) if e.claim.where.endswith("(not-overfitting case)"))
     assert entry.finding.verdict == ledger.UNTESTABLE
     assert entry.finding.evidence.endswith("; the fixed head alone, at step 0, is in the theorem's not-overfitting "
-                                           "state (every clean label fitted, no noisy one, the test error below δ) "
-                                           "in 80% of the cells run longer")
+                                           "state (every clean label fitted, no noisy one, the test error below "
+                                           "δ = 0.0505, the map's rule) in 80% of the cells run longer")
     assert entry.finding.cause.startswith("the fixed head is in the theorem's state before any training in most cells")
     record["not_overfitting_at_step0_share"] = 0.1  # training brings the cells there: the region's place decides
     entry = next(e for e in ledger.evaluate({"fig5_heatmap": record}) if e.claim.where.endswith("(not-overfitting case)"))
@@ -845,7 +845,7 @@ def test_the_snr_edge_rule_says_where_d_stands_against_n_squared():
     assert straddles.verdict == ledger.PART and "at most n² at some n of the tail," in straddles.cause
     assert ("exponent −0.50 ± 0.02 (theorem: −0.5, that is 1/√n; the fit within 2 standard errors of it)"
             in finding.evidence)
-    assert "d/n² over the tail is 0.0156 to 0.25" in finding.evidence and "^" not in finding.evidence
+    assert "d/n² over the tail is 0.016 to 0.25" in finding.evidence and "^" not in finding.evidence
     assert rule(ledger.Record(edge_record(-0.5, 0.016, 4.0))).verdict == ledger.HOLDS
 
 
@@ -857,7 +857,8 @@ def test_the_snr_edge_slope_is_not_seen_where_the_first_step_control_predicts_it
                                                                              "same slope")
     assert finding.cause.endswith("besides, it is fitted where d is at most n² at every n of the tail, outside the "
                                   "theorem's assumption")
-    assert "has slope −0.50 and is the measured edge at 4 of the tail's n" in finding.evidence
+    assert "has slope −0.50, the measured fit within 2 standard errors of it; it is the measured edge at all 4 n " \
+        "of the tail" in finding.evidence
     assert rule(ledger.Record(edge_record(-0.5, 0.016, 4.0, control=-0.47))).verdict == ledger.UNTESTABLE  # in 2 se
     missing = {k: v for k, v in edge_record(-0.5, 0.016, 4.0).items() if k != "first_step_edge_slope_tail"}
     assert rule(ledger.Record(missing)).cause.startswith("the record has no first-step control")

@@ -94,3 +94,9 @@ def test_the_trained_regime_judges_harm_against_the_control():
     # harm) in the first cell and 0.95 in the second (harm); an unfitted cell is not overfitting whatever its accuracy
     got = regimes.trained_regime([1.0, 1.0, 0.9, 1.0], [0.88, 0.88, 0.5, 1.0], [0.885, 0.95, 1.0, 1.0], harm=0.01)
     assert list(got) == ["benign", "harmful", "not_overfitting", "benign"]
+
+
+def test_a_loss_of_exactly_the_threshold_is_not_more_than_it():
+    # 0.89 − 0.88 is 0.010000000000000009 in floating point: 10 test samples in 1000, not more than 0.01
+    assert 0.89 - 0.88 > 0.01
+    assert list(regimes.trained_regime([1.0, 1.0], [0.88, 0.879], [0.89, 0.89], harm=0.01)) == ["benign", "harmful"]

@@ -96,6 +96,7 @@ def test_map_result_reads_a_known_map():
     assert metrics["harmful_clean_words"] == ("; in 67% of them the same run on clean labels scores below it too, "
                                               "so the flipped labels are not what puts those cells there")
     assert metrics["head_below_words"] == "it falls below 0.95 only in the grid's lowest row, ‖μ‖ = 5"
+    assert metrics["noise_cost_span"] == "−0.085 to +0.090" and metrics["test_gain_span"] == "−0.090 to +0.060"
     assert isinstance(metrics["overfit_rows_map"], int)  # counts stay counts in the record
     marked_d = float(re.search(r'data-value="([^"]+)"', metrics["test_loss_trend_words"]).group(1))
     assert marked_d == pytest.approx(0.1)  # the word is marked with its slope: 0.1 per unit of log d
@@ -157,7 +158,7 @@ def test_one_cell_reads_as_one_cell():
     cells, maps = known_map(regime.astype(str))
     words = regionmap.map_result(cells, maps, [250, 500, 1000, 2000], [5.0, 10.0, 20.0, 40.0], n=20,
                                  test_threshold=0.95).words()
-    assert words["unfitted_words"] == ("The only cell that leaves noisy labels unfitted lies above n·SNR² = 1 (at "
+    assert words["unfitted_words"] == ("The only cell that leaves a training label unfitted lies above n·SNR² = 1 (at "
                                        "n·SNR² = 128)")  # 20 · 40² / 250, never in exponent notation
     assert words["harmful_of_words"] == ("the only cell the map calls harmful is a cell whose head alone already "
                                          "scores below the threshold")

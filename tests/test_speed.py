@@ -110,15 +110,15 @@ def test_the_page_lists_every_benchmark_with_what_it_measures_and_its_command(re
 
 def test_the_landing_page_says_whether_the_build_has_records(results, monkeypatch):
     monkeypatch.setattr(speed, "GPU_RECORDS", results / "gpu")
-    assert speed.said() == ("`make bench` measures by how much on your machine (this build has no such record of its "
-                            "own yet; the {doc}`speed` page then shows them)")
+    assert speed.said() == ("`make bench` measures by how much on your machine, and the {doc}`speed` page shows its "
+                            "records (this build has none of its own yet)")
     (results / "gpu").mkdir()
     (results / "gpu" / "paper2.json").write_text(json.dumps({"lines": ["ratio 33"]}))
-    assert speed.said().endswith("then shows them; 1 measured on a GPU, kept with the code)")
+    assert speed.said().endswith("none of its own yet; 1 benchmark measured on a GPU, kept with the code)")
     speed.write("fast_trainer", ["ratio 244.0"])
     speed.write("fig5_grid", ["ratio 1328"])
     assert speed.said() == (f"the {{doc}}`speed` page shows by how much, from this machine's records (2 of its "
-                            f"{len(speed.scripts())} benchmarks measured; 1 measured on a GPU, kept with the code)")
+                            f"{len(speed.scripts())} benchmarks measured; 1 benchmark measured on a GPU, kept with the code)")
 
 
 def test_the_page_shows_a_records_lines_commit_machine_and_date(results):
