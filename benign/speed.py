@@ -33,17 +33,19 @@ GPU_RECORDS = BENCHMARKS / "gpu"  # records made on a lent GPU (benchmarks/gpu.s
 RATIO = re.compile(r"^\s*ratio\s+(\S+)\s*$")  # a benchmark's closing line: `ratio N`
 
 
-def gemm_rate(m: int, k: int, n: int, repeats: int = 20) -> float:
-    """This machine's float32 rate (GFLOP/s) for an (m × k) @ (k × n) product at the current torch threads: the
-    reference a benchmark sets achieved rates against."""
+def gemm_rate(m: int, k: int, n: int, repeats: int = 20, device="cpu") -> float:
+    """`device`'s float32 rate (GFLOP/s) for an (m × k) @ (k × n) product, at the current torch threads on a CPU:
+    the reference a benchmark sets the rates it achieved on that device against."""
     import torch
 
-    a, b = torch.randn(m, k), torch.randn(k, n)
-    a @ b
-    started = time.perf_counter()
-    for _ in range(repeats):
-        a @ b
-    return 2 * m * k * n * repeats / (time.perf_counter() - started) / 1e9
+    a, b = torch.randn(m, k, device=device), torch.randn(k, n, device=device)
+    timed(lambda: a @ b, device)  # a warm-up product, its queued work waited for
+
+    def products():
+        for _ in range(repeats):
+            a @ b
+
+    return 2 * m * k * n * repeats / timed(products, device) / 1e9
 
 
 def timed(fn, device="cpu") -> float:

@@ -220,6 +220,19 @@ def test_a_cost_sampled_at_a_few_d_is_read_over_a_grid_by_its_quadratic_fit():
     assert speed.quadratic_in_d(sample, cost, [0, 10000]) == pytest.approx([1.0, 51.0])
 
 
+def test_the_reference_rate_is_timed_on_the_runs_device(monkeypatch):
+    seen = []
+
+    def timed(fn, device):
+        seen.append(str(device))
+        fn()
+        return 2.0
+
+    monkeypatch.setattr(speed, "timed", timed)
+    assert speed.gemm_rate(8, 4, 2, repeats=5, device="cpu") == pytest.approx(2 * 8 * 4 * 2 * 5 / 2.0 / 1e9)
+    assert seen == ["cpu", "cpu"]  # the warm-up product and the timed ones, both on the device asked for
+
+
 def test_timed_counts_the_call():
     calls = []
     seconds = speed.timed(lambda: calls.append(1))
