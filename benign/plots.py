@@ -425,43 +425,30 @@ MOST_SHIFT = 0.02  # the most a point of the backbone study moves sideways (a sh
 
 
 def dodged(x, step: float, most: float, low=None, high=None, within=(-np.inf, np.inf)) -> np.ndarray:
-    """`x` with the points that lie closer than `step` to each other set apart sideways, none by more than `most`
-    nor past `within` — where each point spans [`low`, `high`] on the y axis (its marks), only points whose spans
-    overlap crowd each other. Every point is its own: one backbone's points at two n crowd each other as two
-    backbones' do. The points of a cluster of crowding points keep the order of their x (ties in the order given),
-    as far apart as those bounds allow up to `step` (`_spread`); where a placed cluster crowds another point, the two
-    merge and are placed again, until none crowds another. A point with no other near it stays where it is."""
+    """`x` with the points closer than `step` to each other set apart sideways, none by more than `most` nor past
+    `within`; where each point spans [`low`, `high`] on the y axis (its marks), only points whose spans overlap crowd
+    each other (one backbone's two n as two backbones'). A cluster of crowding points is placed by `_spread`; where
+    it then crowds another point, the two merge and are placed again, until none crowds another."""
     x = np.asarray(x, dtype=float)
     low = np.full(len(x), -np.inf) if low is None else np.asarray(low, dtype=float)
     high = np.full(len(x), np.inf) if high is None else np.asarray(high, dtype=float)
-    cluster = list(range(len(x)))  # each point's cluster, merged over every crowding pair, never split
-
-    def root(i: int) -> int:
-        while cluster[i] != i:
-            i = cluster[i]
-        return i
-
-    out = x.copy()
+    cluster, out = np.arange(len(x)), x.copy()  # each point's cluster (merged over crowding pairs, never split)
     while True:
-        crowding = [(i, j) for i, j in itertools.combinations(range(len(x)), 2) if root(i) != root(j)
+        crowding = [(i, j) for i, j in itertools.combinations(range(len(x)), 2) if cluster[i] != cluster[j]
                     and abs(out[i] - out[j]) < step - 1e-9 and low[i] <= high[j] and low[j] <= high[i]]
         if not crowding:
             return out
         for i, j in crowding:
-            cluster[root(j)] = root(i)
-        for members in ([i for i in range(len(x)) if root(i) == r] for r in set(map(root, range(len(x))))):
-            order = sorted(members, key=lambda k: (x[k], k))
-            out[order] = _spread(x[order], step, np.maximum(x[order] - most, within[0]),
-                                 np.minimum(x[order] + most, within[1]))
+            cluster[cluster == cluster[j]] = cluster[i]
+        for label in set(cluster):
+            order = sorted(np.flatnonzero(cluster == label), key=lambda k: (x[k], k))
+            out[order] = _spread(x[order], step, most, within)
 
 
-def _spread(x: np.ndarray, step: float, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Places for the sorted `x`, each in its [`lo`, `hi`], neighbours a common gap apart or more: the largest gap up
-    to `step` that the bounds allow; the places that gap apart, centred on the mean of `x`, each moved no further
-    than into the span between the leftmost and the rightmost places that keep that gap."""
-    if len(x) == 1:
-        return x
-    rank = np.arange(len(x))
+def _spread(x: np.ndarray, step: float, most: float, within) -> np.ndarray:
+    """Places for the sorted `x` (ties in the order given), each within `most` of it and inside `within`, neighbours
+    the largest gap up to `step` those allow apart: about the mean of `x` where they let them, nearest it if not."""
+    lo, hi, rank = np.maximum(x - most, within[0]), np.minimum(x + most, within[1]), np.arange(len(x))
     gap = min([step] + [(hi[i] - lo[j]) / (i - j) for i in rank for j in rank[:i]])
     left = np.array([max(lo[j] + (i - j) * gap for j in rank[:i + 1]) for i in rank])
     right = np.array([min(hi[j] - (j - i) * gap for j in rank[i:]) for i in rank])
@@ -474,10 +461,8 @@ def study_points(ax, points, x: str, xlabel: str, low: float, high: float, cost:
     clean-label cell (same backbone and n on clean labels: `points.clean_minus_base`) as a dash of its colour joined
     to it by a dotted line, and `cost` points below that dash a grey one: the point's harmful level. Points at nearly
     the same x whose marks share a height, of two backbones or of one backbone's two n, are set apart sideways
-    (`dodged`), each by at most `MOST_SHIFT` and never past 0 or 1 (x is a share), so that none hides another; text
-    rows' markers are hollow (see-through) and a larger n's markers larger and under a smaller n's, so that one on
-    another shows both. Returns the largest such shift (in
-    units of x)."""
+    (`dodged`), each by at most `MOST_SHIFT` and never past 0 or 1 (a share); hollow markers are see-through and a
+    larger n's larger, under a smaller n's, so that none hides another. Returns the largest shift (in units of x)."""
     sizes = sorted(points.n.unique())
     colors = dict(zip(points.backbone_label.unique(), sns.color_palette("deep")))
     box = ax.get_window_extent()  # the panel in pixels: a mark's size in data units follows from it
@@ -491,7 +476,7 @@ def study_points(ax, points, x: str, xlabel: str, low: float, high: float, cost:
         face = "none" if part.kind.iloc[0] == "text" else colors[name]
         ax.plot(part.shown, part.test_minus_base, color=colors[name], label=name)
         for n, row in part.groupby("n"):
-            rank = sizes.index(n)  # a larger n: a larger marker, under the smaller ones; filled ones edged in white
+            rank = sizes.index(n)  # filled markers edged in white
             ax.plot(row.shown, row.test_minus_base, linestyle="none", color=colors[name], markerfacecolor=face,
                     markeredgecolor=colors[name] if face == "none" else "white", markersize=7 + 3 * rank,
                     markeredgewidth=1.5, marker=SIZE_MARKERS[rank % len(SIZE_MARKERS)], zorder=4 + len(sizes) - rank)
