@@ -1,4 +1,4 @@
-"""The batched encoder trainer against training the same runs one at a time, and a paper-scale GPU estimate.
+"""The batched encoder trainer against plain autograd on the same runs one at a time, and a paper-scale GPU estimate.
 
 Runs: 16 encoder runs at d = 500 (‖μ‖ = 5, 7.5, …, 42.5, seed 0), n = 20, T = 8, η = 0.2, hidden 2000 (the
 paper's), α = 5e-3, `--steps` SGD steps on every parameter, test loss and accuracy at the first and last step on

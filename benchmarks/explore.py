@@ -4,9 +4,10 @@ Per setting — the page's default (d = 2000, n = 20, T = 8, ‖μ‖ = 20, ρ =
 trained, 1000 test samples evaluated every 10 steps) and the same at d = 5000 — it prints the page's wall time (data
 drawn, trained and tested in its Web Worker, from the run's start to its result), the page's time to its first
 curves, and `benign.synthetic.simulate` (float64, CPU) with the data drawn by `benign.data.make_run`, each the best
-of --repeat runs; then `ratio N` = browser / Python. The page is opened from file:// as a reader would open it: a
-page in a temporary folder holding the explorable's block and its three scripts from book/_static/explore (the
-engine's text written by `benign.book.write_engine_script`). Usage: python benchmarks/explore.py [--repeat 2]
+of `--repeat` runs. The last line is `ratio N` = browser / Python. The page is opened from file:// as a reader
+would open it: a page in a temporary folder holding the explorable's block and its three scripts from
+book/_static/explore (the engine's text written by `benign.book.write_engine_script`).
+Usage: python benchmarks/explore.py [--repeat 2]
 """
 
 import argparse

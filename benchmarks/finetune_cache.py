@@ -5,8 +5,8 @@ Default: the offline text task (all-MiniLM-L6-v2 on Rotten-Tomatoes snippets), t
 
 1. Fast: the frozen layers once (`encode`), then phase 2 of the six runs as one batched program for a few epochs.
    Its work is counted (`firsttoken.step_flops`: ≈ 8 MFLOP + 37 kFLOP per real token per sample-step for
-   all-MiniLM-L6-v2) and set against the time: the achieved FLOP rate, beside this machine's own matrix-product
-   rate (a 1024³ sgemm and the MLP's 96×384×1536 product, same threads). Also: what checking every prediction
+   all-MiniLM-L6-v2) and set against the time: the achieved FLOP rate, beside the matrix-product rate of the device
+   it ran on (a 1024³ sgemm and the MLP's 96×384×1536 product, same threads). Also: what checking every prediction
    (`stop_when_fitted`, at every epoch's end) costs against a training epoch, as a full forward pass over the
    training samples and as phase 2 makes it before a run fits (`training.all_predicted`, leaving at the first miss).
 2. Full: the same runs through the whole Hugging Face model (`reference.full_forward_phase2`), one at a time, for
@@ -119,7 +119,8 @@ def main():
                      for n in PAPER_SIZES)
     full_total = sum(PAPER_EPOCHS * len(runs) * (math.ceil(n / 16) * full_step_wall + n * full_pass_per_sample)
                      for n in PAPER_SIZES)
-    peak, mlp_rate = speed.gemm_rate(1024, 1024, 1024, 5), speed.gemm_rate(16 * len(runs), bb.hidden, bb.tail.W1.shape[0])
+    peak = speed.gemm_rate(1024, 1024, 1024, 5, bb.device)  # on the device the fast path ran on
+    mlp_rate = speed.gemm_rate(16 * len(runs), bb.hidden, bb.tail.W1.shape[0], 20, bb.device)
 
     L_real = cache.lengths[rows].float().mean().item()
     print(f"config: {dataset} with {backbones.BACKBONE_LABELS[name]}, {len(runs)} runs (seeds {SEEDS} × η {ETAS}) at "
@@ -129,8 +130,8 @@ def main():
     print(f"fast phase 2: {fast_wall:.2f} s (cpu {fast_cpu:.2f} s) for {steps} steps of all {len(runs)} runs: "
           f"{1e3 * fast_step:.1f} ms per step, {1e3 * fast_step / (16 * len(runs)):.3f} ms per sample-step")
     print(f"work: {flops / fast.sample_steps / 1e6:.2f} MFLOP per sample-step (mean {L_real:.1f} real tokens); "
-          f"achieved {flops / (train_wall * args.epochs) / 1e9:.1f} GFLOP/s against this machine's "
-          f"{peak:.0f} GFLOP/s (1024³ sgemm) and {mlp_rate:.0f} GFLOP/s (the MLP's product), same threads")
+          f"achieved {flops / (train_wall * args.epochs) / 1e9:.1f} GFLOP/s against the {args.device} device's "
+          f"{peak:.0f} GFLOP/s (1024³ sgemm) and {mlp_rate:.0f} GFLOP/s (the MLP's product), same device and threads")
     print(f"per epoch: training {train_wall:.3f} s, attention pass {attention_wall:.3f} s; stop_when_fitted's check "
           f"of every prediction: a full pass {pass_wall:.3f} s ({100 * (pass_wall - attention_wall) / epoch_wall:.0f} % "
           f"of an epoch), as phase 2 makes it before a run fits (leaving at the first wrong one) {check_wall:.3f} s "

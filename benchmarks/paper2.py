@@ -8,7 +8,7 @@
    correct gradients — a d × d covariance with `multivariate_normal` for the noise (12.8 GB at d = 40000), the
    p-gradient accumulated in a Python loop over samples (numpy, float64). The loop's v and p are checked against
    the fast path's on the same data.
-Without --sweep the last line is `ratio N` = loop time / fast time at --d-loop, data generation included.
+Without `--sweep` the last line is `ratio N` = loop time / fast time at `--d-loop`, data generation included.
 3. With --sweep: one seed of the SNR map's book grid (n = 50 … 1600, ρ from 2 to 256 in steps of 2^(1/8), d = 40000,
    500 test inputs), as `snr_sweep` runs it (one draw at the largest n, smaller n on its first inputs and Gram
    blocks) against one `snr_sweep` per n (a draw and Gram matrices per n), and whether the two find the same edge.

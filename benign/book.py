@@ -319,7 +319,7 @@ def reproducibility_page(records: dict[str, dict], profile_name: str) -> str:
         seed = seeds_said(record.get("parameters", {}))
         commit = (record.get("git_commit") or "—")[:10]
         blocks = (", ".join(f"{n}×{k}" for k, n in record.get("blocks_by_threads", {}).items())
-                  or "nothing computed (read from the cache)")
+                  or "no trainer call or sweep chunk")  # read from the cache, or none: a record cannot tell
         created = str(record.get("created", "—"))[:16].replace("T", " ")
         wall = f"{record['wall_s']:.1f}" if isinstance(record.get("wall_s"), (int, float)) else "—"  # to a tenth
         lines.append(f"| `{name}` | {wall} | {record.get('device', '—')} | "

@@ -421,36 +421,38 @@ def max_attention_curves(ax, curves, title: str) -> None:
 
 
 SIZE_MARKERS = ("o", "s", "^", "D", "v")  # one marker per n, in increasing n
+MOST_SHIFT = 0.02  # the most a point of the backbone study moves sideways (a share), against the differences it shows
 
 
-def dodged(x, step: float = 0.04, low=None, high=None) -> np.ndarray:
-    """`x` with the points that lie closer than `step` to each other set apart sideways — where each point spans
-    [`low`, `high`] on the y axis (its marks), only points whose spans overlap crowd each other. Every point is its
-    own: one backbone's points at two n crowd each other as two backbones' do. The points of a cluster of crowding
-    points take places `step` apart in the order of their x (ties in the order given), centred on their mean x; where
-    a placed cluster crowds another point, the two merge and are placed again, until none crowds another. A point with
-    no other near it stays where it is."""
+def dodged(x, step: float, most: float, low=None, high=None, within=(-np.inf, np.inf)) -> np.ndarray:
+    """`x` with the points closer than `step` to each other set apart sideways, none by more than `most` nor past
+    `within`; where each point spans [`low`, `high`] on the y axis (its marks), only points whose spans overlap crowd
+    each other (one backbone's two n as two backbones'). A cluster of crowding points is placed by `_spread`; where
+    it then crowds another point, the two merge and are placed again, until none crowds another."""
     x = np.asarray(x, dtype=float)
     low = np.full(len(x), -np.inf) if low is None else np.asarray(low, dtype=float)
     high = np.full(len(x), np.inf) if high is None else np.asarray(high, dtype=float)
-    cluster = list(range(len(x)))  # each point's cluster, merged over every crowding pair, never split
-
-    def root(i: int) -> int:
-        while cluster[i] != i:
-            i = cluster[i]
-        return i
-
-    out = x.copy()
+    cluster, out = np.arange(len(x)), x.copy()  # each point's cluster (merged over crowding pairs, never split)
     while True:
-        crowding = [(i, j) for i, j in itertools.combinations(range(len(x)), 2) if root(i) != root(j)
+        crowding = [(i, j) for i, j in itertools.combinations(range(len(x)), 2) if cluster[i] != cluster[j]
                     and abs(out[i] - out[j]) < step - 1e-9 and low[i] <= high[j] and low[j] <= high[i]]
         if not crowding:
             return out
         for i, j in crowding:
-            cluster[root(j)] = root(i)
-        for members in ([i for i in range(len(x)) if root(i) == r] for r in set(map(root, range(len(x))))):
-            for rank, i in enumerate(sorted(members, key=lambda k: (x[k], k))):
-                out[i] = x[members].mean() + (rank - (len(members) - 1) / 2) * step
+            cluster[cluster == cluster[j]] = cluster[i]
+        for label in set(cluster):
+            order = sorted(np.flatnonzero(cluster == label), key=lambda k: (x[k], k))
+            out[order] = _spread(x[order], step, most, within)
+
+
+def _spread(x: np.ndarray, step: float, most: float, within) -> np.ndarray:
+    """Places for the sorted `x` (ties in the order given), each within `most` of it and inside `within`, neighbours
+    the largest gap up to `step` those allow apart: about the mean of `x` where they let them, nearest it if not."""
+    lo, hi, rank = np.maximum(x - most, within[0]), np.minimum(x + most, within[1]), np.arange(len(x))
+    gap = min([step] + [(hi[i] - lo[j]) / (i - j) for i in rank for j in rank[:i]])
+    left = np.array([max(lo[j] + (i - j) * gap for j in rank[:i + 1]) for i in rank])
+    right = np.array([min(hi[j] - (j - i) * gap for j in rank[i:]) for i in rank])
+    return np.clip(x.mean() + (rank - (len(x) - 1) / 2) * gap, left, right)
 
 
 def study_points(ax, points, x: str, xlabel: str, low: float, high: float, cost: float) -> float:
@@ -459,36 +461,39 @@ def study_points(ax, points, x: str, xlabel: str, low: float, high: float, cost:
     clean-label cell (same backbone and n on clean labels: `points.clean_minus_base`) as a dash of its colour joined
     to it by a dotted line, and `cost` points below that dash a grey one: the point's harmful level. Points at nearly
     the same x whose marks share a height, of two backbones or of one backbone's two n, are set apart sideways
-    (`dodged`), so that none hides another. Returns the largest such shift (in units of x)."""
+    (`dodged`), each by at most `MOST_SHIFT` and never past 0 or 1 (a share); hollow markers are see-through and a
+    larger n's larger, under a smaller n's, so that none hides another. Returns the largest shift (in units of x)."""
     sizes = sorted(points.n.unique())
     colors = dict(zip(points.backbone_label.unique(), sns.color_palette("deep")))
     box = ax.get_window_extent()  # the panel in pixels: a mark's size in data units follows from it
     pad = (high - low) * 5 * ax.figure.dpi / 72 / box.height  # a marker's half height (5 pt)
-    step = 1.2 * 12 * ax.figure.dpi / 72 / box.width  # a circle beside a dash (12 pt) on an x axis about 1.2 wide
+    step = 1.1 * 12 * ax.figure.dpi / 72 / box.width  # a circle beside a dash (12 pt) on an x axis 1.1 wide
     low_mark = np.minimum(points.test_minus_base, points.clean_minus_base - cost) - pad  # the point or its grey dash
-    points = points.assign(shown=dodged(points[x], step, low=low_mark,
+    points = points.assign(shown=dodged(points[x], step, MOST_SHIFT, low=low_mark, within=(0, 1),
                                         high=np.maximum(points.test_minus_base, points.clean_minus_base) + pad))
     for name, part in points.groupby("backbone_label", sort=False):
         part = part.sort_values("n")
-        face = "white" if part.kind.iloc[0] == "text" else colors[name]
+        face = "none" if part.kind.iloc[0] == "text" else colors[name]
         ax.plot(part.shown, part.test_minus_base, color=colors[name], label=name)
         for n, row in part.groupby("n"):
+            rank = sizes.index(n)  # filled markers edged in white
             ax.plot(row.shown, row.test_minus_base, linestyle="none", color=colors[name], markerfacecolor=face,
-                    markersize=8, markeredgewidth=1.5, marker=SIZE_MARKERS[sizes.index(n) % len(SIZE_MARKERS)])
+                    markeredgecolor=colors[name] if face == "none" else "white", markersize=7 + 3 * rank,
+                    markeredgewidth=1.5, marker=SIZE_MARKERS[rank % len(SIZE_MARKERS)], zorder=4 + len(sizes) - rank)
         for at, y, level in zip(part.shown, part.test_minus_base, part.clean_minus_base):
             ax.plot([at, at], [y, level], color=colors[name], linestyle=":", linewidth=1)
         ax.plot(part.shown, part.clean_minus_base, linestyle="none", marker="_", markersize=10, markeredgewidth=2,
                 color=colors[name])
         ax.plot(part.shown, part.clean_minus_base - cost, linestyle="none", marker="_", markersize=8,
                 markeredgewidth=1.5, color="grey")
-    for n in sizes:  # the markers' key, with no line
-        ax.plot([], [], linestyle="none", marker=SIZE_MARKERS[sizes.index(n) % len(SIZE_MARKERS)], color="black",
-                label=f"n = {n}")
+    for rank, n in enumerate(sizes):  # the markers' key, with no line
+        ax.plot([], [], linestyle="none", marker=SIZE_MARKERS[rank % len(SIZE_MARKERS)], color="black",
+                markersize=7 + 3 * rank, label=f"n = {n}")
     ax.plot([], [], linestyle="none", marker="_", markersize=10, markeredgewidth=2, color="black",
             label="clean-label cell")
     ax.plot([], [], linestyle="none", marker="_", markersize=8, markeredgewidth=1.5, color="grey",
             label=f"harmful level ({cost:g} below)")
     ax.axhline(0, color="grey", linewidth=0.8)
-    ax.set(xlim=(min(-0.05, points.shown.min() - 0.03), max(1.05, points.shown.max() + 0.03)), ylim=(low, high),
+    ax.set(xlim=(-0.05, 1.05), ylim=(low, high),
            xticks=np.linspace(0, 1, 6), xlabel=xlabel, ylabel="test − base accuracy (points)")
     return float((points.shown - points[x]).abs().max())

@@ -77,9 +77,10 @@ pd.DataFrame({"backbone": [study.backbone_label(*shape) for shape in made],
 #
 # Two panels, named by their x axis. The first: the share of the flipped labels within reach of free attention (x)
 # against the test accuracy with noise minus the base accuracy (y), one point per backbone (colour; Table 2's text
-# rows hollow) and $n$ (marker), means over seeds, a backbone's points joined from the smallest $n$ to the largest
-# (points at nearly the same share whose marks share a height, of two backbones or of one backbone's two $n$, are
-# moved sideways in the order of their share, {glue:md}`dodge_words`, so that none hides another); the
+# rows hollow) and $n$ (marker, larger for a larger $n$), means over seeds, a backbone's points joined from the
+# smallest $n$ to the largest (points at nearly the same share whose marks share a height, of two backbones or of one
+# backbone's two $n$, are moved sideways in the order of their share, {glue:md}`dodge_words` and never past 0 or 1,
+# so that none hides another); the
 # second: the same against the share phase 2 fitted. Above or below each point, a dash of its colour marks its
 # clean-label cell (the same backbone and $n$ trained on clean labels, on the same y axis), joined to it by a dotted
 # line whose length is what the flipped labels cost; the grey dash under the clean cell is the harmful level of the

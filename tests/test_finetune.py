@@ -1108,6 +1108,8 @@ def test_the_study_splits_the_drop_into_phase_two_s_cost_and_the_noise_s():
     assert words["benign_split"] == "no backbone overfits benignly"
     split, control = reading.cost_tables(costs.reset_index())
     assert list(split.iloc[0]) == ["A", "−10.0", "−10.0", "100 %", "25 %"]
+    near = reading.cost_tables(costs.reset_index().assign(flipped_fitted=0.953))[0]  # the regime table's rounding
+    assert near["flipped labels fitted"].iloc[0] == reading._fitted(0.953) == "95.3 %"
     assert list(control.iloc[0]) == ["A", "−10.0 (epoch 100)", "−11.0 (epoch 2000)", "−20.0 (epoch 2000)"]
     assert list(reading.regime_table(found).iloc[0][["fitted by phase 2", "test − base (points)",
                                                    "test − clean cell (points)", "base accuracy"]]) == [
@@ -1403,18 +1405,42 @@ def test_the_text_rows_beside_the_backbones_are_read_against_table_2_s_n():
 
 
 def test_points_at_the_same_share_are_set_apart_one_backbones_n_too():
-    x = plots.dodged([1.0, 1.0, 0.976, 0.3, 1.0], step=0.04)  # the first and last: one backbone at two n
+    x = plots.dodged([1.0, 1.0, 0.976, 0.3, 1.0], step=0.04, most=1)  # the first and last: one backbone at two n
     np.testing.assert_allclose(x, [0.974, 1.014, 0.934, 0.3, 1.054])  # in order of x about their mean; one alone stays
-    apart = plots.dodged([1.0, 1.0, 0.99, 1.0], step=0.04, low=[-30, -25, 0, 1],
+    apart = plots.dodged([1.0, 1.0, 0.99, 1.0], step=0.04, most=1, low=[-30, -25, 0, 1],
                          high=[-20, -10, 5, 6])  # the first two share a height, the last two another: a pair each
     np.testing.assert_allclose(apart, [0.98, 1.02, 0.975, 1.015])
     # a backbone's n = 20 and n = 200 at 1.00 and 0.98, another's at 1.00 and 0.99, all at one height
-    near = plots.dodged([1.0, 0.98, 1.0, 0.99], step=0.04)
+    near = plots.dodged([1.0, 0.98, 1.0, 0.99], step=0.04, most=1)
     assert np.all(np.diff(np.sort(near)) >= 0.04 - 1e-12) and list(np.argsort(near)) == [1, 3, 0, 2]
     # three crowding points, once placed, crowd a fourth that crowded none of them: all four are placed together
-    chain = plots.dodged([0.26, 0.28, 0.33, 0.41], step=0.065)
+    chain = plots.dodged([0.26, 0.28, 0.33, 0.41], step=0.065, most=1)
     assert np.all(np.diff(chain) >= 0.065 - 1e-12)  # in order of x, every neighbour a step apart
     np.testing.assert_allclose(chain.mean(), np.mean([0.26, 0.28, 0.33, 0.41]))
+
+
+def test_a_share_moves_by_at_most_its_bound_and_never_past_one():
+    # the backbone figure's crowd: four text points at 1.00 and two image points at 0.98 and 1.00 (shares)
+    x = [1.0, 1.0, 1.0, 1.0, 0.98, 1.0]
+    shown = plots.dodged(x, step=0.03, most=0.02, within=(0, 1), low=[0] * 4 + [-30] * 2, high=[5] * 4 + [-20] * 2)
+    assert np.all(np.abs(shown - x) <= 0.02 + 1e-12) and np.all((shown >= 0) & (shown <= 1))
+    # ties in the order given, a common gap apart: as far as 0.02 below 1 allows, not a full step
+    np.testing.assert_allclose(shown[:4], 0.98 + np.arange(4) * 0.02 / 3, atol=1e-9)
+    np.testing.assert_allclose(shown[4:], [0.97, 1.0])  # a full step apart about their mean, 1.00 kept at 1
+    # and at 0, as at 1: the bound on the other side
+    low = plots.dodged([0.0, 0.0], step=0.03, most=0.02, within=(0, 1))
+    np.testing.assert_allclose(low, [0.0, 0.02])
+    # two points in the open, a full step apart, each moved half of it
+    np.testing.assert_allclose(plots.dodged([0.5, 0.5], step=0.03, most=0.02, within=(0, 1)), [0.485, 0.515])
+    # the figure: every point drawn within MOST_SHIFT of its share and inside [0, 1]
+    points = pd.DataFrame({"backbone_label": list("AABBCC"), "kind": ["text"] * 4 + ["image"] * 2, "n": [20, 200] * 3,
+                           "fitted": x, "test_minus_base": [3, 1, 2, -2, -29, -28],
+                           "clean_minus_base": [4.6, 4.7, 4.6, 4.7, -6, -23]})
+    fig, ax = plots.figure(1, 1)
+    shift = plots.study_points(ax, points, "fitted", "fitted", -40, 8, 5.0)
+    drawn = np.concatenate([line.get_xdata() for line in ax.lines if line.get_marker() in plots.SIZE_MARKERS])
+    assert 0 < shift <= plots.MOST_SHIFT + 1e-12 and np.all((drawn >= 0) & (drawn <= 1))
+    plots.plt.close(fig)
 
 
 def test_a_verdict_within_its_seeds_spread_of_the_cost_line_says_so():

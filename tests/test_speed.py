@@ -106,6 +106,11 @@ def test_the_page_lists_every_benchmark_with_what_it_measures_and_its_command(re
         text = section(page, name)
         assert f"`.venv/bin/python benchmarks/{name}.py`" in text
         assert "This build has no measurement of it" in text and f"`results/benchmarks/{name}.json`" in text
+        said = speed.ratio_said(name)  # every benchmark defines its ratio, on the page under its heading
+        assert "`ratio N`" in said and said.endswith(".") and f"\n\n{said}\n\n" in text, name
+    assert speed.ratio_said("encoder_batched") == ("The last line is `ratio N` = literal one-run-at-a-time time / "
+                                                   "batched time.")
+    assert speed.ratio_said("paper2").endswith("data generation included.")  # not the numbered item after it
 
 
 def test_the_landing_page_says_whether_the_build_has_records(results, monkeypatch):
@@ -213,6 +218,19 @@ def test_a_cost_sampled_at_a_few_d_is_read_over_a_grid_by_its_quadratic_fit():
     sample = [250, 1250, 2500, 3750, 5000]
     cost = [1 + 2e-3 * d + 3e-7 * d * d for d in sample]  # a + b·d + c·d², read back exactly at other d
     assert speed.quadratic_in_d(sample, cost, [0, 10000]) == pytest.approx([1.0, 51.0])
+
+
+def test_the_reference_rate_is_timed_on_the_runs_device(monkeypatch):
+    seen = []
+
+    def timed(fn, device):
+        seen.append(str(device))
+        fn()
+        return 2.0
+
+    monkeypatch.setattr(speed, "timed", timed)
+    assert speed.gemm_rate(8, 4, 2, repeats=5, device="cpu") == pytest.approx(2 * 8 * 4 * 2 * 5 / 2.0 / 1e9)
+    assert seen == ["cpu", "cpu"]  # the warm-up product and the timed ones, both on the device asked for
 
 
 def test_timed_counts_the_call():

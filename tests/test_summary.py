@@ -171,3 +171,12 @@ def test_the_reproducibility_page_names_every_notebooks_seeds():
                                     {"seed": 42, "replicates": 3}, {"seed": 0, "num_seeds": 3}, {"seed": 42},
                                     {"table2_profile": "book"}, {})] == [
         "42, 314 and 2718", "0 to 49", "42 to 44", "0 to 2", "42", "Table 2's (book profile)", "—"]
+
+
+def test_the_reproducibility_page_never_calls_a_notebook_without_blocks_read_from_the_cache():
+    from benign.book import reproducibility_page
+
+    records = {"fig1_token_selection": {"wall_s": 23.9, "thread_policy": "free cores", "blocks_by_threads": {}},
+               "fig5_heatmap": {"wall_s": 9.0, "thread_policy": "free cores", "blocks_by_threads": {"4": 2}}}
+    page = reproducibility_page(records, "book")  # a notebook that draws its queries by hand runs no trainer call
+    assert "| free cores: no trainer call or sweep chunk |" in page and "2×4" in page and "cache)" not in page

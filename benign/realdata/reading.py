@@ -259,7 +259,7 @@ def cost_tables(costs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         "backbone": costs.backbone_label, "clean labels: test − base": costs.clean.map(_points),
         "the noise on top: test with it − without": costs.noise.map(cost_points),
         "clean labels fitted, with noise": costs.clean_fitted.map(_percent),
-        "flipped labels fitted": costs.flipped_fitted.map(_percent)})
+        "flipped labels fitted": costs.flipped_fitted.map(_fitted)})  # as the regime table shows it
     at = lambda value, epochs: "—" if value != value else f"{_points(value)} (epoch {epochs:.0f})"
     control = pd.DataFrame({
         "backbone": costs.backbone_label,
