@@ -94,9 +94,9 @@ heatmaps.heatmap(axes[3, 0], d_values, mu_values, maps["noise_cost"], "test accu
               cmap="RdBu_r", vmin=-cost_limit, vmax=cost_limit, log_mu=True)  # log ‖μ‖: the costly low rows larger
 heatmaps.regime_map(axes[3, 1], d_values, mu_values, maps["regime_trained"],
                  f"against clean labels (harmful: loses > {thresholds.HARM.value:g})", legend=False, log_mu=True)
-for ax in axes.flat:
+for ax in axes.flat:  # on the log rows a raised label goes above "balanced", as on the long runs' maps below
     heatmaps.theory_overlay(ax, d_values, n, settings=figure3, color="black" if ax is axes[3, 0] else "white",
-                         label_box=True)
+                         label_box=True, raised_at=0.75 if ax in axes[3] else heatmaps.RAISED_AT)
 plots.legend_above(fig, axes[0, 0], ncols=5, extra=heatmaps.category_key(heatmaps.REGIME_COLORS), **plots.OVERLAY_LEGEND)
 nb.save_figure(fig)
 
