@@ -6,7 +6,7 @@ paper's), α = 5e-3, `--steps` SGD steps on every parameter, test loss and accur
   batched    `benign.encoder.simulate` on all 16 runs at once (vmap over runs of the [CLS]-path gradient);
   one by one the same trainer called on each run alone (what batching alone buys);
   literal    plain autograd SGD on `benign.models.OneLayerEncoder`, one run after the other (the obvious loop).
-The last line is `ratio N` = literal one-run-at-a-time time / batched time.
+The last line is `ratio N` = the literal computation's wall time, one run at a time, over the batched one.
 
 `--estimate` adds the paper-scale estimate for one GPU (39 × 39 grid, d = 250 … 5000, hidden 2000, 1000 steps,
 one 1000-sample test evaluation per run): matmul FLOPs per SGD step counted with torch's FlopCounterMode at three

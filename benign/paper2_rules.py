@@ -173,7 +173,7 @@ def paper2_boundary_rule(m: Record) -> Finding:
     where = "" if low > 1.02 else "every n of the tail" if not high > 1.02 else "some n of the tail"  # d ≤ n² (±2%)
     outside = f"fitted where d is at most n² at {where}, outside the theorem's assumption" if where else ""
     if not abs(slope - control) > k * se:  # a NaN control too: what the step sizes alone give is not measured
-        said = ("the first-step control predicts the same slope: with step sizes β_t = c_t·n/d the book's first-step "
+        said = ("the first-step control predicts the same slope: with step sizes βₜ = cₜ·n/d the book's first-step "
                 "signal and noise values depend on n·SNR² alone, so a flat √n·SNR follows from the choice of step "
                 "sizes, and the slope is no evidence for the theorem beyond it" if control == control else
                 "the record has no first-step control: whether the step sizes alone give this slope is not measured")

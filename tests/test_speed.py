@@ -108,8 +108,8 @@ def test_the_page_lists_every_benchmark_with_what_it_measures_and_its_command(re
         assert "This build has no measurement of it" in text and f"`results/benchmarks/{name}.json`" in text
         said = speed.ratio_said(name)  # every benchmark defines its ratio, on the page under its heading
         assert "`ratio N`" in said and said.endswith(".") and f"\n\n{said}\n\n" in text, name
-    assert speed.ratio_said("encoder_batched") == ("The last line is `ratio N` = literal one-run-at-a-time time / "
-                                                   "batched time.")
+    assert speed.ratio_said("encoder_batched") == ("The last line is `ratio N` = the literal computation's wall "
+                                                   "time, one run at a time, over the batched one.")
     assert speed.ratio_said("paper2").endswith("data generation included.")  # not the numbered item after it
 
 
