@@ -57,9 +57,9 @@ def map_labels(ax, title: str) -> None:
 def heatmap(ax, d_values, mu_values, Z, title: str, cmap="viridis", vmin=None, vmax=None, label=None, log=False,
             marks=(), log_mu=False):
     """A (d, ‖μ‖) map: Z has one row per d value and one column per ‖μ‖ value (`log`: a logarithmic colour scale;
-    `log_mu`: a logarithmic ‖μ‖ axis, `mu_axis`; NaN cells stay blank). `marks`: another source's colour limits (the paper's, say), drawn as cyan lines on the
-    colour bar where they fall inside the data's range and named above or below the bar where they fall outside it;
-    the scale stays the data's, so nothing is clipped."""
+    `log_mu`: a logarithmic ‖μ‖ axis, `mu_axis`; NaN cells stay blank). `marks`: another source's colour limits (the
+    paper's, say), drawn as cyan lines on the colour bar where they fall inside the data's range and named above or
+    below the bar where they fall outside it; the scale stays the data's, so nothing is clipped."""
     from matplotlib.colors import LogNorm
 
     norm = LogNorm(vmin=vmin, vmax=vmax) if log else None

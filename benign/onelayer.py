@@ -275,13 +275,10 @@ PAPER_LOSS_LIMITS = {"train_loss": (0.405, 0.55), "test_loss": (0.41, 0.64)}  # 
 
 def against_clean_runs(runs: pd.DataFrame, noise_ratio: float, test_threshold: float) -> pd.DataFrame:
     """Figure 7's sweep (every cell at η and on clean labels) as one row per cell at η, with its clean-label run's
-    test accuracy (`clean_test_acc`), what the flipped labels cost against it (`noise_cost`), the paper's threshold
+    test accuracy and what the flipped labels cost against it (`regimes.against_clean_labels`), the paper's threshold
     rule (`regime`: `theory.observed_regime`) and the reading against the clean run (`regime_trained`:
     `seed_reading`)."""
-    clean = runs[runs.noise_ratio == 0.0].set_index(["d", "signal_norm"]).test_acc
-    cells = runs[runs.noise_ratio == noise_ratio].reset_index(drop=True)
-    cells["clean_test_acc"] = clean.loc[list(zip(cells.d, cells.signal_norm))].to_numpy()
-    cells["noise_cost"] = cells.clean_test_acc - cells.test_acc
+    cells = regimes.against_clean_labels(runs, noise_ratio)
     cells["regime"] = theory.observed_regime(cells.train_acc, cells.test_acc, test_threshold)
     cells["regime_trained"] = seed_reading(cells.train_acc, cells.test_acc, cells.clean_test_acc)
     return cells

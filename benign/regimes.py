@@ -54,6 +54,18 @@ def points(d_values, signal_norm_values, snapshot_steps, *, num_steps: int, test
                       W_init="kaiming", train_W=True, delta=delta_of_threshold(test_threshold, n_test), **fixed)
 
 
+def against_clean_labels(runs: pd.DataFrame, noise_ratio: float) -> pd.DataFrame:
+    """A sweep that ran every cell at `noise_ratio` and on clean labels (η = 0: same inputs, W₀ and steps; Figures 5
+    and 7) as one row per cell at η, with its clean-label run's test accuracy (`clean_test_acc`) and what the flipped
+    labels cost against it (`noise_cost`), the control `trained_regime` reads."""
+    cells = runs[runs.noise_ratio == noise_ratio].reset_index(drop=True)
+    control = (runs[runs.noise_ratio == 0.0].set_index(["d", "signal_norm"]).test_acc
+               .reindex(pd.MultiIndex.from_frame(cells[["d", "signal_norm"]])).to_numpy())
+    if np.isnan(control).any():
+        raise ValueError(f"the clean-label runs miss {int(np.isnan(control).sum())} of the map's cells")
+    return cells.assign(clean_test_acc=control, noise_cost=control - cells.test_acc)
+
+
 def trained_regime(train_acc, test_acc, control_test_acc, harm: float = thresholds.HARM.value) -> np.ndarray:
     """The regime by what the flipped labels cost: *not overfitting* while some training label is unfitted, else
     *harmful* if the run ends more than `harm` of test accuracy below its control, else *benign*. The control is the

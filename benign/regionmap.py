@@ -99,7 +99,7 @@ class MapResult:
     read as the page and the claims ledger read them."""
 
     shares: dict[str, float]  # share of the cells in each regime (theory.REGIMES)
-    trained_shares: dict[str, float]  # ... by what training adds
+    trained_shares: dict[str, float]  # ... against the same runs on clean labels
     loss_range: dict[str, tuple[float, float]]  # train_loss / test_loss: (min, max) over the cells
     test_loss_trend: tuple  # slope and standard error along log d and log ‖μ‖ (`loss_trends`)
     unfitted_cells: int  # cells that leave a noisy label unfitted
@@ -197,12 +197,12 @@ class MapResult:
 def map_result(cells: pd.DataFrame, maps: dict, d_values, signal_norm_values, n: int,
                test_threshold: float) -> MapResult:
     """Read Figure 5's map: `cells` one row per (d, ‖μ‖) with train/test accuracy and loss, `test_acc_step0`,
-    `regime` and the control's columns (`against_clean_labels`); `maps` those as (d, ‖μ‖) arrays (`sweep.maps`);
-    n the training samples."""
+    `regime`, `regime_trained` and the control's columns (`regimes.against_clean_labels`); `maps` those as (d, ‖μ‖)
+    arrays (`sweep.maps`); n the training samples."""
     unfitted, harmful = cells[cells.regime == "not_overfitting"], cells[cells.regime == "harmful"]
     unfitted_n_snr2 = theory.n_snr2(unfitted.signal_norm, unfitted.d, n)
     head_low = cells.test_acc_step0 < test_threshold  # the head alone already below the paper's rule
-    clean_low = cells.clean_labels_test_acc < test_threshold  # ... or the same run on clean labels
+    clean_low = cells.clean_test_acc < test_threshold  # ... or the same run on clean labels
     shares = {k: float(v) for k, v in cells.regime.value_counts(normalize=True)
               .reindex(theory.REGIMES, fill_value=0.0).items()}
     trained = {k: float(v) for k, v in cells.regime_trained.value_counts(normalize=True)
@@ -233,20 +233,6 @@ def map_result(cells: pd.DataFrame, maps: dict, d_values, signal_norm_values, n:
         head_below_max_signal_norm=float(cells.signal_norm[head_low].max()) if head_low.any() else None,
         smallest_signal_norm=float(min(signal_norm_values)),
         fits=fits, grid=(len(d_values), len(signal_norm_values)), paper_cells=paper, test_threshold=test_threshold)
-
-
-def against_clean_labels(cells: pd.DataFrame, clean: pd.DataFrame) -> pd.DataFrame:
-    """Figure 5's cells with their control beside them: `clean` is the same grid trained on clean labels (same
-    inputs, W₀ and steps). Adds its final test accuracy (`clean_labels_test_acc`), what the flipped labels cost
-    against it (`noise_cost`) and the regime read by that cost (`regime_trained`: `regimes.trained_regime`)."""
-    at = pd.MultiIndex.from_frame(cells[["d", "signal_norm"]])
-    control = clean.set_index(["d", "signal_norm"]).test_acc.reindex(at)
-    if control.isna().any():
-        raise ValueError(f"the clean-label runs miss {int(control.isna().sum())} of the map's cells")
-    out = cells.assign(clean_labels_test_acc=control.to_numpy())
-    out["noise_cost"] = out.clean_labels_test_acc - out.test_acc
-    out["regime_trained"] = regimes.trained_regime(out.train_acc, out.test_acc, out.clean_labels_test_acc)
-    return out
 
 
 def annotate_long(long: pd.DataFrame, steps: list[int], attention_level: float) -> pd.DataFrame:

@@ -54,41 +54,41 @@ def regime_rule(prefix: str, named: str) -> Callable[[Record], Finding]:
                 return Finding(CONTRADICTED, evidence, "every noisy label is fitted on every seed")
             return Finding(PART, evidence, "some noisy labels are fitted on at least one seed")
         every, none = seeds_fit_every_label(m, prefix)
-        gain_low, gain_high = (round(m[f"{prefix}_test_gain_{end}"], 9) for end in ("min", "max"))  # 10 samples: 0.01
+        # losses and costs beyond `harm` (`thresholds.beyond`: 10 samples in 1000 is not more than 0.01)
+        lost_every, lost_some = (bool(thresholds.beyond(-m[f"{prefix}_test_gain_{e}"], harm)) for e in ("max", "min"))
         evidence += (f"; test accuracy {m[f'{prefix}_test_acc_step0']:.3f} at step 0 (head alone), "
                      f"{spread(m, f'{prefix}_test_acc')} at the end, so training adds "
                      f"{spread(m, f'{prefix}_test_gain', '+.3f')}")
+        cost_every, cost_some = (bool(thresholds.beyond(m[f"{prefix}_noise_cost_{e}"], harm)) for e in ("min", "max"))
         if named == "benign":
             attention_low = m[f"{prefix}_test_attention_relevant_min"]
             attention_high = m[f"{prefix}_test_attention_relevant_max"]
-            cost_high = round(m[f"{prefix}_noise_cost_max"], 9)
             evidence += (f"; fresh inputs' attention on their relevant token "
                          f"{spread(m, f'{prefix}_test_attention_relevant', '.2f')}, 1/T = {1 / m.parameters['T']:.3f} "
                          "(uniform) at step 0")
             evidence += (f"; test accuracy of the same runs on clean labels minus theirs "
                          f"{spread(m, f'{prefix}_noise_cost', '+.3f')}")
-            if every and gain_low >= -harm and attention_low > selected and cost_high <= harm:
+            if every and not lost_some and attention_low > selected and not cost_some:
                 return Finding(HOLDS, evidence)
-            if none or gain_high < -harm or attention_high <= selected:
+            if none or lost_every or attention_high <= selected:
                 return Finding(CONTRADICTED, evidence, "no seed fits every label" if none else
-                               "training costs test accuracy on every seed" if gain_high < -harm else
+                               "training costs test accuracy on every seed" if lost_every else
                                "fresh inputs do not select their relevant token on any seed")
             return Finding(PART, evidence, "not every seed fits every label" if not every else
-                           "training costs test accuracy on some seed" if gain_low < -harm else
+                           "training costs test accuracy on some seed" if lost_some else
                            "fresh inputs do not select their relevant token on every seed" if attention_low <= selected
                            else "the flipped labels cost test accuracy against the same runs on clean labels")
-        cost_low, cost_high = (round(m[f"{prefix}_noise_cost_{end}"], 9) for end in ("min", "max"))
         evidence += (f"; test accuracy of the same runs on clean labels minus theirs "
                      f"{spread(m, f'{prefix}_noise_cost', '+.3f')}; balanced setting {spread(m, 'balanced_test_acc')}")
-        if every and gain_high < -harm and cost_low > harm:
+        if every and lost_every and cost_every:
             return Finding(HOLDS, evidence)
-        if none or gain_low >= -harm or cost_high <= harm:
+        if none or not lost_some or not cost_some:
             return Finding(CONTRADICTED, evidence, "no seed fits every label" if none else
                            "no seed loses test accuracy against its own step 0: its distance from the balanced "
-                           "setting is the head's accuracy, there before training" if gain_low >= -harm else
+                           "setting is the head's accuracy, there before training" if not lost_some else
                            "the flipped labels cost no seed test accuracy against the same run on clean labels")
         return Finding(PART, evidence, "not every seed fits every label" if not every else
-                       "training costs test accuracy against step 0 on some seeds, not every one" if gain_high >= -harm else
+                       "training costs test accuracy against step 0 on some seeds, not every one" if not lost_every else
                        "training costs test accuracy against step 0, but on " + share_words(
                            m[f"{prefix}_noise_cost_free_seeds"], round(m["replicates"]), "seed", "seeds") + " the "
                        "same run on clean labels loses as much: there the cost is training's, not the flipped labels'")

@@ -123,8 +123,9 @@ def delay_verdict(m: dict, event: str = SELECT_EVENT, majority: float = threshol
 
 def delay_scope(m, suffix: str, ends: str, when: str) -> tuple[dict, str]:
     """One scope of the clock page's delay record (`clockread.Delay`'s keys ending `suffix`, in the ledger's
-    `verdicts.Record`) as `delay_verdict` reads it, with the ledger's evidence: the theory's benign region's runs that fit every label and `ends` by the end, the
-    share that fit the last noisy label before `when` (medians of both steps), and the gap's slope."""
+    `verdicts.Record`) as `delay_verdict` reads it, with the ledger's evidence: the theory's benign region's runs that
+    fit every label and `ends` by the end, the share that fit the last noisy label before `when` (medians of both
+    steps), and the gap's slope."""
     runs = m[f"delay_benign_runs{suffix}"]
     evidence = f"in the theory's benign region, the runs that fit every label and {ends} by the end: {runs:.0f}"
     if runs < m["delay_min_runs"]:
@@ -152,8 +153,8 @@ def delay_condition_verdict(m: dict, majority: float = thresholds.MAJORITY.value
 
 
 def alpha_verdict(m: dict, match: float = thresholds.ALPHA_MATCH.value) -> tuple[str, str]:
-    """The rule for τ ∝ 1/α, fixed before the run (the ledger's `rules.alpha_rule` and the clock page both judge by
-    it), on τ·α at the small step size over τ·α at the large one: `select`, the selection time's (the book's reading
+    """The rule for τ ∝ 1/α, written after earlier builds of the clock page had been read (the ledger's
+    `rules.alpha_rule` and the clock page both judge by it; its threshold is `ALPHA_MATCH`), on τ·α at the small step size over τ·α at the large one: `select`, the selection time's (the book's reading
     of the theorem's τ), beside `noisy`, the time to fit every noisy label, its control: with small steps, gradient
     descent follows its gradient flow, whose clock is α·step, so any event time scales as 1/α. 'holds' when the
     selection time's ratio is 1 within `match` and the control's is not; 'not testable here' when both are (the law

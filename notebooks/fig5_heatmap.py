@@ -70,11 +70,10 @@ long_points = regimes.points(d_values_long, signal_norm_values_long, snapshot_st
 controls = [dict(p, noise_ratio=0.0) for p in points if p["noise_ratio"]]  # each cell again on clean labels
 runs = sweep.run(synthetic.grid_chunk, points + controls, cache=paths.cache_dir("sweeps") if use_cache else None,
                  progress=progress)  # a chunk per d trains both label sets together, sharing its d² work
-cells, clean = runs[runs.noise_ratio == noise_ratio].copy(), runs[runs.noise_ratio == 0.0]
+cells = regimes.against_clean_labels(runs, noise_ratio)  # each cell with its clean-label run's test accuracy
 cells["regime"] = theory.observed_regime(cells.train_acc, cells.test_acc, test_threshold)
 cells["regime_by_order"] = theory.regime(cells.signal_norm, cells.d, n)
-cells["test_gain"] = cells.test_acc - cells.test_acc_step0  # what training adds to the head's own accuracy
-cells = regionmap.against_clean_labels(cells, clean)  # noise_cost and regime_trained, against the clean-label runs
+cells["regime_trained"] = regimes.trained_regime(cells.train_acc, cells.test_acc, cells.clean_test_acc)
 
 # %%
 d_values, mu_values, maps = sweep.maps(cells, ("train_loss", "test_loss", "train_acc", "test_acc", "regime",

@@ -100,3 +100,14 @@ def test_a_loss_of_exactly_the_threshold_is_not_more_than_it():
     # 0.89 − 0.88 is 0.010000000000000009 in floating point: 10 test samples in 1000, not more than 0.01
     assert 0.89 - 0.88 > 0.01
     assert list(regimes.trained_regime([1.0, 1.0], [0.88, 0.879], [0.89, 0.89], harm=0.01)) == ["benign", "harmful"]
+
+
+def test_each_cell_is_set_beside_its_clean_label_run_and_a_missing_one_is_refused():
+    cell = pd.DataFrame({"d": [250, 250, 500], "signal_norm": [5.0, 10.0, 5.0]})
+    runs = pd.concat([cell.assign(noise_ratio=0.0, test_acc=[0.95, 0.99, 0.9])[::-1],
+                      cell.assign(noise_ratio=0.2, test_acc=[0.9, 0.99, 0.92])])
+    cells = regimes.against_clean_labels(runs, 0.2)
+    assert cells.clean_test_acc.tolist() == [0.95, 0.99, 0.9]  # matched by cell, not by row order
+    assert cells.noise_cost.round(3).tolist() == [0.05, 0.0, -0.02] and len(cells) == 3
+    with pytest.raises(ValueError, match="the clean-label runs miss 1 of the map's cells"):
+        regimes.against_clean_labels(runs.iloc[1:], 0.2)
