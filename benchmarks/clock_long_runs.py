@@ -67,7 +67,7 @@ def main():
 
     print(f"config: {len(points)} runs (d=2000, 4 seeds x 10 signal norms), n=20, T=8, p only (W = I), alpha=5e-3, "
           f"{args.steps} steps, 1000 test samples, float64, {args.device}, {count(torch.get_num_threads(), 'thread')}")
-    print(f"long-run mode: {fast:.1f} s ({fast / args.steps * 1e6:.0f} us/step for all runs), "
+    print(f"long-run mode: {fast:.1f} s ({fast / args.steps * 1e6:.0f} µs per step for all runs), "
           f"peak RSS {peak_mb:.0f} MB")
     print(f"memory-bound path (simulate, test every step): {slow:.1f} s extrapolated from {args.reference_steps} "
           f"steps; its scores alone would take {scores_gb:.0f} GB at {args.steps} steps")

@@ -79,13 +79,13 @@ def main():
             peak = (f", peak memory {torch.cuda.max_memory_allocated() / 2**30:.1f} GiB, batches of up to "
                     f"{batch} runs")
         print(f"d={d}: {len(chunk_points(values, d, 1, 'cpu'))} runs, {1e3 * step:.1f} ms per step, "
-              f"{fixed[-1]:.2f} s fixed (data, initialisation, test){peak}")
+              f"{1e3 * fixed[-1]:.0f} ms fixed (data, initialisation, test){peak}")
     total = float((values["num_steps"] * speed.quadratic_in_d(args.d, per_step, d_grid) +
                    speed.quadratic_in_d(args.d, fixed, d_grid)).sum())
     floor = encoder_batched.estimate()
     floor_s = 2 * (floor["seconds_flops"] + floor["seconds_bytes"])  # both label sets
     name = torch.cuda.get_device_name(0) if args.device.startswith("cuda") else args.device
-    print(f"paper grid (39 d x 39 |mu| x 2 label sets, 1000 steps) on {name}, extrapolated: {total / 60:.1f} min")
+    print(f"paper grid (39 d × 39 ‖μ‖ × 2 label sets, 1000 steps) on {name}, extrapolated: {total / 60:.1f} min")
     print(f"floor from encoder_batched's count at its assumed rates: {floor_s / 60:.1f} min")
     print(f"ratio {total / floor_s:.2f}")
 

@@ -94,7 +94,7 @@ def sweep(device):
     per_n_s = time.perf_counter() - t0
     same = paper2_edge.benign_edge(sliced).signal_norm.tolist() == paper2_edge.benign_edge(per_n).signal_norm.tolist()
     print(f"SNR map, one seed, {len(n_values)} n x {len(rho)} rho, {device}: one draw sliced {sliced_s:.1f} s, a draw "
-          f"per n {per_n_s:.1f} s; same edge: {same}")
+          f"per n {per_n_s:.1f} s; same edge: {'yes' if same else 'no'}")
 
 
 def main():

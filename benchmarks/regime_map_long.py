@@ -77,7 +77,7 @@ def main():
     print(f"config: {len(points)} runs ({len(p['d_values_long'])} d x {len(p['signal_norm_values_long'])} signal "
           f"norms, profile {args.profile}), n={n}, T={T}, W and p (kaiming W0), alpha={p['learning_rate']}, {steps} "
           f"steps, {p['n_test']} test samples, {p['dtype']}, {args.device}, {count(torch.get_num_threads(), 'thread')}")
-    print(f"long runs: {fast:.1f} s for {steps} steps ({fast / steps / len(points) * 1e6:.1f} us per run-step), "
+    print(f"long runs: {fast:.1f} s for {steps} steps ({fast / steps / len(points) * 1e6:.1f} µs per run-step), "
           f"{tenth:.1f} s for {steps // 10}; peak RSS {peak_tenth:.0f} MB after {steps // 10} steps, {peak_all:.0f} MB "
           f"after {steps}")
     print(f"memory-bound path (simulate, test every step): {slow:.1f} s extrapolated from {args.reference_steps} "

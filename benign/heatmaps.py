@@ -82,10 +82,12 @@ def heatmap(ax, d_values, mu_values, Z, title: str, cmap="viridis", vmin=None, v
 
 def category_key(colors: dict, prefix: str = "") -> list:
     """The legend entries of a categorical map: a patch of each key's colour, labelled `prefix` and the key with its
-    underscores as spaces."""
+    underscores as spaces; each patch edged in white, so that a dark one (near chance) stands out of the grey box
+    that a legend of white lines needs (`plots.OVERLAY_LEGEND`)."""
     from matplotlib.patches import Patch
 
-    return [Patch(color=color, label=prefix + key.replace("_", " ")) for key, color in colors.items()]
+    return [Patch(facecolor=color, edgecolor="white", linewidth=0.8, label=prefix + key.replace("_", " "))
+            for key, color in colors.items()]
 
 
 def category_map(ax, d_values, mu_values, labels, colors: dict, title: str, legend: bool | str = True,

@@ -110,6 +110,8 @@ class MapResult:
     harmful_head_below_share: float | None  # of the harmful cells, those whose head alone scores below the threshold
     harmful_clean_below_share: float | None  # ... those whose clean-label run scores below it too
     harmful_trained_cells: int
+    harm_rows: dict[float, tuple[int, int, float, float]]  # ‖μ‖ of a row with a harmful cell against clean labels →
+    # (its harmful cells, its cells that fit every label, their mean cost and its standard deviation across them)
     fitted_cells: int
     test_gain: tuple[float, float]  # test accuracy gained by training: (min, max) over the cells
     noise_cost: tuple[float, float]  # test accuracy the flipped labels cost against clean labels: (min, max)
@@ -191,7 +193,23 @@ class MapResult:
             overfit_fit_words=fit_words(overfit, "slope", self.grid[0]),
             harmful_fit_words=fit_words(self.fits["harmful"], "slope", self.grid[0]),
             harmful_head_words=head, head_below_words=head_below, harmful_of_words=harmful_of,
-            harmful_trained_fit_words=fit_words(self.fits["harmful_trained"], "slope", self.grid[0]))
+            harmful_trained_fit_words=fit_words(self.fits["harmful_trained"], "slope", self.grid[0]),
+            harm_rows_words=self.harm_rows_words())
+
+    def harm_rows_words(self) -> str:
+        """Where the harm against clean labels lies, row by row, and how its cells' costs spread around the threshold
+        (each cell is one run, so a cell near the threshold is not told apart from its row's other cells)."""
+        if not self.harm_rows:
+            return "No row holds such a cell"
+        rows = [f"‖μ‖ = {mu:g}, {harmful} of the {fitted} cells that fit every label (their mean cost "
+                f"{signed(mean, '+.3f')}, standard deviation {sd:.3f})"
+                for mu, (harmful, fitted, mean, sd) in sorted(self.harm_rows.items())]
+        said = f"They lie in {count(len(rows), 'row')}: {and_list(rows)}"
+        wide = [f"{mu:g}" for mu, (*_, sd) in sorted(self.harm_rows.items()) if sd >= thresholds.HARM.value]
+        rows = "the row ‖μ‖ = " + wide[0] if len(wide) == 1 else "the rows ‖μ‖ = " + and_list(wide)
+        return said + (f". Each cell is one run, and in {rows} the costs spread from cell to cell by as much as the "
+                       "threshold or more, so which of those cells cross it is not settled by one draw: the rows' mean "
+                       "costs are the firmer reading" if wide else "")
 
 
 def map_result(cells: pd.DataFrame, maps: dict, d_values, signal_norm_values, n: int,
@@ -226,13 +244,25 @@ def map_result(cells: pd.DataFrame, maps: dict, d_values, signal_norm_values, n:
                                                / theory.harmful_snr(harmful.d)).max()) if len(harmful) else None,
         harmful_head_below_share=float(head_low[cells.regime == "harmful"].mean()) if len(harmful) else None,
         harmful_clean_below_share=float(clean_low[cells.regime == "harmful"].mean()) if len(harmful) else None,
-        harmful_trained_cells=int((cells.regime_trained == "harmful").sum()),
+        harmful_trained_cells=int((cells.regime_trained == "harmful").sum()), harm_rows=harm_rows(cells),
         fitted_cells=int((cells.train_acc >= 1).sum()), test_gain=(float(gain.min()), float(gain.max())),
         noise_cost=(float(cells.noise_cost.min()), float(cells.noise_cost.max())),
         test_acc_step0_min=float(cells.test_acc_step0.min()),
         head_below_max_signal_norm=float(cells.signal_norm[head_low].max()) if head_low.any() else None,
         smallest_signal_norm=float(min(signal_norm_values)),
         fits=fits, grid=(len(d_values), len(signal_norm_values)), paper_cells=paper, test_threshold=test_threshold)
+
+
+def harm_rows(cells: pd.DataFrame) -> dict[float, tuple[int, int, float, float]]:
+    """`MapResult.harm_rows`: per ‖μ‖ row holding a cell harmful against clean labels, its harmful cells, its cells
+    that fit every label, and those cells' mean cost and its standard deviation (0 for one cell)."""
+    fitted = cells[cells.train_acc >= 1]
+    rows = {}
+    for mu, row in fitted.groupby("signal_norm"):
+        harmful = int((row.regime_trained == "harmful").sum())
+        if harmful:
+            rows[float(mu)] = (harmful, len(row), float(row.noise_cost.mean()), float(row.noise_cost.std(ddof=0)))
+    return rows
 
 
 def annotate_long(long: pd.DataFrame, steps: list[int], attention_level: float) -> pd.DataFrame:

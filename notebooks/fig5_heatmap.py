@@ -157,7 +157,7 @@ if chosen:
 # The panel *against clean labels*: the regimes re-read by it,
 # harmful where every label is fitted and the flipped labels cost more than {glue:text}`harm_threshold:.2f` of test
 # accuracy. Of the {glue:text}`fitted_cells:,.0f` cells that fit every label, {glue:text}`harmful_trained_cells:,.0f`
-# lose that much. Of all {glue:text}`map_cells:,.0f` cells of the map, that reads benign
+# lose that much. {glue:md}`harm_rows_words`. Of all {glue:text}`map_cells:,.0f` cells of the map, that reads benign
 # {glue:md}`share_benign_trained_pct`, harmful {glue:md}`share_harmful_trained_pct` and not overfitting
 # {glue:md}`share_not_overfitting_trained_pct`. Along the harmful / benign boundary of that map, the slope of
 # $\log\|\mu^*\|$ against $\log d$, ¼ by the theory, is {glue:md}`harmful_trained_fit_words`; the claims ledger judges

@@ -90,13 +90,14 @@ cells = onelayer.against_clean_runs(runs, noise_ratio, test_threshold)  # the co
 # above" or "below") where they fall outside the data's range. The panel titled *paper's rule* colours each cell by
 # the paper's rule (keyed above the figure): every training label fitted and test accuracy at least
 # {glue:text}`test_threshold_value:g`, benign; every label fitted and less, harmful; a label left unfitted, not
-# overfitting. The panel beside it reads the same cells against the clean-label run (harmful: more than
-# {glue:md}`harm_words` lost to the flipped labels), and the panel under the paper's rule shows what they cost: the
-# clean-label run's test accuracy minus the noisy run's. The last panel gives the noisy training samples' mean final [CLS]
+# overfitting. The panel titled *against clean labels* reads the same cells against the clean-label run (harmful:
+# more than {glue:md}`harm_words` lost to the flipped labels), and the panel titled *test accuracy lost to the flipped
+# labels* shows what they cost: the clean-label run's test accuracy minus the noisy run's. The last panel gives the noisy training samples' mean final [CLS]
 # attention on their relevant token. On every panel the two white lines are the theory's boundaries,
 # keyed above the figure: $n\,\mathrm{SNR}^2 = 1$ (dashed) and $\mathrm{SNR} = d^{-1/4}$ (dotted); at the $d$ of
-# this grid both lie at $\|\mu\|$ of about 2 to 5, so both run along its bottom row. Stars mark the settings of
-# Figure 6 that lie on the grid: {glue:md}`marked_words`.
+# this grid both lie at $\|\mu\|$ of about 2 to 5, so both run along its bottom row. Stars mark Figure 6's three
+# settings, named as the paper names them (not as this map reads them), where they lie on the grid:
+# {glue:md}`marked_words`.
 
 # %%
 d_values, mu_values, maps = sweep.maps(cells, ("train_loss", "test_loss", "train_acc", "test_acc", "regime",

@@ -89,6 +89,14 @@ def test_map_result_reads_a_known_map():
     # against clean labels only (2000, 10) loses more than 0.01 (its step 0, 0.93, would have called three harmful)
     assert result.trained_shares["harmful"] == pytest.approx(1 / 16) and result.harmful_trained_cells == 1
     assert result.head_below_max_signal_norm == 5.0
+    # its row, ‖μ‖ = 10: four cells fit every label, costing 0, 0, 0 and 0.09 (mean 0.0225, sd √0.00151875)
+    assert list(result.harm_rows) == [10.0] and result.harm_rows[10.0][:2] == (1, 4)
+    assert result.harm_rows[10.0][2:] == pytest.approx((0.0225, 0.00151875 ** 0.5))
+    assert result.metrics()["harm_rows_words"] == (
+        "They lie in 1 row: ‖μ‖ = 10, 1 of the 4 cells that fit every label (their mean cost +0.022, standard "
+        "deviation 0.039). Each cell is one run, and in the row ‖μ‖ = 10 the costs spread from cell to cell by as "
+        "much as the threshold or more, so which of those cells cross it is not settled by one draw: the rows' mean "
+        "costs are the firmer reading")
     assert result.paper_cells == {"balanced": (0.99, 1.0)}  # (2000, 20) is on this grid, the others are not
     metrics = result.metrics()
     assert no_nan(metrics) and metrics["harmful_cells"] == 3 and metrics["balanced_test_acc"] == 0.99
@@ -111,7 +119,7 @@ def test_a_map_without_harm_or_boundaries_says_so_in_words():
     metrics = result.metrics()
     assert result.harmful_max_snr_times_d_quarter is None and result.harmful_head_below_share is None
     assert metrics["overfit_slope_map"] is None and no_nan(metrics)
-    assert metrics["harmful_reach_words"] == "no cell is harmful"
+    assert metrics["harmful_reach_words"] == "no cell is harmful" and metrics["harm_rows_words"] == "No row holds such a cell"
     assert metrics["overfit_fit_d_words"] == "not measurable (no row holds both regimes)"
     assert not any("nan" in v.lower() for v in result.words().values())
 
