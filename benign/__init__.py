@@ -21,6 +21,7 @@ Paper 1, its data and trainers:
     draws       outcomes over many draws of the data
     onelayer    Figures 6 and 7: the encoder's runs read against their clean-label controls, Figure 7's map typed
     conditions  the appendix's conditions (Eq. 9, Eq. 10) over Figure 5's grid, against their step-0 controls
+    dynamics    Figure 3's runs, their controls and draws, and the authors' rows, as one typed result
     authors     the authors' experiment scripts, transcribed as executable references
 Paper 2:
     paper2      two-token data and exact, fast gradient descent of single-head attention
@@ -59,8 +60,8 @@ import importlib
 __version__ = "0.1.0"
 
 __all__ = ["authors", "book", "checks", "cli", "clock", "clockread", "conditions", "data", "device", "draws",
-           "encoder", "etasweep", "expected", "grams", "heatmaps", "ledger", "models", "notebooks", "onelayer",
-           "pages", "paper2", "paper2_edge", "paper2_rules", "paths", "plots", "progress", "realdata",
+           "dynamics", "encoder", "etasweep", "expected", "grams", "heatmaps", "ledger", "models", "notebooks",
+           "onelayer", "pages", "paper2", "paper2_edge", "paper2_rules", "paths", "plots", "progress", "realdata",
            "realdata_rules", "records", "regimes", "regionmap", "rules", "settings", "speed", "sweep", "synthetic",
            "tables", "textcheck", "theory", "thresholds", "timing", "verdicts", "words"]
 

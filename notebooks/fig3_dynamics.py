@@ -29,11 +29,9 @@ overrides = {}  # settings that differ from the profile, by name, e.g. {"seed": 
 out_dir = ""  # empty: results/fig3_dynamics/<profile>
 
 # %%
-from benign import (authors, data, expected, notebooks, paths, plots, sweep, synthetic, tables, theory, thresholds,
-                    verdicts, words)
+from benign import authors, data, dynamics, notebooks, paths, plots, sweep, synthetic
 
 nb = notebooks.start("fig3_dynamics", globals())
-PAPER_REGIMES = {"balanced": "benign", "large_noise": "harmful", "large_signal": "not_overfitting"}  # its names
 settings = {"balanced": (d_balanced, signal_norm_balanced),
             "large_noise": (d_large_noise, signal_norm_large_noise),
             "large_signal": (d_large_signal, signal_norm_large_signal)}
@@ -55,28 +53,14 @@ runs = [data.make_run(d, mu, seed=s, n=n, n_test=n_test, T=T, rho=rho, noise_rat
 sim = synthetic.simulate(runs, learning_rate=learning_rate, num_steps=num_steps, log_every=log_every,
                          track=list(range(n)), dtype=dtype, device=device, progress=progress)
 types = runs[0].train.token_type
-noisy = runs[0].train.noisy.numpy()  # the plotted seed's noisy samples (the same in every setting)
-shown = {name: (tables.median_sample(sim.scores, name, (~noisy).nonzero()[0]),
-                tables.median_sample(sim.scores, name, noisy.nonzero()[0])) for name in settings}
+shown = dynamics.shown_samples(sim.scores, runs[0].train.noisy.numpy(), settings)  # the plotted seed's (clean, noisy)
 # the control: the same runs (same inputs, same W₀) on clean labels, to tell what the flipped labels cost
 clean_runs = [data.make_run(d, mu, seed=s, n=n, n_test=n_test, T=T, rho=rho, noise_ratio=0.0,
                             authors_test_seed=authors_test_seed, label=f"{name}_seed{s}")
               for s in seeds for name, (d, mu) in settings.items()]
 clean_sim = synthetic.simulate(clean_runs, learning_rate=learning_rate, num_steps=num_steps, log_every=num_steps,
                                track=[0], dtype=dtype, device=device)
-
-
-def three_digits(values) -> list[float]:
-    """SNR and n·SNR² as the table shows them: three significant digits."""
-    return [float(f"{v:.3g}") for v in values]
-
-
-plotted = sim.final[sim.final.run.isin(list(settings))]  # the plotted seed's runs: each setting by the theory's orders
-plotted.assign(SNR=three_digits(theory.snr(plotted.signal_norm, plotted.d)),
-               n_snr2=three_digits(theory.n_snr2(plotted.signal_norm, plotted.d, n)),
-               regime_by_order=theory.regime(plotted.signal_norm, plotted.d, n)) \
-    .rename(columns={"run": "setting"})[["setting", "d", "signal_norm", "SNR", "n_snr2", "regime_by_order",
-                                          "train_acc", "test_acc"]]
+dynamics.settings_table(sim.final, settings, n)  # the plotted seed's runs: each setting by the theory's orders
 
 # %% [markdown]
 # The table gives each setting of the plotted seed with its $\mathrm{SNR} = \|\mu\|/\sqrt d$, its
@@ -216,27 +200,13 @@ from benign import draws
 outcomes = draws.dynamics_outcomes(settings, range(seed, seed + outcome_draws), n=n, n_test=n_test, T=T, rho=rho,
                                    noise_ratio=noise_ratio, learning_rate=learning_rate, num_steps=num_steps,
                                    stream=authors_stream, dtype=dtype, device=device)
-draw_metrics = {**draws.spread(outcomes, "setting", ["test_acc", "test_gain"]),
-                **draws.fitted_words(outcomes, "setting"), **draws.gain_words(outcomes, "setting"),
-                **draws.spread_words(outcomes, "setting", "test_acc", ".3f"),
-                "draw_seeds": f"{seed} to {seed + outcome_draws - 1}",  # the draws' seeds and stream, in words
-                "draw_stream": {"final": "the final main.py's data stream",
-                                "january": "the January scripts' data stream"}[authors_stream]}
-paper_fits_all = {"balanced": True, "large_noise": True, "large_signal": False}  # where the paper puts each setting
-landed = {}  # draws that land where the paper puts the setting: every noisy label fitted, or none
-for name, rows in outcomes.groupby("setting", sort=False):
-    draw_metrics[f"{name}_draws_test_acc_step0"] = float(rows.test_acc_step0.iloc[0])  # one test set
-    as_paper = rows.noisy_fitted == (rows.noisy_count if paper_fits_all[name] else 0)
-    landed[name] = words.share_words(int(as_paper.sum()), len(rows), "draw", "draws")
-    draw_metrics[f"{name}_draws_landed_words"] = landed[name]
-draw_metrics["draws_landed_words"] = words.and_list([f"{words.reader_name(k)} in {v}" for k, v in landed.items()])
+drawn = dynamics.Draws(outcomes, authors_stream)
 fig, axes = plots.figure(1, len(settings), row_height=2.6, sharey=True)
 for ax, (name, (d, mu)) in zip(axes, settings.items()):
-    fitted = outcomes[outcomes.setting == name].noisy_fitted
-    every = int(outcomes[outcomes.setting == name].noisy_count.iloc[0])
-    ax.bar(range(every + 1), [int((fitted == k).sum()) for k in range(every + 1)], color="#d62728")
-    ax.set(title=f"{name.replace('_', ' ')}\nd = {d}, ‖μ‖ = {mu:g}", xticks=range(every + 1),
-           xlabel=f"noisy labels fitted (of {every})")
+    counts = drawn.histogram(name)  # draws by noisy labels fitted, 0 to every one
+    ax.bar(range(len(counts)), counts, color="#d62728")
+    ax.set(title=f"{name.replace('_', ' ')}\nd = {d}, ‖μ‖ = {mu:g}", xticks=range(len(counts)),
+           xlabel=f"noisy labels fitted (of {len(counts) - 1})")
 axes[0].set_ylabel("draws")
 nb.save_figure(fig, "fig3_dynamics_draws")
 
@@ -257,62 +227,9 @@ nb.save_figure(fig, "fig3_dynamics_draws")
 # {glue:text}`large_signal_draws_test_gain_median:+.3f`.
 
 # %%
-metrics = {"replicates": replicates, "harm_threshold": thresholds.HARM.value,  # harm on the synthetic pages
-           "real_cost_points": thresholds.REAL_COST.value,  # and on the real-data pages, in points and as a share
-           "real_cost_threshold": thresholds.REAL_COST.value / 100}
-for _, row in sim.final[sim.final.run.isin(list(settings))].iterrows():
-    for key in ("train_acc", "test_acc", "train_loss", "test_loss"):
-        metrics[f"{row.run}_{key}"] = float(row[key])
-        if row.run in authors_final:
-            metrics[f"authors_{row.run}_{key}"] = float(authors_final[row.run][key])
-last = sim.history[sim.history.step == num_steps].set_index("run")  # mean scores per token type at the end
-for name in settings:
-    for column in ("score_clean_relevant", "score_noisy_relevant", "score_noisy_weak_opposite"):
-        metrics[f"{name}_{column}"] = float(last.loc[name, column])
-    others = ["score_noisy_relevant", "score_noisy_weak_aligned", "score_noisy_weak_opposite"]
-    metrics[f"{name}_noisy_on_irrelevant"] = 1 - float(last.loc[name, others].sum())
-    irrelevant = (types == data.IRRELEVANT).nonzero().flatten().tolist()
-    metrics[f"{name}_shown_noisy_on_irrelevant"] = tables.final_share(sim.scores, name, shown[name][1], irrelevant)
-    metrics[f"{name}_shown_clean_relevant"] = tables.final_share(sim.scores, name, shown[name][0], [0])
-final = sim.final.set_index("run")
-seed_costs = {}
-for name in settings:  # every seed: labels fitted (clean and noisy) and test accuracy
-    labels = [name] + [f"{name}_seed{s}" for s in seeds[1:]]
-    counts = [synthetic.fit_counts(run.train, q) for run, q in zip(runs, sim.q) if run.label in labels]
-    for key in counts[0]:
-        metrics[f"{name}_{key}"] = counts[0][key]
-        tables.seed_spread(metrics, f"{name}_{key}", [c[key] for c in counts])
-    tables.seed_spread(metrics, f"{name}_test_acc", final.loc[labels, "test_acc"])
-    tables.seed_spread(metrics, f"{name}_train_acc", final.loc[labels, "train_acc"])
-    # what training adds: against the run's own step 0 (the head alone) and against the same run on clean labels
-    control = synthetic.controls(sim, [r for r in runs if r.label in labels], clean_sim,
-                                 [r for r in clean_runs if r.label in [f"{name}_seed{s}" for s in seeds]])
-    for key, values in control.items():
-        metrics[f"{name}_{key}"] = values[0]
-        tables.seed_spread(metrics, f"{name}_{key}", values)
-    seed_costs[name] = control["noise_cost"]  # seed by seed, the plotted seed first
-    # the seeds on which the same run on clean labels loses as much (the ledger's Figure 3(b) counts them)
-    metrics[f"{name}_noise_cost_free_seeds"] = int(sum(c <= thresholds.HARM.value for c in control["noise_cost"]))
-metrics.update(draw_metrics, authors_max_d=authors_max_d)  # the draws; the largest d the authors' script runs at
-for name, (d, mu) in settings.items():  # each setting by the theory's orders, and in words over the seeds
-    metrics[f"{name}_n_snr2"] = float(theory.n_snr2(mu, d, n))
-    metrics[f"{name}_regime_by_order_words"] = words.reader_name(theory.regime(mu, d, n))
-    observed = theory.observed_regime(metrics[f"{name}_train_acc"], metrics[f"{name}_test_acc"])
-    metrics[f"{name}_observed_words"] = f"{words.reader_name(observed)} by what they do" + (
-        ", as the paper names it" if observed == PAPER_REGIMES[name] else
-        f", where the paper names it {words.reader_name(PAPER_REGIMES[name])}")
-    metrics[f"{name}_fitted_words"] = verdicts.fitted(metrics, name)  # as the claims ledger says them
-    metrics[f"{name}_test_acc_words"] = verdicts.spread(metrics, f"{name}_test_acc")
-    for key in ("test_gain", "noise_cost"):
-        metrics[f"{name}_{key}_words"] = verdicts.spread(metrics, f"{name}_{key}", "+.3f")
-metrics["large_noise_clean_labels_test_acc_words"] = verdicts.spread(metrics, "large_noise_clean_labels_test_acc")
-metrics["large_noise_cost_source"] = draws.cost_by_seed_words(  # judged as the claims ledger judges them
-    seed_costs["large_noise"], seeds, metrics["harm_threshold"])
-gap = metrics["balanced_test_acc"] - metrics["large_noise_test_acc"]  # the paper's contrast: balanced against harmful
-metrics["large_noise_head_share_of_gap"] = ((metrics["balanced_test_acc"] - metrics["large_noise_test_acc_step0"])
-                                            / gap if gap > 0 else float("nan"))
-rows = expected.compare(nb.name, metrics)
-metrics["comparison_misses_words"] = expected.misses_words(rows)
+result = dynamics.Dynamics(settings, n, seeds, dynamics.seed_table(sim, runs, clean_sim, clean_runs, settings, seeds),
+                           dynamics.plotted_ends(sim, shown, types), drawn, authors_final, authors_max_d)
+metrics = result.metrics()
 nb.save_metrics(metrics, extra={"trainer_wall_s": round(sim.info["wall_s"], 3)})
 
 # %% [markdown]
