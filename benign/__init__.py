@@ -61,9 +61,9 @@ __version__ = "0.1.0"
 
 __all__ = ["authors", "book", "checks", "cli", "clock", "clockread", "conditions", "data", "device", "draws",
            "dynamics", "encoder", "etasweep", "expected", "grams", "heatmaps", "ledger", "models", "notebooks",
-           "onelayer", "pages", "paper2", "paper2_edge", "paper2_rules", "paths", "plots", "progress", "realdata",
-           "realdata_rules", "records", "regimes", "regionmap", "rules", "settings", "speed", "sweep", "synthetic",
-           "tables", "textcheck", "theory", "thresholds", "timing", "verdicts", "words"]
+           "onelayer", "onelayer_dynamics", "pages", "paper2", "paper2_edge", "paper2_rules", "paths", "plots",
+           "progress", "realdata", "realdata_rules", "records", "regimes", "regionmap", "rules", "settings", "speed",
+           "sweep", "synthetic", "tables", "textcheck", "theory", "thresholds", "timing", "verdicts", "words"]
 
 
 def __getattr__(name: str):

@@ -1,6 +1,6 @@
 """Figures 6 and 7, the one-layer Transformer encoder: how each run reads against its clean-label control, how its
-[CLS] attention moved, Figure 7's map as a typed result (`EncoderMap`), and the pages' sentences
-built from those numbers (the runs themselves are `benign.encoder`'s; nothing here keys a cache).
+[CLS] attention moved, Figure 7's map as a typed result (`EncoderMap`; Figure 6's is `benign.onelayer_dynamics`), and
+the pages' sentences built from those numbers (the runs themselves are `benign.encoder`'s; nothing here keys a cache).
 
 The encoder's head starts at random, so its step 0 is at chance and says nothing; a run is read against the same run
 on clean labels (`encoder.noise_costs`). That cost alone cannot call a run benign: a run near chance whose clean-label

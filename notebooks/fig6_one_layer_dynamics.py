@@ -43,10 +43,11 @@ overrides = {}  # settings that differ from the profile, by name, e.g. {"seed": 
 out_dir = ""  # empty: results/fig6_one_layer_dynamics/<profile>
 
 # %%
+import dataclasses
+
 import pandas as pd
 
-from benign import (authors, data, encoder, notebooks, onelayer, paths, plots, sweep, tables, theory, thresholds,
-                    words)
+from benign import authors, data, encoder, notebooks, onelayer, onelayer_dynamics, paths, plots, sweep, theory, words
 
 nb = notebooks.start("fig6_one_layer_dynamics", globals())
 paper_settings = {"balanced": (d_balanced, signal_norm_balanced), "harmful": (d_harmful, signal_norm_harmful),
@@ -89,6 +90,7 @@ sims = {name: encoder.simulate(runs[name] + clean_runs[name], hidden=width, skip
 costs = {name: encoder.noise_costs(sims[name].final, runs[name], clean_runs[name]) for name in settings}
 types = data.token_types(T)
 wall_s = sum(sim.info["wall_s"] for sim in sims.values())
+result = onelayer_dynamics.EncoderDynamics(sims, costs, settings, paper_settings, n, test_threshold)  # theirs below
 
 # %% [markdown]
 # ## The figure
@@ -104,13 +106,10 @@ wall_s = sum(sim.info["wall_s"] for sim in sims.values())
 titles = {"balanced": "balanced", "harmful": "harmful", "not_overfitting": "not overfitting"}
 fig, axes = plots.figure_rows([f"{titles[name]}: d = {settings[name][0]}, ‖μ‖ = {settings[name][1]:.3g}"
                                for name in sims], 3, sharex=True)
-shown = {}
 for row, (name, sim) in enumerate(sims.items()):
-    noisy = sim.scores[sim.scores.run == name].groupby("sample").noisy.first()
-    shown[name] = (tables.median_sample(sim.scores, name, noisy.index[~noisy]),
-                   tables.median_sample(sim.scores, name, noisy.index[noisy]))
-    plots.score_dynamics(axes[row, 0], sim.scores, name, shown[name][0], types, "median clean sample")
-    plots.score_dynamics(axes[row, 1], sim.scores, name, shown[name][1], types, "median noisy sample")
+    clean_id, noisy_id = result.shown(name)
+    plots.score_dynamics(axes[row, 0], sim.scores, name, clean_id, types, "median clean sample")
+    plots.score_dynamics(axes[row, 1], sim.scores, name, noisy_id, types, "median noisy sample")
     plots.accuracy_curves(axes[row, 2], sim.history, name, "accuracy")
     control = sim.history[(sim.history.run == f"{name}_clean") & sim.history.test_acc.notna()]
     axes[row, 2].plot(control.step, control.test_acc, color="#999999", lw=0.8, label="test, clean labels")
@@ -121,18 +120,8 @@ plots.legend_clear(axes[0, 2])
 nb.save_figure(fig)
 
 # %%
-every_seed = pd.concat([sims[name].final[sims[name].final.run.isin([r.label for r in runs[name]])]
-                        for name in settings], ignore_index=True)  # the runs with flipped labels, every seed
-every_seed["regime"] = theory.observed_regime(every_seed.train_acc, every_seed.test_acc, test_threshold)
-control_acc = pd.concat(costs.values()).set_index("run").clean_test_acc  # the same runs on clean labels
-every_seed["regime_trained"] = onelayer.seed_reading(every_seed.train_acc, every_seed.test_acc,
-                                                     control_acc.loc[every_seed.run].to_numpy())
-attention = pd.concat([sim.history[sim.history.step == num_steps] for sim in sims.values()]).set_index("run")
-every_seed["attention_clean_relevant"] = attention.loc[every_seed.run, "score_clean_relevant"].to_numpy()
-every_seed["attention_noisy_relevant"] = attention.loc[every_seed.run, "score_noisy_relevant"].to_numpy()
-final = every_seed[every_seed.run.isin(list(settings))].reset_index(drop=True)  # the plotted seed's runs
-onelayer.formatted(final.set_index("run")[["d", "signal_norm", "train_acc", "test_acc", "regime", "regime_trained",
-                                            "attention_clean_relevant", "attention_noisy_relevant"]],
+onelayer.formatted(result.plotted()[["d", "signal_norm", "train_acc", "test_acc", "regime", "regime_trained",
+                                     "attention_clean_relevant", "attention_noisy_relevant"]],
                    {"signal_norm": ".3g", "train_acc": ".3f", "test_acc": ".3f", "regime": words.reader_name,
                     "regime_trained": words.reader_name, "attention_clean_relevant": ".2f",
                     "attention_noisy_relevant": ".2f"}).rename(
@@ -184,7 +173,7 @@ onelayer.formatted(final.set_index("run")[["d", "signal_norm", "train_acc", "tes
 
 # %%
 every_cost = pd.concat(costs.values(), ignore_index=True).set_index("run")  # every seed
-every_cost["reading"] = every_seed.set_index("run").regime_trained.loc[every_cost.index]
+every_cost["reading"] = result.every_seed.set_index("run").regime_trained.loc[every_cost.index]
 onelayer.formatted(every_cost[["test_acc", "clean_test_acc", "noise_cost", "reading"]],
                    {"test_acc": ".3f", "clean_test_acc": ".3f", "noise_cost": lambda v: words.signed(v, "+.3f"),
                     "reading": words.reader_name}).rename(columns={
@@ -208,16 +197,13 @@ onelayer.formatted(every_cost[["test_acc", "clean_test_acc", "noise_cost", "read
 # with {doc}`Figure 7 <fig7_one_layer_heatmap>`.
 
 # %%
-theirs = {}
 if authors_code:
     points = [dict(d=d, signal_norm=mu, seed=seed, n=n, n_test=n_test, T=T, rho=rho, noise_ratio=noise_ratio,
                    learning_rate=learning_rate, num_steps=num_steps, hidden=width, skip=skip)
               for d, mu, width in settings.values()]
-    table = sweep.run(authors.one_layer_chunk, points, cache=paths.cache_dir("sweeps") if use_cache else None)
-    table["regime"] = theory.observed_regime(table.train_acc, table.test_acc, test_threshold)
-    by_cell = {(row["d"], row["signal_norm"]): row for row in table.to_dict("records")}
-    theirs = {name: by_cell[(d, mu)] for name, (d, mu, _) in settings.items()}
-    their_rows = pd.DataFrame.from_dict(theirs, orient="index").rename(index=words.reader_name).rename_axis("setting")
+    result = dataclasses.replace(result, theirs=sweep.run(authors.one_layer_chunk, points,
+                                                          cache=paths.cache_dir("sweeps") if use_cache else None))
+    their_rows = result.authors.rename(index=words.reader_name).rename_axis("setting")
     display(onelayer.formatted(their_rows[["d", "signal_norm", "train_acc", "test_acc", "train_loss", "test_loss",
                                       "regime"]],  # as the prose gives them
                                {"signal_norm": ".3g", "train_acc": ".3f", "test_acc": ".3f", "train_loss": ".4f",
@@ -225,63 +211,7 @@ if authors_code:
                                ).rename(columns={"regime": "regime by the test threshold"}))
 
 # %%
-expected_regime = {"balanced": "benign", "harmful": "harmful", "not_overfitting": "not_overfitting"}
-metrics = {}
-for row in final.itertuples():
-    for key in ("train_acc", "test_acc", "train_loss", "test_loss", "attention_clean_relevant",
-                "attention_noisy_relevant"):
-        metrics[f"{row.run}_{key}"] = float(getattr(row, key))
-        if row.run in theirs:
-            metrics[f"authors_{row.run}_{key}"] = float(theirs[row.run][key])
-    clean_id, noisy_id = shown[row.run]  # the plotted samples, of the plotted run only (not its seed replicates)
-    on = {"noisy_on_irrelevant": (noisy_id, data.IRRELEVANT), "clean_relevant": (clean_id, data.RELEVANT)}
-    for key, (sample, kind) in on.items():
-        metrics[f"{row.run}_shown_{key}"] = tables.final_share(sims[row.run].scores, row.run, sample,
-                                                                (types == kind).nonzero().flatten().tolist())
-    metrics[f"{row.run}_regime"] = words.reader_name(row.regime)
-    metrics[f"{row.run}_as_named"] = float(row.regime == expected_regime[row.run])
-    if row.run in theirs:
-        metrics[f"authors_{row.run}_regime"] = words.reader_name(theirs[row.run]["regime"])
-        metrics[f"authors_{row.run}_as_named"] = float(theirs[row.run]["regime"] == expected_regime[row.run])
-for name in settings:  # over every seed: the share of runs in the regime the setting is named after
-    runs_of = every_seed[every_seed.run.isin([name] + [f"{name}_seed{s}" for s in seeds[1:]])]
-    metrics[f"{name}_as_named_share"] = float((runs_of.regime == expected_regime[name]).mean())
-    metrics[f"{name}_as_named_trained_share"] = float((runs_of.regime_trained == expected_regime[name]).mean())
-    metrics[f"{name}_regime_trained_words"] = onelayer.readings_words(runs_of.regime_trained)
-    tables.seed_spread(metrics, f"{name}_test_acc", runs_of.test_acc)
-    metrics[f"{name}_test_acc_span"] = onelayer.value_span(runs_of.test_acc)
-    metrics[f"{name}_clean_test_acc_span"] = onelayer.value_span(costs[name].clean_test_acc)
-    metrics[f"{name}_n_snr2"] = float(theory.n_snr2(settings[name][1], settings[name][0], n))  # (‖μ‖, d, n)
-    metrics[f"{name}_paper_n_snr2"] = float(theory.n_snr2(paper_settings[name][1], paper_settings[name][0], n))
-    # against the controls: its own step 0 (a random head) and the same runs on clean labels, seed by seed
-    start = sims[name].history[(sims[name].history.run == name) & (sims[name].history.step == 0)]
-    metrics[f"{name}_test_acc_step0"] = float(start.test_acc.iloc[0])  # the random head's, before training
-    metrics[f"{name}_clean_test_acc"] = float(costs[name].clean_test_acc.iloc[0])
-    metrics[f"{name}_noise_cost"] = float(costs[name].noise_cost.iloc[0])
-    tables.seed_spread(metrics, f"{name}_clean_test_acc", costs[name].clean_test_acc)
-    tables.seed_spread(metrics, f"{name}_noise_cost", costs[name].noise_cost)
-    metrics[f"{name}_costly_share"] = float(costs[name].costly.mean())
-    metrics[f"{name}_cost_spread_words"] = words.span(*(words.signed(metrics[f"{name}_noise_cost_{end}"], "+.3f")
-                                                         for end in ("min", "max")))
-    metrics[f"{name}_cost_words"] = onelayer.cost_words(costs[name], test_threshold)
-metrics["landed_words"] = onelayer.landed_words({name: metrics[f"{name}_as_named_trained_share"]
-                                                 for name in settings})
-metrics["train_acc_words"] = onelayer.fitted_words({name: metrics[f"{name}_train_acc"] for name in settings})
-metrics["test_acc_step0_words"] = onelayer.per_setting({name: metrics[f"{name}_test_acc_step0"] for name in settings},
-                                                       ".3f")
-metrics["n_snr2_factor"] = metrics["balanced_n_snr2"] / metrics["balanced_paper_n_snr2"]  # √scale, up to rounding
-# the claim on the plotted seed: where a run overfits benignly against its clean-label twin (the verdict's reading),
-# do clean samples' means rise and noisy samples' fall?
-reading_of = final.set_index("run").regime_trained
-metrics["claim_seen_words"] = onelayer.claim_words(
-    {name: {"reading": reading_of[name], "test_acc": metrics[f"{name}_test_acc"], "cost": metrics[f"{name}_noise_cost"],
-            "clean": onelayer.attention_shift(sims[name].scores, name, False),
-            "noisy": onelayer.attention_shift(sims[name].scores, name, True)} for name in settings})
-metrics["replicates"] = replicates
-metrics["seed_count_words"] = words.count(replicates, "seed")
-metrics["harm_threshold"] = thresholds.HARM.value
-metrics["near_chance_threshold"] = thresholds.NEAR_CHANCE.value
-metrics["chance_gap_threshold"] = onelayer.CHANCE_GAP.value
+metrics = result.metrics()
 nb.save_metrics(metrics, extra={"trainer_wall_s": round(wall_s, 2),
                                 "settings_run": {k: list(v) for k, v in settings.items()}})
 
