@@ -1573,3 +1573,35 @@ def test_table_2s_reading_of_a_profile_without_image_rows_says_so():
     assert m["image_unfitted"] == "no such cell runs at this profile"
     assert m["cap_words"] == "no epoch cap cuts a run short" and m["text_epochs_left"] == "at least 1960 more epochs"
     assert m["text_study_reading"] == "at none of the n of this run, so it does not read them at this profile"
+
+
+def test_the_backbone_study_s_reading_of_hand_made_runs_gives_known_numbers_and_words():
+    # A (1 layer) fits a quarter of the flipped labels: not overfitting; B (2 layers) fits all, −25 points: harmful
+    images = (_study_cells("A", base=0.9, clean=0.8, noisy=0.7, whole=0.79, flipped_fitted=0.25, epochs=100) +
+              [dict(row, layers=2) for row in _study_cells("B", base=0.9, clean=0.85, noisy=0.6, whole=0.65,
+                                                             flipped_fitted=1.0, epochs=50)])
+    text = [dict(backbone_label=study.text_label("rotten_tomatoes"), dataset="rotten_tomatoes", kind="text", layers=6,
+                 width=384, seed=1, n=n, base_acc=0.65, control=False, reach_free=1.0, reach_token=1.0, epochs_run=50,
+                 noise_ratio=eta, test_acc=test, fitted_noisy=np.nan if eta == 0 else 1.0, n_flipped=n // 5,
+                 train_acc=1.0)
+            for n, clean, noisy in ((20, 0.70, 0.68), (200, 0.80, 0.70)) for eta, test in ((0.0, clean), (0.2, noisy))]
+    every = pd.DataFrame(images + text)
+    result = reading.read_study(every, [20], 2)
+    assert list(result.found.backbone_label) == ["A", "B", "Rotten Tomatoes · text"]
+    assert list(result.found.regime) == [study.NOT_OVERFITTING, study.HARMFUL, study.BENIGN]  # the text row at n = 20
+    assert len(result.text_runs) == 4 and set(result.runs.n) == {20}  # Table 2's n = 200 only beside, as Table 2's
+    m = result.metrics()
+    assert (m["vit1_fitted"], m["vit2_fitted"], m["vit2_test_minus_clean"]) == pytest.approx((25, 100, -25))
+    assert (m["backbones"], m["backbones_harmful"], m["backbones_not_overfitting"]) == (2, 1, 1)
+    assert (m["chosen_layers"], m["default_layers"], m["text_rows"], m["text_rows_benign"]) == (2, 2, 1, 1)
+    assert m["choice_words"] == "this evidence picks the B, which is Table 2's default"
+    assert reading.read_study(every, [20], 3).choice_words() == (
+        f"this evidence picks the B, not Table 2's default of 3 layers at width {study.WIDTH}")
+    assert m["regime_harmful"] == "B" and m["regime_benign"] == "Rotten Tomatoes · text"
+    assert m["text_beside"].startswith("at n = 20, the n of the image backbones; Table 2 also runs them at n = 200, "
+                                       "where test accuracy minus the clean cell's is −10.0 points in Rotten Tomatoes")
+    assert m["margin_words"] == "no verdict of the cost line lies within its seeds' spread of the line"
+    assert m["harmful_split"].startswith("where the noise is overfitted harmfully (B)")
+    assert (reading.dodge_words(0.0), reading.dodge_words(0.031)) == ("none on this run", "by at most 0.03 of a share")
+    with pytest.raises(AttributeError):
+        result.costs_table  # noqa: B018 - a misspelt field fails
