@@ -61,14 +61,11 @@ parameters = {**table2, "dataset": dataset, "vit_depths": vit_depths, "vit_width
 started = time.perf_counter()
 every = study.study_runs(parameters, table2["sample_sizes"])  # the text rows at Table 2's n too, for `text_beside`
 wall_s = time.perf_counter() - started
-text_runs = every[every.kind == "text"]
-every = every[every.n.isin(sample_sizes)]
-points = study.placed(every)
-found = study.regimes(points)
-costs = study.noise_costs(every)
+result = reading.read_study(every, sample_sizes, settings.Table2Finetune().vit_layers)
+points = result.points  # per backbone and n
 made = {shape: image_backbone.record(image_backbone.make(study.recipe_of(parameters, *shape)))
         for shape in study.shapes(parameters)}
-display(reading.regime_table(found))  # means over n and seeds of the cells with noise
+display(reading.regime_table(result.found))  # means over n and seeds of the cells with noise
 pd.DataFrame({"backbone": [study.backbone_label(*shape) for shape in made],
               "how it was made": [report.made_summary(record) for record in made.values()]})
 
@@ -114,27 +111,14 @@ nb.save_figure(fig)
 # control).
 
 # %%
-split, control = reading.cost_tables(costs)
+split, control = reading.cost_tables(result.costs)
 display(split)
 control  # test − base in points at the smallest n (epochs trained, mean over seeds)
 
 # %%
-chosen = study.choose(found)
-default_layers = settings.Table2Finetune().vit_layers
-metrics = study.study_metrics(found, chosen)
-metrics.update(reading.text_regime_metrics(found))  # the text rows the page lists beside them
-metrics["default_layers"] = float(default_layers)
-metrics["study_wall_s"] = round(wall_s, 1)
-words = {**reading.regime_words(found), **reading.cost_words(costs, found),
-         "text_beside": reading.text_beside_words(text_runs, sample_sizes),
-         "margin_words": reading.margin_words(every, found),
-         "dodge_words": f"by at most {shift:.2f} of a share" if shift else "none on this run"}
-words["choice_words"] = (f"this evidence picks the {chosen.backbone_label}" +
-                         (", which is Table 2's default"
-                          if (chosen.layers, chosen.width) == (default_layers, study.WIDTH) else
-                          f", not Table 2's default of {default_layers} layers at width {study.WIDTH}"))
-nb.save_metrics({**metrics, **words}, extra={"backbone_runs": found.to_dict(orient="records"),
-                                         "noise_costs": costs.to_dict(orient="records")})
+metrics = {**result.metrics(), "study_wall_s": round(wall_s, 1), "dodge_words": reading.dodge_words(shift)}
+nb.save_metrics(metrics, extra={"backbone_runs": result.found.to_dict(orient="records"),
+                                "noise_costs": result.costs.to_dict(orient="records")})
 reading.points_table(points)
 
 # %% [markdown]

@@ -65,7 +65,7 @@ out_dir = ""  # empty: results/table2_finetune/<profile>
 # %%
 import time
 
-from benign import expected, notebooks, plots, settings, words
+from benign import expected, notebooks, plots, settings
 from benign.realdata import findings, report, runs
 
 nb = notebooks.start("table2_finetune", globals())
@@ -100,7 +100,11 @@ report.differences(protocol, seeds, noise_ratios, sample_sizes)
 started = time.perf_counter()
 _, tasks, grid = runs.runs_from(nb.parameters)
 wall_s = time.perf_counter() - started
-summary = report.summarize(grid)
+studies = [(study.values(), study.table2().values())  # the backbone study's profiles and the Table 2 each runs
+           for study in (settings.BackboneReach.preset(name) for name in settings.PROFILE_NAMES)]
+result = findings.read_table2(grid, {t.dataset: t.data.kind for t in tasks}, protocol, vit_layers,
+                              findings.study_sizes(nb.parameters, studies))
+summary = result.summary  # per cell, means over seeds
 assets = report.assets(tasks, protocol, sample_sizes)
 assets
 
@@ -161,9 +165,7 @@ nb.save_figure(fig)
 # against the claim, and the comparison below does not count them.
 
 # %%
-checks = findings.row_checks(summary, max_epochs, max_epochs_from_n)  # a cell the cap stopped unfitted: not measured
-found = findings.findings(summary, tasks, checks)
-findings.findings_table(found)
+findings.findings_table(result.found)
 
 # %% [markdown]
 # **Reading it** (the `book` profile's runs; the numbers are this run's). Shares are whole percents and costs tenths
@@ -200,25 +202,7 @@ findings.findings_table(found)
 # split disjoint from the protocol's; the book does not make one.)
 
 # %%
-metrics = report.table_metrics(summary, num_epochs)
-metrics["finetune_wall_s"] = round(wall_s, 1)
-# the claim is judged on the cells whose fit is measured: those the epoch cap stopped before they fitted are left out
-stopped = findings.capped(found, max_epochs, max_epochs_from_n)
-metrics.update(findings.finding_metrics(found, stopped))
-metrics.update(findings.finding_words(found, num_epochs, stopped))  # glued as words
-metrics["num_epochs"] = num_epochs
-metrics.update(findings.check_metrics(checks))
-metrics.update(findings.check_words(checks))  # glued as words
-metrics.update(findings.rows_reading(found, checks, stopped))  # glued as words
-metrics["vit_depth"] = words.count(vit_layers, "layer")  # the small ViT's depth, glued as words
-metrics["cap_words"] = findings.cap_words(max_epochs, max_epochs_from_n)
-metrics["image_unfitted"] = findings.unfitted_words(found[found.kind == "image"], num_epochs, max_epochs,
-                                                  max_epochs_from_n)
-studies = [(study.values(), study.table2().values())  # the backbone study's profiles and the Table 2 each runs
-           for study in (settings.BackboneReach.preset(name) for name in settings.PROFILE_NAMES)]
-study_n = findings.study_sizes(nb.parameters, studies)
-metrics["text_study_reading"] = findings.study_words(found[found.kind == "text"], study_n,
-                                                     findings.seed_costs(grid, study_n))
+metrics = {**result.metrics(), "finetune_wall_s": round(wall_s, 1)}
 nb.save_metrics(metrics, extra={"assets": assets.to_dict(orient="records"),  # the reproducibility page reads the split
                                "time_split": report.time_split(grid, tasks).to_dict(orient="records")})
 

@@ -553,7 +553,7 @@ def test_run_grid_on_a_hub_schema_folder_is_cached(tiny_bert, sst2_folder, cache
     assert (noisy.reach_free >= noisy.fitted_noisy - 1e-9).all() and (noisy.reach_free >= noisy.reach_token).all()
     checks = findings.row_checks(summary)
     assert list(checks.columns[:3]) == ["dataset", "clean_train_acc", "reach_free"]
-    found = findings.findings(summary, [task], checks)
+    found = findings.findings(summary, {task.dataset: task.data.kind}, checks)
     assert list(found.n) == [20, 40] and findings.finding_metrics(found)["text_rows"] == 1
     curves = report.curves(grid)
     assert len(curves) == 8 * 3 and len(report.attention_ends(grid)) == 4
@@ -1502,3 +1502,106 @@ def test_ended_at_cap_marks_cells_a_seed_left_at_the_cap():
     assert report.ended_at_cap(summary, 300, 1000).tolist() == [False, True, False, True]
     assert not report.ended_at_cap(summary, 0, 1000).any()  # no cap
     assert report.cap_label(300) == "stopped at the 300-epoch cap (open marker)"
+
+
+def table2_grid() -> pd.DataFrame:
+    """Table 2's runs, made by hand: a text row whose every run fits its labels and an image row whose clean cell at
+    n = 200 and noisy ones leave labels unfitted, two seeds, η 0 and 0.2, n 20 and 200; test accuracy per seed."""
+    cells = [  # dataset, η, n, test accuracy per seed, train accuracy, fitted noisy, reach free, reach token, epochs
+        ("rotten_tomatoes", 0.0, 20, (0.80, 0.80), 1.0, np.nan, np.nan, np.nan, (10, 10)),
+        ("rotten_tomatoes", 0.0, 200, (0.90, 0.90), 1.0, np.nan, np.nan, np.nan, (10, 10)),
+        ("rotten_tomatoes", 0.2, 20, (0.78, 0.76), 1.0, 1.0, 1.0, 0.5, (20, 30)),
+        ("rotten_tomatoes", 0.2, 200, (0.84, 0.86), 1.0, 1.0, 1.0, 0.5, (40, 40)),
+        ("mnist_5k", 0.0, 20, (0.60, 0.60), 1.0, np.nan, np.nan, np.nan, (5, 5)),
+        ("mnist_5k", 0.0, 200, (0.70, 0.70), 0.9, np.nan, np.nan, np.nan, (50, 50)),  # the cap stopped it
+        ("mnist_5k", 0.2, 20, (0.50, 0.50), 0.85, 0.2, 0.2, 0.1, (100, 100)),  # the whole schedule
+        ("mnist_5k", 0.2, 200, (0.60, 0.60), 0.9, 0.5, 0.7, 0.3, (50, 50))]  # the cap stopped it
+    return pd.DataFrame([{"dataset": d, "backbone": "bert" if d == "rotten_tomatoes" else "vit", "noise_ratio": eta,
+                          "n": n, "seed": seed, "train_loss": 0.1, "test_acc": test[i], "train_acc": train,
+                          "fitted_noisy": fitted, "reach_free": free, "reach_token": token, "base_acc":
+                          0.85 if d == "rotten_tomatoes" else 0.65, "epochs_run": epochs[i],
+                          "fitted": train == 1.0}
+                         for d, eta, n, test, train, fitted, free, token, epochs in cells
+                         for i, seed in enumerate((42, 314))])
+
+
+def test_table_2s_reading_of_hand_made_runs_gives_known_numbers_and_words():
+    protocol = runs.Protocol(num_epochs=100, stop_when_fitted=True, max_epochs=50, max_epochs_from_n=200)
+    kinds = {"rotten_tomatoes": "text", "mnist_5k": "image"}
+    result = findings.read_table2(table2_grid(), kinds, protocol, 2, [20])
+    m = result.metrics()
+    # the text row tests the claim: every flipped label fitted; test − clean −3 and −5 points at n = 20 and 200
+    assert (m["text_rows"], m["text_rows_testing"], m["text_noisy_cells_all_fitted"]) == (1, 1, 2)
+    assert (m["text_test_vs_clean_mean"], m["text_test_vs_clean_worst"]) == pytest.approx((-4, -5))
+    assert (m["text_test_vs_base_mean"], m["text_test_vs_base_largest_n"], m["text_epochs_max"]) == pytest.approx(
+        (-4, 0, 40))
+    assert m["text_cost_slope_log_n"] == pytest.approx(-2 / np.log(10))
+    assert m["text_cells_fitted"] == "both cells with noise" and m["text_epochs_left"] == "at least 60 more epochs"
+    # the image row: its capped clean cell left out of the clean fit, 45% within reach on average: not testable
+    assert m["mnist_5k_tests_claim"] == 0 and m["mnist_5k_clean_train_acc"] == 1.0
+    assert m["mnist_5k_reach_free_mean"] == pytest.approx(0.45)
+    assert (m["image_rows_testing"], m["image_testing_capped_cells"]) == (0, 0)
+    assert "image_testing_noisy_cells" not in m  # no row of the kind tests the claim: nothing read over it
+    # the fit is read over the cells whose fit is measured: n = 200 stopped at the cap is left out
+    assert list(result.stopped) == [False, False, False, True]
+    assert (m["image_noisy_cells"], m["image_flipped_fitted_mean"]) == pytest.approx((2, 20))
+    assert m["image_cells_fitted"] == "no cell with noise whose fit is measured"
+    assert m["image_rows_reading"].startswith(
+        "MNIST digits over its 1 cell with noise whose fit is measured: 20% of the flipped labels within reach, 10% "
+        "given by a single token, 20% fitted by phase 2, test minus base −15.0 points (not testable with this "
+        "backbone: free attention over its last layer's tokens reaches 45% of its flipped labels, below the 50%")
+    assert m["image_unfitted"].startswith(
+        "in MNIST digits at n = 20 (20% within reach, 20% fitted) most flipped labels are out of reach")
+    assert "MNIST digits at n = 200 (70% within reach, 50% fitted) stopped at the 50-epoch cap" in m["image_unfitted"]
+    # the train loss only where every seed ran the whole schedule; the parameters' words
+    assert "mnist_5k_noise0.2_n20_train_loss" in m and "rotten_tomatoes_noise0.2_n20_train_loss" not in m
+    assert (m["num_epochs"], m["vit_depth"], m["fashion_reading"]) == (100, "2 layers", "this profile does not run it")
+    assert m["cap_words"].startswith("a run at n ≥ 200 also stops after 50 epochs at the latest")
+    # the backbone study reads the text row at n = 20: −3 points, its seeds −2 and −4, both above −5
+    assert result.study_costs[("rotten_tomatoes", 42)] == pytest.approx(-2)
+    assert result.study_costs[("rotten_tomatoes", 314)] == pytest.approx(-4)
+    assert m["text_study_reading"].startswith("at n = 20 only") and "−3.0 points in Rotten Tomatoes" in m[
+        "text_study_reading"] and "both sides" not in m["text_study_reading"]
+    with pytest.raises(AttributeError):
+        result.fitted_share  # noqa: B018 - a misspelt field fails
+
+
+def test_table_2s_reading_of_a_profile_without_image_rows_says_so():
+    text = table2_grid().query("dataset == 'rotten_tomatoes'")
+    m = findings.read_table2(text, {"rotten_tomatoes": "text"}, runs.Protocol(), 2, []).metrics()
+    assert not any(key.startswith("image_") and key != "image_unfitted" for key in m)
+    assert m["image_unfitted"] == "no such cell runs at this profile"
+    assert m["cap_words"] == "no epoch cap cuts a run short" and m["text_epochs_left"] == "at least 1960 more epochs"
+    assert m["text_study_reading"] == "at none of the n of this run, so it does not read them at this profile"
+
+
+def test_the_backbone_study_s_reading_of_hand_made_runs_gives_known_numbers_and_words():
+    # A (1 layer) fits a quarter of the flipped labels: not overfitting; B (2 layers) fits all, −25 points: harmful
+    images = (_study_cells("A", base=0.9, clean=0.8, noisy=0.7, whole=0.79, flipped_fitted=0.25, epochs=100) +
+              [dict(row, layers=2) for row in _study_cells("B", base=0.9, clean=0.85, noisy=0.6, whole=0.65,
+                                                             flipped_fitted=1.0, epochs=50)])
+    text = [dict(backbone_label=study.text_label("rotten_tomatoes"), dataset="rotten_tomatoes", kind="text", layers=6,
+                 width=384, seed=1, n=n, base_acc=0.65, control=False, reach_free=1.0, reach_token=1.0, epochs_run=50,
+                 noise_ratio=eta, test_acc=test, fitted_noisy=np.nan if eta == 0 else 1.0, n_flipped=n // 5,
+                 train_acc=1.0)
+            for n, clean, noisy in ((20, 0.70, 0.68), (200, 0.80, 0.70)) for eta, test in ((0.0, clean), (0.2, noisy))]
+    every = pd.DataFrame(images + text)
+    result = reading.read_study(every, [20], 2)
+    assert list(result.found.backbone_label) == ["A", "B", "Rotten Tomatoes · text"]
+    assert list(result.found.regime) == [study.NOT_OVERFITTING, study.HARMFUL, study.BENIGN]  # the text row at n = 20
+    assert len(result.text_runs) == 4 and set(result.runs.n) == {20}  # Table 2's n = 200 only beside, as Table 2's
+    m = result.metrics()
+    assert (m["vit1_fitted"], m["vit2_fitted"], m["vit2_test_minus_clean"]) == pytest.approx((25, 100, -25))
+    assert (m["backbones"], m["backbones_harmful"], m["backbones_not_overfitting"]) == (2, 1, 1)
+    assert (m["chosen_layers"], m["default_layers"], m["text_rows"], m["text_rows_benign"]) == (2, 2, 1, 1)
+    assert m["choice_words"] == "this evidence picks the B, which is Table 2's default"
+    assert reading.read_study(every, [20], 3).choice_words() == (
+        f"this evidence picks the B, not Table 2's default of 3 layers at width {study.WIDTH}")
+    assert m["regime_harmful"] == "B" and m["regime_benign"] == "Rotten Tomatoes · text"
+    assert m["text_beside"].startswith("at n = 20, the n of the image backbones; Table 2 also runs them at n = 200, "
+                                       "where test accuracy minus the clean cell's is −10.0 points in Rotten Tomatoes")
+    assert m["margin_words"] == "no verdict of the cost line lies within its seeds' spread of the line"
+    assert m["harmful_split"].startswith("where the noise is overfitted harmfully (B)")
+    assert (reading.dodge_words(0.0), reading.dodge_words(0.031)) == ("none on this run", "by at most 0.03 of a share")
+    with pytest.raises(AttributeError):
+        result.costs_table  # noqa: B018 - a misspelt field fails

@@ -1,8 +1,10 @@
 """What Table 2's runs show, in numbers and words: whether each row can test the paper's claim (its checks), what
 each cell with noise fitted and cost against its controls (its findings), and the sentences the page and the backbone
-study say of them."""
+study say of them; `read_table2` gathers the page's reading as one typed result (`Table2Reading`)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -10,7 +12,8 @@ import pandas as pd
 from .. import thresholds, timing
 from ..words import and_list, count, decimals, percent, reader_name, share_words, signed, slope_words, span_of
 from .backbones import BACKBONE_LABELS
-from .runs import Task
+from .report import summarize, table_metrics
+from .runs import Protocol, Task
 
 
 REACH_TESTS_CLAIM = thresholds.MAJORITY.value  # a row tests the paper's claim only if free scores reach most flipped
@@ -136,8 +139,9 @@ def row_title(task: Task) -> str:
     return f"{reader_name(task.dataset)} · {BACKBONE_LABELS.get(task.backbone, task.backbone).split(' (')[0]}"
 
 
-def findings(summary: pd.DataFrame, tasks: list[Task], checks: pd.DataFrame | None = None) -> pd.DataFrame:
+def findings(summary: pd.DataFrame, kinds: dict[str, str], checks: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per data set and n, with label noise: were the noisy labels fitted, and what did it cost the test accuracy?
+    (`kinds`: each data set's kind, "text" or "image".)
 
     Columns: dataset, kind (text or image), η, n, whether the row tests the claim (`row_checks`), the shares of
     flipped labels within reach (free scores; a single token) and fitted (means over seeds), the
@@ -145,13 +149,12 @@ def findings(summary: pd.DataFrame, tasks: list[Task], checks: pd.DataFrame | No
     fitted, and the test accuracy minus the base accuracy and
     minus the same cell without noise (percentage points).
     """
-    kind = {t.dataset: t.data.kind for t in tasks}
     testable = dict(zip(checks.dataset, checks.tests_claim)) if checks is not None else {}
     clean = summary[summary.noise_ratio == 0].set_index(["dataset", "n"]).test_acc
     rows = []
     pct = lambda v: 100 * v if pd.notna(v) else np.nan  # noqa: E731
     for _, r in summary[summary.noise_ratio > 0].iterrows():
-        rows.append({"dataset": r.dataset, "kind": kind[r.dataset], "η": r.noise_ratio, "n": r.n,
+        rows.append({"dataset": r.dataset, "kind": kinds[r.dataset], "η": r.noise_ratio, "n": r.n,
                      "tests the claim": testable.get(r.dataset, True),
                      "within reach of free attention (%)": pct(r.reach_free),
                      "a single token gives it (%)": pct(r.reach_token),
@@ -405,3 +408,46 @@ def study_sizes(parameters: dict, studies: list[tuple[dict, dict]]) -> list[int]
     how = {"device", "processes", "progress", "cpu_threads", "out_dir"}
     same = lambda a, b: all(a[k] == b.get(k) for k in a if k not in how)  # noqa: E731
     return next((list(study["sample_sizes"]) for study, table2 in studies if same(table2, parameters)), [])
+
+
+@dataclass(frozen=True)
+class Table2Reading:
+    """What the Table-2 page reads off its runs: the cells (`summary`, from `report.summarize`), per row whether it
+    can test the claim (`checks`: `row_checks`), per cell with noise what it fitted and cost (`found`: `findings`)
+    and whether the epoch cap stopped it before it fitted (`stopped`: `capped`; the claim is judged without those,
+    whose fit is not measured), under the `protocol` that ran them
+    on a ViT of `vit_layers`; and the n at which the backbone study reads the text rows (`study_n`) with their costs
+    per seed there (`study_costs`: `seed_costs`). `metrics()` gives every number and sentence the page saves, under
+    the keys it glues and the claims ledger reads."""
+
+    summary: pd.DataFrame
+    checks: pd.DataFrame
+    found: pd.DataFrame
+    stopped: pd.Series
+    protocol: Protocol
+    vit_layers: int
+    study_n: list[int]
+    study_costs: pd.Series
+
+    def metrics(self) -> dict:
+        """The record's numbers and the page's words (a row's checks after the cells', as the ledger reads them)."""
+        p, found, checks, stopped = self.protocol, self.found, self.checks, self.stopped
+        text, image = found[found.kind == "text"], found[found.kind == "image"]
+        return {**table_metrics(self.summary, p.num_epochs), **finding_metrics(found, stopped),
+                **finding_words(found, p.num_epochs, stopped), "num_epochs": p.num_epochs,
+                **check_metrics(checks), **check_words(checks), **rows_reading(found, checks, stopped),
+                "vit_depth": count(self.vit_layers, "layer"),  # the small ViT's depth
+                "cap_words": cap_words(p.max_epochs, p.max_epochs_from_n),
+                "image_unfitted": unfitted_words(image, p.num_epochs, p.max_epochs, p.max_epochs_from_n),
+                "text_study_reading": study_words(text, self.study_n, self.study_costs)}
+
+
+def read_table2(grid: pd.DataFrame, kinds: dict[str, str], protocol: Protocol, vit_layers: int,
+                study_n: list[int]) -> Table2Reading:
+    """The page's reading of Table 2's runs (`grid`, one row per run) under `protocol`; `kinds` gives each data set's
+    kind ("text" or "image"), `study_n` the n at which the backbone study reads them (`study_sizes`)."""
+    summary = summarize(grid)
+    checks = row_checks(summary, protocol.max_epochs, protocol.max_epochs_from_n)
+    found = findings(summary, kinds, checks)
+    return Table2Reading(summary, checks, found, capped(found, protocol.max_epochs, protocol.max_epochs_from_n),
+                         protocol, vit_layers, study_n, seed_costs(grid, study_n))

@@ -4,13 +4,63 @@ Table 2 beside it, and the tables and the axis the page shows them in (`benign.r
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
 from ..words import and_list, count, reader_name, share_words, signed, span_of
 from .findings import cost_points, fitted_percent, share_said
-from .study import (BENIGN, COST, FITTED, HARMFUL, NOT_OVERFITTING, WIDTH, placed, regimes, rule_words,
-                    test_minus_clean)
+from .study import (BENIGN, COST, FITTED, HARMFUL, NOT_OVERFITTING, WIDTH, choose, noise_costs, placed, regimes,
+                    rule_words, study_metrics, test_minus_clean)
+
+
+@dataclass(frozen=True)
+class StudyReading:
+    """What the backbone-study page reads off its runs: the runs at its own n (`runs`, `sizes`) and Table 2's text
+    runs at every n the cache holds (`text_runs`), per backbone and n on the paper's axes (`points`: `placed`), per
+    backbone its regime (`found`: `regimes`) and what the noise costs it against its controls (`costs`:
+    `noise_costs`), the backbone this evidence picks (`chosen`: `choose`) and Table 2's default depth beside it.
+    `metrics()` gives every number and sentence the page saves, under the keys it glues and the ledger reads."""
+
+    runs: pd.DataFrame
+    text_runs: pd.DataFrame
+    sizes: list[int]
+    points: pd.DataFrame
+    found: pd.DataFrame
+    costs: pd.DataFrame
+    chosen: pd.Series
+    default_layers: int
+
+    def choice_words(self) -> str:
+        """The chosen backbone, and whether it is Table 2's default (`default_layers` at the family's width)."""
+        chosen = self.chosen
+        return (f"this evidence picks the {chosen.backbone_label}" +
+                (", which is Table 2's default" if (chosen.layers, chosen.width) == (self.default_layers, WIDTH) else
+                 f", not Table 2's default of {self.default_layers} layers at width {WIDTH}"))
+
+    def metrics(self) -> dict:
+        """The record's numbers, then the page's words."""
+        found = self.found
+        return {**study_metrics(found, self.chosen), **text_regime_metrics(found),  # the text rows listed beside
+                "default_layers": float(self.default_layers), **regime_words(found),
+                **cost_words(self.costs, found), "text_beside": text_beside_words(self.text_runs, self.sizes),
+                "margin_words": margin_words(self.runs, found), "choice_words": self.choice_words()}
+
+
+def read_study(every: pd.DataFrame, sizes: list[int], default_layers: int) -> StudyReading:
+    """The page's reading of the study's runs (`every`: `study.study_runs`, its text rows at Table 2's n too) at its
+    n (`sizes`), beside Table 2's default depth (`default_layers`)."""
+    runs = every[every.n.isin(sizes)]
+    points = placed(runs)
+    found = regimes(points)
+    return StudyReading(runs, every[every.kind == "text"], list(sizes), points, found, noise_costs(runs),
+                        choose(found), default_layers)
+
+
+def dodge_words(shift: float) -> str:
+    """How far the figure moved points sideways so that none hides another (`plots.study_points`' shift)."""
+    return f"by at most {shift:.2f} of a share" if shift else "none on this run"
 
 
 def regime_words(found: pd.DataFrame) -> dict[str, str]:
