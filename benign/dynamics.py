@@ -137,7 +137,7 @@ class Dynamics:
         for key in (*COUNTS, "test_acc", "train_acc", *CONTROLS):
             tables.seed_spread(out, f"{name}_{key}", rows[key])
         # the seeds on which the same run on clean labels loses as much (the ledger's Figure 3(b) counts them)
-        out[f"{name}_noise_cost_free_seeds"] = int((rows.noise_cost <= thresholds.HARM.value).sum())
+        out[f"{name}_noise_cost_free_seeds"] = int((~thresholds.beyond(rows.noise_cost, thresholds.HARM.value)).sum())
         return out
 
     def plotted(self, name: str) -> dict:

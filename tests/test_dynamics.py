@@ -78,6 +78,9 @@ def test_the_controls_and_what_the_flipped_labels_cost_seed_by_seed():
     m = reading()
     assert m["large_noise_noise_cost"] == 0.013 and m["large_noise_noise_cost_free_seeds"] == 1
     assert m["balanced_noise_cost_free_seeds"] == 2
+    at = {**SEEDS, "large_noise": [SEEDS["large_noise"][0][:11] + (0.89 - 0.88,) + SEEDS["large_noise"][0][12:],
+                                   SEEDS["large_noise"][1]]}  # a loss of exactly 0.01, computed as 0.010000000000000009
+    assert reading(at)["large_noise_noise_cost_free_seeds"] == 2  # is not more than 0.01 (`thresholds.beyond`)
     assert m["large_noise_cost_source"] == (
         "against the same run on clean labels the flipped labels cost +0.013 (seed 42, plotted) and +0.005 (seed 43): "
         "more than 0.01 on 1 of the 2 seeds, where the loss is theirs, and at most 0.01 on the other one, where it is "
