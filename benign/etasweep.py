@@ -1,4 +1,5 @@
-"""The label-noise (η) sweep of paper 1's appendix: the points it runs and where its Eq. 9 ratio collapses.
+"""The label-noise (η) sweep of paper 1's appendix: the points it runs, where its Eq. 9 ratio collapses, and the
+page's reading as a typed result (`EtaSweep`).
 
 The Eq. 9 ratio is the clean samples' cumulative 𝔖 over the noisy samples'. The paper reports it above one up to
 η = 0.6, then 0.78 at η = 0.65 and 0.50 at η = 0.7, with test accuracy 0.579 and 0.505 there (at least 0.986 below).
@@ -7,15 +8,20 @@ The Eq. 9 ratio is the clean samples' cumulative 𝔖 over the noisy samples'. T
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
 
 from . import thresholds
 from .data import noise_mask
-from .words import and_list
+from .tables import seed_spread
+from .words import and_list, span
 
 PAPER_LAST_ABOVE, PAPER_FIRST_BELOW, PAPER_SECOND_BELOW = 0.6, 0.65, 0.7  # η: the paper's ratio > 1, then < 1 twice
+TRAINERS = {"": "this page's trainer", "authors_": "the authors' script"}  # key prefix → the trainer as said
+AUTHORS_LABEL_NOISE = "deterministic"  # their script's label noise is always the deterministic pattern
 AUTHORS_SETTINGS = ("d", "signal_norm", "seed", "n", "n_test", "T", "rho", "noise_ratio", "learning_rate", "num_steps",
                     "n_relevant", "dtype")  # what their main_math_frak.py takes (`benign.authors.math_frak_chunk`)
 
@@ -152,3 +158,133 @@ def unstated_n_said(by_n: dict[int, dict]) -> str:
                 "so the unstated n can account for the table's misses.")
     return ("None of the n run here accounts for the table's misses: the sweep over n above reproduces the paper's "
             f"collapse at none of n = {and_list([f'{m:,}' for m in ns])}.")
+
+
+def with_ratio(table: pd.DataFrame) -> pd.DataFrame:
+    """A sweep's runs with their Eq. 9 ratio `frak_ratio`, clean over noisy cumulative 𝔖: from the sums of
+    `synthetic.grid_chunk` (frak_clean, frak_noisy) or of the authors' script (`authors.math_frak_chunk`: per class,
+    _1 and _2)."""
+    if "frak_clean_1" in table:
+        return table.assign(frak_ratio=(table.frak_clean_1 + table.frak_clean_2)
+                            / (table.frak_noisy_1 + table.frak_noisy_2))
+    return table.assign(frak_ratio=table.frak_clean / table.frak_noisy)
+
+
+@dataclass(frozen=True)
+class EtaSweep:
+    """The η sweep's page as it reads (`metrics()`: every key it glues and the claims ledger's rule reads). `by_n`:
+    each trainer's runs (key prefix of `TRAINERS` → its sweep over η at each of its n, with `with_ratio`'s ratio);
+    `at_top`: each trainer's runs at the largest η, one per seed (with the ratio); `n`, `label_noise`, `seed`: the
+    page's n, label noise and seed (the authors' script's label noise is always `AUTHORS_LABEL_NOISE`);
+    `test_acc_step0`: the fixed head's test accuracy under uniform attention (p = 0), before any step."""
+
+    by_n: dict[str, pd.DataFrame]
+    at_top: dict[str, pd.DataFrame]
+    n: int
+    label_noise: str
+    seed: int
+    test_acc_step0: float
+
+    def ns(self, label: str) -> list[int]:
+        """The n a trainer ran, in order."""
+        return sorted(int(m) for m in set(self.by_n[label].n))
+
+    def noise(self, label: str) -> str:
+        """The label noise a trainer ran with."""
+        return AUTHORS_LABEL_NOISE if label else self.label_noise
+
+    def runs(self, label: str) -> pd.DataFrame:
+        """A trainer's sweep at the page's n, with the share of its training labels flipped at each η."""
+        table = self.by_n[label]
+        runs = table[table.n == self.n].reset_index(drop=True)
+        return runs.assign(flipped_share=[float(noise_mask(self.n, eta, self.noise(label), self.seed).double().mean())
+                                          for eta in runs.noise_ratio])
+
+    def shown(self, label: str) -> pd.DataFrame:
+        """A trainer's sweep at the page's n as its table shows it (`ratio_cells`, `digits`); the share of labels
+        flipped in the page's trainer's table alone."""
+        runs = self.runs(label)
+        flipped = [] if label else ["flipped_share"]
+        return runs[["noise_ratio", *flipped, "frak_ratio", "train_acc", "test_acc"]].assign(
+            frak_ratio=ratio_cells(runs.frak_ratio), train_acc=runs.train_acc.map(digits),
+            test_acc=runs.test_acc.map(digits))
+
+    @cached_property
+    def collapses(self) -> dict[str, dict[int, dict]]:
+        """Each trainer's `collapse` at each of its n."""
+        return {label: {m: collapse(table[table.n == m], m, self.noise(label), self.seed) for m in self.ns(label)}
+                for label, table in self.by_n.items()}
+
+    def collapse_table(self) -> pd.DataFrame:
+        """The sweep over n as its table shows it: one row per trainer and n, the verdicts first."""
+        return pd.DataFrame([{"trainer": TRAINERS[label], "n": m, "the paper's collapse": c["as_paper"],
+                              "the paper's ratio collapse": c["ratio_as_paper"],
+                              "η = 0.6 and 0.65 one run": c["same_run"],
+                              "ratio above one up to η": digits(c["up_to"], ".2f"),
+                              "highest test acc. at η = 0.65, 0.7": digits(c["test_acc_fallen_max"], ".3f"),
+                              "ratio at η = 0.65": digits(c["ratio_0.65"], ".3f"),
+                              "test acc. at η = 0.65": digits(c["test_acc_0.65"], ".3f"),
+                              "ratio at η = 0.7": digits(c["ratio_0.70"], ".3f"),
+                              "test acc. at η = 0.7": digits(c["test_acc_0.70"], ".3f")}
+                             for label, by_m in self.collapses.items() for m, c in by_m.items()])
+
+    def at_n(self, label: str) -> dict:
+        """A trainer's numbers at the page's n: each η's ratio and accuracies, the edge, the test accuracy up to it."""
+        table, out = self.runs(label), {}
+        for _, row in table.iterrows():
+            for key in ("frak_ratio", "test_acc", "train_acc"):
+                out[f"{label}noise_ratio_{row.noise_ratio:.2f}_{key}"] = float(row[key])
+        up_to = ratio_above_one_up_to(table.noise_ratio, table.frak_ratio)  # NaN if not above one at the start
+        above = table[table.noise_ratio <= up_to]  # every η up to which the ratio stays above one
+        out[f"{label}largest_eta_ratio_above_1"] = up_to
+        out[f"{label}min_test_acc_ratio_above_1"] = float(above.test_acc.min()) if len(above) else math.nan
+        out[f"{label}test_acc_above_1_words"] = at_least_words(above.test_acc) if len(above) else "—"
+        return out
+
+    def top_spread(self, label: str) -> dict:
+        """A trainer's ratio and test accuracy at the largest η over the seeds: each one's ends and their range."""
+        out = {}
+        for key, fmt in (("frak_ratio", ".2f"), ("test_acc", ".3f")):
+            seed_spread(out, f"{label}top_eta_{key}", self.at_top[label][key])
+            low, high = out[f"{label}top_eta_{key}_min"], out[f"{label}top_eta_{key}_max"]
+            out[f"{label}top_eta_{key}_span"] = span(format(low, fmt), format(high, fmt))
+        return out
+
+    def by_n_metrics(self, label: str) -> dict:
+        """A trainer's `collapse` at each of its n, under keys ending in _n<n>."""
+        out = {}
+        for m, c in self.collapses[label].items():
+            out[f"{label}eta_ratio_above_1_up_to_n{m}"] = c["up_to"]
+            for eta in ("0.65", "0.70"):
+                out[f"{label}frak_ratio_eta_{eta}_n{m}"] = c[f"ratio_{eta}"]
+                out[f"{label}test_acc_eta_{eta}_n{m}"] = c[f"test_acc_{eta}"]
+            out[f"{label}test_acc_fallen_max_n{m}"] = c["test_acc_fallen_max"]  # at η = 0.65 and 0.7
+            out[f"{label}same_run_eta_0.60_0.65_n{m}"] = float(c["same_run"])
+            out[f"{label}ratio_collapse_as_paper_n{m}"] = float(c["ratio_as_paper"])
+            out[f"{label}collapse_as_paper_n{m}"] = float(c["as_paper"])
+        return out
+
+    def metrics(self) -> dict:
+        labels = list(self.by_n)
+        out = {}
+        for label in labels:
+            out |= self.at_n(label)
+        for label in labels:
+            out |= self.top_spread(label)
+        theirs = "authors_" in self.by_n
+        out |= {"test_acc_step0": self.test_acc_step0, "n_train": self.n,
+                "noise_ratio_max": float(self.runs("").noise_ratio.max()),
+                "n_values_words": "n = " + and_list([str(m) for m in self.ns("")]),  # each trainer's n
+                "n_values_authors_words": "n = " + and_list([str(m) for m in self.ns("authors_")]) if theirs
+                else "no n (their script is not run at this page's setting)"}
+        for label in labels:
+            out |= self.by_n_metrics(label)
+        ours = self.collapses[""]
+        out |= {"eta_band": thresholds.ETA_BAND.value, "near_chance": thresholds.NEAR_CHANCE.value,  # the rule's
+                "unstated_n_said": unstated_n_said(ours),
+                "same_run_said": "It cannot give the paper's 0.78 at η = 0.65 with this n, since there η = 0.65 "
+                                 "flips the same samples as 0.6 and is the identical run." if ours[self.n]["same_run"]
+                                 else "At this n, η = 0.6 and 0.65 flip different samples.",
+                "collapse_by_n": "As for the paper's collapse between η = 0.6 and 0.7, " + collapse_sentence(
+                    {TRAINERS[label]: by_m for label, by_m in self.collapses.items()})}
+        return out

@@ -1,8 +1,11 @@
 """Where benign overfitting starts on a paper-2 SNR sweep (`paper2.snr_sweep`): the edge per n, the slope of
 SNR_edge ∝ n^b over every n and over the tail of large n, the rule on that slope, and the page's sentences built from
-these numbers (symbols typeset as the page's own: $n$, $d$, $n^2$).
+these numbers (symbols typeset as the page's own: $n$, $d$, $n^2$); the page's reading as a typed result
+(`SnrMap`).
 
 Paper 2 writes ρ for the signal norm; the book writes ‖μ‖ (book/model.md), and so do these tables and sentences."""
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -415,3 +418,33 @@ def first_step_control_words(tail: pd.DataFrame, metrics: dict) -> str:
             + ("the control already predicts the measured slope, which is therefore no evidence for the theorem "
                "beyond the choice of step sizes." if agrees else
                "the measured slope is not the control's alone."))
+
+
+@dataclass(frozen=True)
+class SnrMap:
+    """The SNR map's page as it reads (`metrics()`: every key it glues and the claims ledger's rules read): `edge` and
+    `summary`, `sweep_summary`'s edge table and headline numbers; the grid's d, its n and its number of runs; the
+    rule's `min_test_acc` and `n_tail_min`."""
+
+    edge: pd.DataFrame
+    summary: dict
+    d: int
+    n_values: list
+    runs: int
+    min_test_acc: float
+    n_tail_min: int
+
+    def metrics(self) -> dict:
+        s = self.summary
+        slope, se = s["edge_snr_slope_tail"], s["edge_snr_slope_tail_se"]
+        return {**s, **edge_words(self.edge, s, self.n_tail_min),
+                **d_vs_n2_words(self.edge, self.d, self.n_values, slope, se),
+                "below_boundary_words": below_boundary_words(s), "above_band_words": above_band_words(s),
+                "runs": self.runs, "min_test_acc": self.min_test_acc, "n_tail_min": self.n_tail_min}
+
+
+def snr_map(grid: pd.DataFrame, min_test_acc: float, n_tail_min: int, clean: pd.DataFrame | None = None) -> SnrMap:
+    """The SNR map's reading of an `snr_sweep` grid and of its clean-label twin `clean` (`sweep_summary`)."""
+    edge, summary = sweep_summary(grid, min_test_acc, n_tail_min, clean)
+    return SnrMap(edge, summary, int(grid.d.iloc[0]), sorted(int(n) for n in grid.n.unique()), len(grid),
+                  min_test_acc, n_tail_min)

@@ -32,15 +32,12 @@ out_dir = ""  # empty: results/eta_sweep/<profile>
 
 # %%
 import numpy as np
-import pandas as pd
 import torch
 from matplotlib import colormaps
 from matplotlib.lines import Line2D
 from matplotlib.ticker import LogLocator, NullFormatter
 
-from benign import (authors, data, etasweep, expected, notebooks, paths, plots, sweep, synthetic, tables, thresholds,
-                    words)
-from benign.data import noise_mask
+from benign import authors, data, etasweep, expected, notebooks, paths, plots, sweep, synthetic, thresholds
 
 nb = notebooks.start("eta_sweep", globals())
 cache = paths.cache_dir("sweeps") if use_cache else None
@@ -48,10 +45,23 @@ etas = sweep.arange("noise_ratio_grid", noise_ratio_grid)  # η of every sweep o
 ns = sorted(set(n_values) | {n})  # the sweep over n; the page's own sweep is its n = n part
 every_point = sweep.grid_points(synthetic.GRID_DEFAULTS, nb.parameters, n=ns, noise_ratio=etas)
 page_points = [point for point in every_point if point["n"] == n]  # this page's model at its n
-by_n = sweep.run(synthetic.grid_chunk, every_point, by=("d", "seed", "n"), cache=cache, progress=progress)
-by_n["frak_ratio"] = by_n.frak_clean / by_n.frak_noisy  # Eq. 9: clean over noisy cumulative 𝔖
-runs = by_n[by_n.n == n].reset_index(drop=True)
-runs["flipped_share"] = [float(noise_mask(n, eta, label_noise, seed).double().mean()) for eta in runs.noise_ratio]
+top_points = etasweep.replicate_points(page_points, [seed + k for k in range(replicates)], max(etas))  # over seeds
+by_n = {"": sweep.run(synthetic.grid_chunk, every_point, by=("d", "seed", "n"), cache=cache, progress=progress)}
+at_top = {"": sweep.run(synthetic.grid_chunk, top_points, cache=cache)}
+if authors_code and etasweep.in_authors_setting(page_points[0]):  # their script, in its own section below
+    their_points = sweep.grid_points(synthetic.GRID_DEFAULTS, nb.parameters, n=sorted(set(n_values_authors) | {n}),
+                                     noise_ratio=etas)
+    by_n["authors_"] = sweep.run(authors.math_frak_chunk, etasweep.authors_points(their_points),
+                                 by=("d", "seed", "n"), cache=cache)
+    at_top["authors_"] = sweep.run(authors.math_frak_chunk, etasweep.authors_points(top_points), cache=cache)
+# the fixed head under uniform attention (p = 0, step 0): the test accuracy before any training
+test_set = data.make_run(d, signal_norm, noise_ratio=0.0, seed=seed, n=n, n_test=n_test, T=T, rho=rho,  # clean test set
+                         n_relevant=n_relevant, n_weak=n_weak, authors_test_seed=authors_test_seed,
+                         W_init="identity").test
+result = etasweep.EtaSweep({k: etasweep.with_ratio(v) for k, v in by_n.items()},
+                           {k: etasweep.with_ratio(v) for k, v in at_top.items()}, n, label_noise, seed,
+                           synthetic.attend(test_set, torch.zeros(d, dtype=test_set.X.dtype))["acc"])
+runs = result.runs("")
 
 # %%
 paper = {e.key: e.target for e in expected.EXPECTED["eta_sweep"]}  # the appendix's numbers, drawn as black stars
@@ -76,9 +86,7 @@ right.plot(*paper_test, "k*", ms=9, label="paper's test accuracy")
 right.set(title="accuracy", xlabel="η (label-noise rate asked for)", ylim=(0, 1.12))  # room above the lines at 1
 plots.legend_clear(right)
 nb.save_figure(fig)
-runs[["noise_ratio", "flipped_share", "frak_ratio", "train_acc", "test_acc"]].assign(
-    frak_ratio=etasweep.ratio_cells(runs.frak_ratio), train_acc=runs.train_acc.map(etasweep.digits),
-    test_acc=runs.test_acc.map(etasweep.digits))
+result.shown("")
 
 # %% [markdown]
 # ## The authors' code
@@ -94,18 +102,8 @@ runs[["noise_ratio", "flipped_share", "frak_ratio", "train_acc", "test_acc"]].as
 # many weakly relevant tokens of each kind as relevant ones.
 
 # %%
-theirs, their_by_n, their_ns = None, None, []
-if authors_code and etasweep.in_authors_setting(page_points[0]):
-    their_ns = sorted(set(n_values_authors) | {n})
-    their_by_n = sweep.run(authors.math_frak_chunk, etasweep.authors_points(
-        sweep.grid_points(synthetic.GRID_DEFAULTS, nb.parameters, n=their_ns, noise_ratio=etas)),
-        by=("d", "seed", "n"), cache=cache)
-    their_by_n["frak_ratio"] = ((their_by_n.frak_clean_1 + their_by_n.frak_clean_2)
-                                / (their_by_n.frak_noisy_1 + their_by_n.frak_noisy_2))
-    theirs = their_by_n[their_by_n.n == n].reset_index(drop=True)
-    display(theirs[["noise_ratio", "frak_ratio", "train_acc", "test_acc"]].assign(
-        frak_ratio=etasweep.ratio_cells(theirs.frak_ratio), train_acc=theirs.train_acc.map(etasweep.digits),
-        test_acc=theirs.test_acc.map(etasweep.digits)))
+if "authors_" in result.by_n:
+    display(result.shown("authors_"))
 
 # %% [markdown]
 # ## The sweep over n
@@ -124,16 +122,11 @@ if authors_code and etasweep.in_authors_setting(page_points[0]):
 # not run would give.
 
 # %%
-trainers = {"": ("this page's trainer", by_n, ns, label_noise)}
-if their_by_n is not None:  # their script's label noise is always the deterministic pattern
-    trainers["authors_"] = ("the authors' script", their_by_n, their_ns, "deterministic")
-collapses = {label: {m: etasweep.collapse(table[table.n == m], m, noise, seed) for m in n_list}
-             for label, (_, table, n_list, noise) in trainers.items()}
 fig, (left, right) = plots.figure(1, 2, row_height=3.4)
-every_n = sorted(set(ns) | set(their_ns))
+every_n = sorted({m for label in result.by_n for m in result.ns(label)})
 colors = dict(zip(every_n, colormaps["viridis"](np.linspace(0, 0.9, len(every_n)))))
-for label, (who, table, n_list, _) in trainers.items():
-    for m in n_list:
+for label, table in result.by_n.items():
+    for m in result.ns(label):
         rows = table[table.n == m].sort_values("noise_ratio")
         style = dict(color=colors[m], ls="-" if not label else "--", marker="o" if not label else "x", ms=3)
         left.semilogy(rows.noise_ratio, rows.frak_ratio, label=f"n = {m}" if not label else None, **style)
@@ -149,76 +142,16 @@ plots.plain_log_ticks(left.yaxis)
 right.set(title="test accuracy", xlabel="η", ylim=(0, 1.02))
 handles, labels = left.get_legend_handles_labels()  # one key, in the test accuracy's empty lower left
 right.legend(handles + [Line2D([], [], color="black", ls="-", marker="o", ms=3)]
-             + ([Line2D([], [], color="black", ls="--", marker="x", ms=3)] if len(trainers) > 1 else []),
-             labels + [trainers[label][0] for label in trainers], loc="lower left")
+             + ([Line2D([], [], color="black", ls="--", marker="x", ms=3)] if len(result.by_n) > 1 else []),
+             labels + [etasweep.TRAINERS[label] for label in result.by_n], loc="lower left")
 nb.save_figure(fig, "eta_sweep_by_n")
-pd.DataFrame([{"trainer": trainers[label][0], "n": m, "the paper's collapse": c["as_paper"],  # the verdicts first
-               "the paper's ratio collapse": c["ratio_as_paper"], "η = 0.6 and 0.65 one run": c["same_run"],
-               "ratio above one up to η": etasweep.digits(c["up_to"], ".2f"),
-               "highest test acc. at η = 0.65, 0.7": etasweep.digits(c["test_acc_fallen_max"], ".3f"),
-               "ratio at η = 0.65": etasweep.digits(c["ratio_0.65"], ".3f"),
-               "test acc. at η = 0.65": etasweep.digits(c["test_acc_0.65"], ".3f"),
-               "ratio at η = 0.7": etasweep.digits(c["ratio_0.70"], ".3f"),
-               "test acc. at η = 0.7": etasweep.digits(c["test_acc_0.70"], ".3f")}
-              for label, by_m in collapses.items() for m, c in by_m.items()])
+result.collapse_table()
 
 # %% [markdown]
 # {glue:md}`collapse_by_n`
 
 # %%
-metrics = {}
-for label, table in (("", runs), ("authors_", theirs)):
-    if table is None:
-        continue
-    for _, row in table.iterrows():
-        for key in ("frak_ratio", "test_acc", "train_acc"):
-            metrics[f"{label}noise_ratio_{row.noise_ratio:.2f}_{key}"] = float(row[key])
-    up_to = etasweep.ratio_above_one_up_to(table.noise_ratio, table.frak_ratio)  # NaN if not above one at the start
-    above = table[table.noise_ratio <= up_to]  # every η up to which the ratio stays above one
-    metrics[f"{label}largest_eta_ratio_above_1"] = up_to
-    metrics[f"{label}min_test_acc_ratio_above_1"] = float(above.test_acc.min()) if len(above) else float("nan")
-    metrics[f"{label}test_acc_above_1_words"] = etasweep.at_least_words(above.test_acc) if len(above) else "—"
-top = float(runs.noise_ratio.max())  # the largest η, run again over seeds, ours and theirs
-top_points = etasweep.replicate_points(page_points, [seed + k for k in range(replicates)], top)  # the page's model
-at_top = sweep.run(synthetic.grid_chunk, top_points, cache=cache)
-tables.seed_spread(metrics, "top_eta_frak_ratio", at_top.frak_clean / at_top.frak_noisy)
-tables.seed_spread(metrics, "top_eta_test_acc", at_top.test_acc)
-if theirs is not None:
-    at_top = sweep.run(authors.math_frak_chunk, etasweep.authors_points(top_points), cache=cache)
-    tables.seed_spread(metrics, "authors_top_eta_frak_ratio",
-                       (at_top.frak_clean_1 + at_top.frak_clean_2) / (at_top.frak_noisy_1 + at_top.frak_noisy_2))
-    tables.seed_spread(metrics, "authors_top_eta_test_acc", at_top.test_acc)
-for label in ("", "authors_") if theirs is not None else ("",):  # the largest η's ranges over seeds, in words
-    for key, fmt in (("frak_ratio", ".2f"), ("test_acc", ".3f")):
-        low, high = metrics[f"{label}top_eta_{key}_min"], metrics[f"{label}top_eta_{key}_max"]
-        metrics[f"{label}top_eta_{key}_span"] = words.span(format(low, fmt), format(high, fmt))
-# the fixed head under uniform attention (p = 0, step 0): the test accuracy before any training
-test_set = data.make_run(d, signal_norm, noise_ratio=0.0, seed=seed, n=n, n_test=n_test, T=T, rho=rho,  # clean test set
-                         n_relevant=n_relevant, n_weak=n_weak, authors_test_seed=authors_test_seed,
-                         W_init="identity").test
-metrics["test_acc_step0"] = synthetic.attend(test_set, torch.zeros(d, dtype=test_set.X.dtype))["acc"]
-metrics.update(n_train=n, noise_ratio_max=top, replicates=replicates,
-               n_values_words="n = " + words.and_list([str(m) for m in ns]),  # the sweep over n, each trainer's n
-               n_values_authors_words="n = " + words.and_list([str(m) for m in their_ns]) if their_ns
-               else "no n (their script is not run at this page's setting)")
-for label, by_m in collapses.items():  # the sweep over n
-    for m, c in by_m.items():
-        metrics[f"{label}eta_ratio_above_1_up_to_n{m}"] = c["up_to"]
-        for eta in ("0.65", "0.70"):
-            metrics[f"{label}frak_ratio_eta_{eta}_n{m}"] = c[f"ratio_{eta}"]
-            metrics[f"{label}test_acc_eta_{eta}_n{m}"] = c[f"test_acc_{eta}"]
-        metrics[f"{label}test_acc_fallen_max_n{m}"] = c["test_acc_fallen_max"]  # at η = 0.65 and 0.7
-        metrics[f"{label}same_run_eta_0.60_0.65_n{m}"] = float(c["same_run"])
-        metrics[f"{label}ratio_collapse_as_paper_n{m}"] = float(c["ratio_as_paper"])
-        metrics[f"{label}collapse_as_paper_n{m}"] = float(c["as_paper"])
-metrics.update(eta_band=thresholds.ETA_BAND.value, near_chance=thresholds.NEAR_CHANCE.value)  # the rule's thresholds
-metrics["unstated_n_said"] = etasweep.unstated_n_said(collapses[""])
-metrics["same_run_said"] = (
-    "It cannot give the paper's 0.78 at η = 0.65 with this n, since there η = 0.65 flips the same samples as 0.6 and "
-    "is the identical run." if collapses[""][n]["same_run"] else "At this n, η = 0.6 and 0.65 flip different samples.")
-metrics["collapse_by_n"] = ("As for the paper's collapse between η = 0.6 and 0.7, "
-                            + etasweep.collapse_sentence({trainers[label][0]: by_m
-                                                          for label, by_m in collapses.items()}))
+metrics = {"replicates": replicates, **result.metrics()}
 nb.save_metrics(metrics)
 
 # %% [markdown]

@@ -67,7 +67,8 @@ grid, clean = (paper2.snr_sweep(n_values, signal_norm_values, d=d, noise_ratio=e
                                 step_size_factors=step_size_factors, n_test=n_test, num_seeds=num_seeds, seed=seed,
                                 dtype=dtype, device=device) for eta in (noise_ratio, 0.0))  # flipped, then clean
 sweep_s = time.perf_counter() - started
-edge, summary = paper2_edge.sweep_summary(grid, min_test_acc, n_tail_min, clean)
+result = paper2_edge.snr_map(grid, min_test_acc, n_tail_min, clean)
+edge, summary = result.edge, result.summary
 paper2_edge.edge_table(edge)
 
 # %% [markdown]
@@ -144,12 +145,7 @@ nb.save_figure(fig, "paper2_snr_heatmap_edge")
 # {glue:md}`d_vs_n2_words:myst` {glue:md}`d_vs_n2_finding:myst`
 
 # %%
-words = {**paper2_edge.edge_words(edge, summary, n_tail_min),
-         **paper2_edge.d_vs_n2_words(edge, d, n_values, summary["edge_snr_slope_tail"],
-                                     summary["edge_snr_slope_tail_se"]),
-         "below_boundary_words": paper2_edge.below_boundary_words(summary),
-         "above_band_words": paper2_edge.above_band_words(summary)}
-metrics = {**summary, **words, "runs": len(grid), "min_test_acc": min_test_acc, "n_tail_min": n_tail_min}
+metrics = result.metrics()
 nb.save_metrics(metrics, extra={"sweep_s": round(sweep_s, 2)})
 
 

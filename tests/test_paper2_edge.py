@@ -2,6 +2,7 @@
 words built from the numbers."""
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -238,3 +239,36 @@ def test_the_cells_above_the_band_say_whether_they_fit_their_labels():
                                            "above_band_fitted_n_max": 400})
     assert "every training label is fitted there" in fitted and "in 12 of the 15 cells" in fitted
     assert fitted.endswith("the upper limit there is overfitting.") and "do not fit" not in fitted
+
+
+def test_the_pages_reading_holds_every_key_it_glues_from_the_sweep_and_its_clean_twin():
+    grid = synthetic_map(2.1, 1.5, 200)
+    clean = grid.assign(test_acc=0.99)  # the same cells on clean labels: every one generalizes
+    result = paper2_edge.snr_map(grid, 0.95, 200, clean)
+    m = result.metrics()
+    assert (result.d, result.n_values, m["runs"]) == (40000, [50, 100, 200, 400, 800, 1600], 6 * 57 * 2)
+    assert (m["min_test_acc"], m["n_tail_min"], m["edge_tail_n_count"]) == (0.95, 200, 4)
+    assert m["d_vs_n2_words"] == ("$d = 40000$ is 16 times $n^2$ at $n = 50$, 4 times $n^2$ at $n = 100$, $n^2$ "
+                                  "itself at $n = 200$, $n^2/4$ at $n = 400$, $n^2/16$ at $n = 800$ and $n^2/64$ at "
+                                  "$n = 1600$.")
+    assert m["d_outside_assumption_words"].startswith("At $d = 40000$, $d$ is at most $n^2$ for $n =$ 200, 400, 800 "
+                                                      "and 1600 of this grid: those columns lie outside")
+    # below √n·SNR = 1 every cell tests 0.6 (none is benign below c = 1.5), 0.99 on clean labels: a cost of 0.39
+    assert m["below_boundary_noise_cost"] == pytest.approx(0.39) and m["below_boundary_costly_share"] == 1.0
+    assert "mean test accuracy 0.60, below 0.75, nearer chance (0.5) than perfect (1)" in m["below_boundary_words"]
+    assert m["below_boundary_words"].endswith("harm by the book's reading too.")
+    glued = set(re.findall(r"\{glue:\w+\}`(\w+)", (Path(__file__).parents[1] / "notebooks" /
+                                                   "paper2_snr_heatmap.py").read_text()))
+    assert glued and glued <= set(m), glued - set(m)
+    missing = {k: v for k, v in result.summary.items() if k != "edge_snr_slope_tail"}
+    with pytest.raises(KeyError):  # a headline number missing fails, never reads as NaN
+        paper2_edge.SnrMap(result.edge, missing, 40000, result.n_values, 684, 0.95, 200).metrics()
+
+
+def test_a_tail_with_no_benign_cell_says_so():
+    m = paper2_edge.snr_map(synthetic_map(2.1, 1.5, 200), 0.95, 3200).metrics()  # no n of the grid reaches 3200
+    assert m["edge_tail_n_count"] == 0 and m["runs"] == 684
+    assert m["edge_tail_words"] == (r"The tail, $n \ge 3200$, has no value of $n$ with a benign cell: too few for a "
+                                    "slope.")
+    assert m["d_vs_n2_finding"] == "No value of $n$ in the tail has a benign cell, so the tail says nothing here."
+    assert "below_boundary_clean_test_acc" not in m  # no clean twin, no control
