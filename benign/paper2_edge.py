@@ -349,9 +349,13 @@ def above_band_words(metrics: dict) -> str:
 
 def slope_title(metrics: dict, n_tail_min: int) -> str:
     """The edge plot's title: the tail's slope with its standard error, both to the error's first digit, beside the
-    theorems' −0.5: 'slope over n ≥ 200: −0.50 ± 0.02 (theorems: −0.5)'."""
-    return (f"slope over n ≥ {n_tail_min}: {plus_minus(metrics['edge_snr_slope_tail'], metrics['edge_snr_slope_tail_se'])}"
-            " (theorems: −0.5)")
+    theorems' −0.5 and the first-step control's slope on the same grid (the verdict turns on it): 'slope over
+    n ≥ 200: −0.50 ± 0.02 (theorems: −0.5; the first-step estimate's edge on this grid: −0.50)'."""
+    slope, control = plus_minus(metrics["edge_snr_slope_tail"], metrics["edge_snr_slope_tail_se"]), \
+        metrics["first_step_edge_slope_tail"]
+    return (f"slope over n ≥ {n_tail_min}: {slope} (theorems: −0.5" +
+            (f";\nthe first-step estimate's edge on this grid: {words.minus(f'{control:.2f}')})" if control == control
+             else ")"))
 
 
 def edge_words(edge: pd.DataFrame, metrics: dict, n_tail_min: int) -> dict[str, str]:

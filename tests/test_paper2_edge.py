@@ -96,7 +96,11 @@ def test_the_page_words_come_from_the_numbers():
     assert "2.26 at both $n = 50$ and $n = 100$" in finding and "n = 200" not in finding  # d above n²: small n only
     said = paper2_edge.edge_words(edge, metrics, 200)
     assert "$b =$ −0.50 ± 0.02" in said["edge_tail_words"] and "four values of $n$" in said["edge_tail_words"]
-    assert paper2_edge.slope_title(metrics, 200) == "slope over n ≥ 200: −0.50 ± 0.02 (theorems: −0.5)"
+    assert paper2_edge.slope_title(metrics, 200) == ("slope over n ≥ 200: −0.50 ± 0.02 (theorems: −0.5;\nthe "
+                                                     "first-step estimate's edge on this grid: "
+                                                     f"{metrics['first_step_edge_slope_tail']:.2f})".replace("-0", "−0"))
+    assert paper2_edge.slope_title(metrics | {"first_step_edge_slope_tail": float("nan")}, 200) == \
+        "slope over n ≥ 200: −0.50 ± 0.02 (theorems: −0.5)"  # no control measured: none said
     assert said["edge_small_words"].startswith("The small $n$, below 200, are reported apart")
     assert "1.49" in said["first_step_words"] and "within the last grid step" in said["first_step_words"]
     assert said["first_step_words"].endswith("the control already predicts the measured slope, which is therefore "
