@@ -18,7 +18,7 @@ from .data import IRRELEVANT
 from .words import and_list, reader_name, share_words
 
 NAME = "fig3_dynamics"  # the notebook whose record this is
-PAPER_REGIMES = {"balanced": "benign", "large_noise": "harmful", "large_signal": "not_overfitting"}  # its names
+NAMED_REGIME = {"balanced": "benign", "large_noise": "harmful", "large_signal": "not_overfitting"}  # the paper's names
 STREAM_WORDS = {"final": "the final main.py's data stream", "january": "the January scripts' data stream"}
 FINAL = ("train_acc", "test_acc", "train_loss", "test_loss")  # each run's end, as the trainer's final table has it
 COUNTS = ("clean_fitted", "clean_count", "noisy_fitted", "noisy_count")  # `synthetic.fit_counts`
@@ -98,7 +98,7 @@ class Draws:
         """Per setting, the draws that land where the paper puts it, in words ('all 50 draws')."""
         out = {}
         for name, rows in self.outcomes.groupby("setting", sort=False):
-            as_paper = rows.noisy_fitted == (0 if PAPER_REGIMES[name] == "not_overfitting" else rows.noisy_count)
+            as_paper = rows.noisy_fitted == (0 if NAMED_REGIME[name] == "not_overfitting" else rows.noisy_count)
             out[name] = share_words(int(as_paper.sum()), len(rows), "draw", "draws")
         return out
 
@@ -120,7 +120,7 @@ class Draws:
 class Dynamics:
     """Figure 3's page as its prose, the claims ledger and the comparison table read it."""
 
-    settings: dict  # name → (d, ‖μ‖), the paper's three settings (`PAPER_REGIMES`)
+    settings: dict  # name → (d, ‖μ‖), the paper's three settings (`NAMED_REGIME`)
     n: int  # training samples
     seeds: list  # the seeds, the plotted one first
     seed_runs: pd.DataFrame  # one row per setting × seed (`seed_table`)
@@ -150,7 +150,7 @@ class Dynamics:
     def regime_words(self, m: dict, name: str) -> dict:
         """A setting by the theory's orders and by what its runs do, in words, from its numbers in `m`."""
         d, mu = self.settings[name]
-        observed, paper = theory.observed_regime(m[f"{name}_train_acc"], m[f"{name}_test_acc"]), PAPER_REGIMES[name]
+        observed, paper = theory.observed_regime(m[f"{name}_train_acc"], m[f"{name}_test_acc"]), NAMED_REGIME[name]
         out = {f"{name}_n_snr2": float(theory.n_snr2(mu, d, self.n)),
                f"{name}_regime_by_order_words": reader_name(theory.regime(mu, d, self.n)),
                f"{name}_observed_words": f"{reader_name(observed)} by what they do" + (
