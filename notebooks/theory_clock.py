@@ -373,7 +373,7 @@ for model, g in main.groupby("model"):
 never = main[main.t_select.isna() & main.t_fit.notna()]  # every label fitted, no selection within the run
 if len(never):
     ax.scatter(never.inverse, never.num_steps / never.t_fit, marker="^", color="gray", s=18, alpha=0.6,
-               label="fresh inputs do not select within the run (lower bound; the rule does not count them)")
+               label="no selection within the run (lower bound)")
 ax.axhline(1, color="black", ls=":", lw=1, label="fresh inputs select as the last noisy label is fitted")
 ax.axvline(1, color="gray", ls="--", lw=1, label="n·SNR² = 1 (theory's benign region to the right)")
 ax.set(xscale="log", yscale="log", xlabel="1 / (n·SNR²)", ylabel=r"$t_{\mathrm{select}}\ /\ t_{\mathrm{fit}}$",
