@@ -17,9 +17,10 @@ Paper 1, its data and trainers:
     clockread   what the clock page reads off its runs, as one typed result
     regimes     Figure 5's regime map over training time
     regionmap   what Figure 5's map shows, at its step and over training time, as typed results
-    etasweep    the label-noise sweep of the appendix
+    etasweep    the label-noise sweep of the appendix, as one typed result
     draws       outcomes over many draws of the data
     onelayer    Figures 6 and 7: the encoder's runs read against their clean-label controls, Figure 7's map typed
+    onelayer_dynamics  Figure 6's runs, their plotted samples and the authors' script, as one typed result
     conditions  the appendix's conditions (Eq. 9, Eq. 10) over Figure 5's grid, against their step-0 controls
     dynamics    Figure 3's runs, their controls and draws, and the authors' rows, as one typed result
     authors     the authors' experiment scripts, transcribed as executable references

@@ -304,6 +304,18 @@ def _require_staged(app, config) -> None:
                           "notebooks that never ran")
 
 
+def threads_said(record: dict) -> str:
+    """A record's blocks of work as the reproducibility page says them: `n×k` per thread count k, then the worker
+    processes its runs are given (Table 2's rows; none start for runs the cache holds); a sweep read whole from the
+    cache says so."""
+    said = ", ".join(f"{n}×{k}" for k, n in record.get("blocks_by_threads", {}).items())
+    if not said:
+        said = ("nothing computed: every sweep chunk read from the cache" if record.get("computed_chunks") == 0 else
+                "no trainer call or sweep chunk")
+    processes = record.get("parameters", {}).get("processes", 1)
+    return said + (f"; its runs' worker processes: {processes}" if processes and processes > 1 else "")
+
+
 def reproducibility_page(records: dict[str, dict], profile_name: str) -> str:
     lines = ["# Reproducibility", "",
              f"Generated from the `metrics.json` records of this build (profile `{profile_name}`). Each notebook's",
@@ -318,9 +330,8 @@ def reproducibility_page(records: dict[str, dict], profile_name: str) -> str:
     for name, record in records.items():
         seed = seeds_said(record.get("parameters", {}))
         commit = (record.get("git_commit") or "—")[:10]
-        blocks = (", ".join(f"{n}×{k}" for k, n in record.get("blocks_by_threads", {}).items())
-                  or "no trainer call or sweep chunk")  # read from the cache, or none: a record cannot tell
-        created = str(record.get("created", "—"))[:16].replace("T", " ")
+        blocks = threads_said(record)
+        created = str(record.get("created", "—"))[:16].replace("T", " ").replace("-", "\u2011")  # never broken there
         wall = f"{record['wall_s']:.1f}" if isinstance(record.get("wall_s"), (int, float)) else "—"  # to a tenth
         lines.append(f"| `{name}` | {wall} | {record.get('device', '—')} | "
                      f"{record.get('thread_policy', '—')}: {blocks} | "

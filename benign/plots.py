@@ -395,8 +395,7 @@ def finetune_cells(ax_acc, ax_loss, summary, capped, cap_label: str) -> None:
     for eta, part in summary.groupby("noise_ratio"):
         part = part.sort_values("n")
         color, cap = _noise_color(eta), np.asarray(capped[part.index], dtype=bool)
-        ax_acc.errorbar(part.n, 100 * part.test_acc, yerr=100 * part.test_acc_std, marker="o", capsize=3,
-                        color=color)
+        ax_acc.errorbar(part.n, 100 * part.test_acc, yerr=100 * part.test_acc_std, marker="o", capsize=3, color=color)
         ax_loss.plot(part.n, part.train_loss, marker="o", color=color, label=f"η = {eta:g}")
         for ax, y in ((ax_acc, 100 * part.test_acc), (ax_loss, part.train_loss)):
             ax.plot(part.n[cap], y[cap], "o", mfc="white", mec=color, mew=1.5, zorder=3)  # over the filled one
@@ -462,15 +461,17 @@ def study_points(ax, points, x: str, xlabel: str, low: float, high: float, cost:
     to it by a dotted line, and `cost` points below that dash a grey one: the point's harmful level. Points at nearly
     the same x whose marks share a height, of two backbones or of one backbone's two n, are set apart sideways
     (`dodged`), each by at most `MOST_SHIFT` and never past 0 or 1 (a share); hollow markers are see-through and a
-    larger n's larger, under a smaller n's, so that none hides another. Returns the largest shift (in units of x)."""
+    larger n's larger, under a smaller n's. Returns the largest shift (in units of x) and whether points still crowd."""
     sizes = sorted(points.n.unique())
     colors = dict(zip(points.backbone_label.unique(), sns.color_palette("deep")))
     box = ax.get_window_extent()  # the panel in pixels: a mark's size in data units follows from it
     pad = (high - low) * 5 * ax.figure.dpi / 72 / box.height  # a marker's half height (5 pt)
     step = 1.1 * 12 * ax.figure.dpi / 72 / box.width  # a circle beside a dash (12 pt) on an x axis 1.1 wide
     low_mark = np.minimum(points.test_minus_base, points.clean_minus_base - cost) - pad  # the point or its grey dash
-    points = points.assign(shown=dodged(points[x], step, MOST_SHIFT, low=low_mark, within=(0, 1),
-                                        high=np.maximum(points.test_minus_base, points.clean_minus_base) + pad))
+    high_mark = np.maximum(points.test_minus_base, points.clean_minus_base) + pad
+    points = points.assign(shown=dodged(points[x], step, MOST_SHIFT, low=low_mark, high=high_mark, within=(0, 1)))
+    crowded = any(abs(a - b) < step - 1e-9 and la <= hb and lb <= ha for (a, la, ha), (b, lb, hb)
+                  in itertools.combinations(zip(points.shown, low_mark, high_mark), 2))  # more than MOST_SHIFT parts
     for name, part in points.groupby("backbone_label", sort=False):
         part = part.sort_values("n")
         face = "none" if part.kind.iloc[0] == "text" else colors[name]
@@ -496,4 +497,4 @@ def study_points(ax, points, x: str, xlabel: str, low: float, high: float, cost:
     ax.axhline(0, color="grey", linewidth=0.8)
     ax.set(xlim=(-0.05, 1.05), ylim=(low, high),
            xticks=np.linspace(0, 1, 6), xlabel=xlabel, ylabel="test − base accuracy (points)")
-    return float((points.shown - points[x]).abs().max())
+    return float((points.shown - points[x]).abs().max()), crowded

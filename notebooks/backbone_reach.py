@@ -76,9 +76,8 @@ pd.DataFrame({"backbone": [study.backbone_label(*shape) for shape in made],
 # against the test accuracy with noise minus the base accuracy (y), one point per backbone (colour; Table 2's text
 # rows hollow) and $n$ (marker, larger for a larger $n$), means over seeds, a backbone's points joined from the
 # smallest $n$ to the largest (points at nearly the same share whose marks share a height, of two backbones or of one
-# backbone's two $n$, are moved sideways in the order of their share, {glue:md}`dodge_words` and never past 0 or 1,
-# so that none hides another); the
-# second: the same against the share phase 2 fitted. Above or below each point, a dash of its colour marks its
+# backbone's two $n$, are moved sideways in the order of their share, never past 0 or 1, so that none hides
+# another: {glue:md}`dodge_words`); the second: the same against the share phase 2 fitted. Above or below each point, a dash of its colour marks its
 # clean-label cell (the same backbone and $n$ trained on clean labels, on the same y axis), joined to it by a dotted
 # line whose length is what the flipped labels cost; the grey dash under the clean cell is the harmful level of the
 # rule above. Against the share fitted, a point far left fits little noise (no overfitting); far right and above its
@@ -90,9 +89,10 @@ pd.DataFrame({"backbone": [study.backbone_label(*shape) for shape in made],
 # %%
 fig, axes = plots.figure(1, 2, row_height=4.0, sharey=True, squeeze=False)
 low, high = reading.axis_limits(points)
-shift = max(plots.study_points(ax, points, x, label, low, high, study.COST)
-            for ax, x, label in ((axes[0, 0], "reach", "flipped labels within reach of free attention"),
-                                 (axes[0, 1], "fitted", "flipped labels fitted by phase 2")))
+shift, crowded = (max(pair) for pair in zip(*(
+    plots.study_points(ax, points, x, label, low, high, study.COST)
+    for ax, x, label in ((axes[0, 0], "reach", "flipped labels within reach of free attention"),
+                         (axes[0, 1], "fitted", "flipped labels fitted by phase 2")))))
 axes[0, 1].set_ylabel("")
 plots.legend_above(fig, axes[0, 0], ncols=3)
 nb.save_figure(fig)
@@ -116,7 +116,7 @@ display(split)
 control  # test − base in points at the smallest n (epochs trained, mean over seeds)
 
 # %%
-metrics = {**result.metrics(), "study_wall_s": round(wall_s, 1), "dodge_words": reading.dodge_words(shift)}
+metrics = {**result.metrics(), "study_wall_s": round(wall_s, 1), "dodge_words": reading.dodge_words(shift, crowded)}
 nb.save_metrics(metrics, extra={"backbone_runs": result.found.to_dict(orient="records"),
                                 "noise_costs": result.costs.to_dict(orient="records")})
 reading.points_table(points)

@@ -1437,10 +1437,17 @@ def test_a_share_moves_by_at_most_its_bound_and_never_past_one():
                            "fitted": x, "test_minus_base": [3, 1, 2, -2, -29, -28],
                            "clean_minus_base": [4.6, 4.7, 4.6, 4.7, -6, -23]})
     fig, ax = plots.figure(1, 1)
-    shift = plots.study_points(ax, points, "fitted", "fitted", -40, 8, 5.0)
+    shift, crowded = plots.study_points(ax, points, "fitted", "fitted", -40, 8, 5.0)
     drawn = np.concatenate([line.get_xdata() for line in ax.lines if line.get_marker() in plots.SIZE_MARKERS])
     assert 0 < shift <= plots.MOST_SHIFT + 1e-12 and np.all((drawn >= 0) & (drawn <= 1))
+    assert crowded  # four text points at one height within 0.02 below 1: more than MOST_SHIFT can set apart
     plots.plt.close(fig)
+    fig, ax = plots.figure(1, 1)  # the same points spread over the axis: set apart, none crowds another
+    spread = points.assign(fitted=[0.1, 0.3, 0.5, 0.7, 0.9, 0.95])
+    assert plots.study_points(ax, spread, "fitted", "fitted", -40, 8, 5.0) == (0.0, False)
+    plots.plt.close(fig)
+    assert reading.dodge_words(0.02, True).endswith("the table of every point, further down, gives each value")
+    assert reading.dodge_words(0.0, False) == "none on this run"
 
 
 def test_a_verdict_within_its_seeds_spread_of_the_cost_line_says_so():
@@ -1602,6 +1609,7 @@ def test_the_backbone_study_s_reading_of_hand_made_runs_gives_known_numbers_and_
                                        "where test accuracy minus the clean cell's is −10.0 points in Rotten Tomatoes")
     assert m["margin_words"] == "no verdict of the cost line lies within its seeds' spread of the line"
     assert m["harmful_split"].startswith("where the noise is overfitted harmfully (B)")
-    assert (reading.dodge_words(0.0), reading.dodge_words(0.031)) == ("none on this run", "by at most 0.03 of a share")
+    assert (reading.dodge_words(0.0, False), reading.dodge_words(0.031, False)) == ("none on this run",
+                                                                                     "by at most 0.03 of a share")
     with pytest.raises(AttributeError):
         result.costs_table  # noqa: B018 - a misspelt field fails

@@ -180,3 +180,10 @@ def test_the_reproducibility_page_never_calls_a_notebook_without_blocks_read_fro
                "fig5_heatmap": {"wall_s": 9.0, "thread_policy": "free cores", "blocks_by_threads": {"4": 2}}}
     page = reproducibility_page(records, "book")  # a notebook that draws its queries by hand runs no trainer call
     assert "| free cores: no trainer call or sweep chunk |" in page and "2×4" in page and "cache)" not in page
+    read = {"fig7_one_layer_heatmap": {"wall_s": 20.0, "thread_policy": "free cores", "blocks_by_threads": {},
+                                       "computed_chunks": 0},  # its sweep's chunks all read from the cache
+            "table2_finetune": {"wall_s": 30.0, "thread_policy": "fixed 1", "blocks_by_threads": {"1": 1},
+                                "parameters": {"processes": 2}}}
+    page = reproducibility_page(read, "book")
+    assert "| free cores: nothing computed: every sweep chunk read from the cache |" in page
+    assert "| fixed 1: 1×1; its runs' worker processes: 2 |" in page

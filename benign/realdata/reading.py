@@ -58,9 +58,12 @@ def read_study(every: pd.DataFrame, sizes: list[int], default_layers: int) -> St
                         choose(found), default_layers)
 
 
-def dodge_words(shift: float) -> str:
-    """How far the figure moved points sideways so that none hides another (`plots.study_points`' shift)."""
-    return f"by at most {shift:.2f} of a share" if shift else "none on this run"
+def dodge_words(shift: float, crowded: bool) -> str:
+    """How far the figure moved points sideways so that none hides another (`plots.study_points`' shift), and where
+    more points crowd than that can set apart (`crowded`), that some still overlap."""
+    moved = f"by at most {shift:.2f} of a share" if shift else "none on this run"
+    return moved + ("; near a share of one, more points crowd than that shift can set apart, and some still overlap "
+                    "there: the table of every point, further down, gives each value" if crowded else "")
 
 
 def regime_words(found: pd.DataFrame) -> dict[str, str]:
