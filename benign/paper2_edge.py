@@ -321,8 +321,8 @@ def above_band_words(metrics: dict) -> str:
     numbers (`above_band`): whether two steps fit their training labels there ('do not fit their training labels'
     where the train accuracy is below 1), the test accuracy and fresh inputs' weight on their signal token, and
     whether the band's upper limit is mostly a failure to interpolate (most cells, `thresholds.MAJORITY`, leave
-    labels unfitted) or overfitting, harmful where the cells that fit every label test below
-    `thresholds.NEAR_CHANCE`."""
+    labels unfitted) or overfitting; how many of the cells that fit every label test below `thresholds.NEAR_CHANCE`,
+    not called harm without their clean-label runs."""
     train, test = metrics["largest_signal_norm_train_acc"], metrics["largest_signal_norm_test_acc"]
     fits = "every training label is fitted there" if train == 1 else "two steps do not fit their training labels there"
     largest = (rf"At the largest $\|\mu\|$ the mean train accuracy is {train:.2f}: {fits}; the mean test accuracy is "
@@ -339,8 +339,9 @@ def above_band_words(metrics: dict) -> str:
     if fitted:
         harmful, near = metrics["above_band_fitted_harmful_count"], thresholds.NEAR_CHANCE.value
         out += (f" The cells that fit every label, all at $n \\le {metrics['above_band_fitted_n_max']}$, test at "
-                f"{metrics['above_band_fitted_test_acc']:.2f} on average, below {near:g} (nearer chance than perfect: "
-                f"harmful overfitting) in {words.share_words(harmful, fitted, 'cell', 'cells')}.")
+                f"{metrics['above_band_fitted_test_acc']:.2f} on average, below {near:g} (nearer chance than perfect) "
+                f"in {words.share_words(harmful, fitted, 'cell', 'cells')}; their clean-label runs are not read here, "
+                "so the page does not call that harm.")
     if fitted <= thresholds.MAJORITY.value * count:
         return out + (" So the band's upper limit on this map is mostly a failure to fit the training labels, not "
                       "overfitting, harmful or benign.")
@@ -350,11 +351,11 @@ def above_band_words(metrics: dict) -> str:
 def slope_title(metrics: dict, n_tail_min: int) -> str:
     """The edge plot's title: the tail's slope with its standard error, both to the error's first digit, beside the
     theorems' −0.5 and the first-step control's slope on the same grid (the verdict turns on it): 'slope over
-    n ≥ 200: −0.50 ± 0.02 (theorems: −0.5; the first-step estimate's edge on this grid: −0.50)'."""
+    n ≥ 200: −0.50 ± 0.02 (theorems: −0.5; the control's: −0.50)'."""
     slope, control = plus_minus(metrics["edge_snr_slope_tail"], metrics["edge_snr_slope_tail_se"]), \
         metrics["first_step_edge_slope_tail"]
     return (f"slope over n ≥ {n_tail_min}: {slope} (theorems: −0.5" +
-            (f";\nthe first-step estimate's edge on this grid: {words.minus(f'{control:.2f}')})" if control == control
+            (f"; the control's: {words.minus(f'{control:.2f}')})" if control == control
              else ")"))
 
 

@@ -157,7 +157,7 @@ class MapResult:
                     f"Of the {self.unfitted_cells} cells that leave at least one training label unfitted (the map's "
                     "not overfitting, which counts a cell that fits some of its flipped labels), "
                     f"{share_text(self.unfitted_share_above_1)} lie above n·SNR² = 1 (their median n·SNR² is "
-                    f"{tiny(self.unfitted_median_n_snr2)} at this training length)")
+                    f"{float(f'{self.unfitted_median_n_snr2:.2g}'):g} at this training length)")  # two digits
         reach = ("no cell is harmful" if self.harmful_max_snr_times_d_quarter is None else
                  f"no harmful cell reaches beyond {self.harmful_max_snr_times_d_quarter:.2f} times SNR = $d^{{-1/4}}$")
         overfit = self.fits["overfit"]
@@ -180,8 +180,8 @@ class MapResult:
         clean = self.harmful_clean_below_share
         harmful_clean = ("" if not self.harmful_cells else
                          "; in each of them the same run on clean labels scores at or above it" if not clean else
-                         f"; in {share_text(clean)} of them the same run on clean labels scores below it too, so the "
-                         "flipped labels are not what puts those cells there")
+                         f"; in {round(clean * self.harmful_cells)} of them the same run on clean labels scores below "
+                         "it too, so the flipped labels are not what puts those cells there")
         return dict(
             test_loss_trend_words=trend_words(self.test_loss_trend), harmful_clean_words=harmful_clean,
             test_gain_span=span(*(signed(x, "+.3f") for x in self.test_gain)),  # one number where both ends read so

@@ -63,7 +63,7 @@ def spread(m: Record, key: str, fmt: str = ".3f") -> str:
     value = signed(m[key], fmt)
     if f"{key}_min" in m and f"{key}_max" in m:
         low, high = signed(m[f"{key}_min"], fmt), signed(m[f"{key}_max"], fmt)  # as read: ends that read alike agree
-        return f"{value} (seeds: {low} to {high})" if low != high else f"{value} (every seed)"
+        return f"{value} on the plotted seed (seeds: {low} to {high})" if low != high else f"{value} (every seed)"
     return value
 
 

@@ -21,7 +21,7 @@
 #
 # We train the model $f(X) = \nu^\top X^\top \operatorname{softmax}(XWp)$ on both $W$ and $p$ (as the authors' experiments
 # do) from $p = 0$, and follow the softmax score of each of the $T = 8$ tokens of one clean and one noisy training
-# sample over 1000 gradient-descent steps, in the paper's three settings.
+# sample over 1,000 gradient-descent steps, in the paper's three settings.
 
 # %% tags=["parameters"]
 profile = "book"  # smoke (seconds), book or paper: the presets of benign.settings.Fig3Dynamics

@@ -15,7 +15,7 @@
 #
 # **Claim.** Whether token selection overfits benignly is decided by how the dimension $d$ compares with the signal
 # strength $\|\mu\|$. Scanning the paper's grid — $d \in \{250, 375, \dots, 5000\}$ against
-# $\|\mu\| \in \{5, 7.5, \dots, 100\}$, 1521 training runs of 1000 gradient-descent steps on $W$ and $p$ — the final
+# $\|\mu\| \in \{5, 7.5, \dots, 100\}$, 1,521 training runs of 1,000 gradient-descent steps on $W$ and $p$ — the final
 # train and test losses show three regions: large $d$ with a weak signal fits every label and generalizes poorly
 # (harmful), a middle band fits every label and generalizes (benign), and small $d$ with a strong signal leaves the
 # noisy labels unfitted (no overfitting).
@@ -282,8 +282,8 @@ nb.save_metrics(metrics)
 # and the test error still below $\delta$; training did not bring it there, the head did, and fitting the noise did
 # not take it away. The same holds of "not overfitting": at step 0 the head alone fits every clean label and no
 # noisy one, with the test error below $\delta$, in {glue:md}`not_overfitting_at_step0_cells` of these cells, so
-# the time that Theorem 4.2's not-overfitting case names exists there before any training, and where it does in most
-# cells the claims ledger reads that case as not testable here, not as something training does.
+# the time that Theorem 4.2's not-overfitting case names exists there before any training. Where it exists so in most
+# cells, the claims ledger reads that case as not testable here, not as something training does.
 #
 # **The paper's three cells** (table above): their regimes at the snapshot steps and when their events happen (the
 # step at which the test attention crosses the level interpolated between the {glue:text}`logged_steps` logged

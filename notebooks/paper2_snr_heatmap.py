@@ -131,7 +131,7 @@ ax.set(xscale="log", xlabel="n (training samples)", ylabel="√n·SNR at the edg
        title=paper2_edge.slope_title(summary, n_tail_min))
 ax.set_xticks(list(n_values), [f"{n:g}" for n in n_values])
 ax.minorticks_off()
-plots.legend_clear(ax)
+plots.legend_above(fig, ax, ncols=2)  # above the panel: inside, on a phone, the key covers the tail and its control
 nb.save_figure(fig, "paper2_snr_heatmap_edge")
 
 # %% [markdown]

@@ -96,9 +96,9 @@ def test_the_page_words_come_from_the_numbers():
     assert "2.26 at both $n = 50$ and $n = 100$" in finding and "n = 200" not in finding  # d above n²: small n only
     said = paper2_edge.edge_words(edge, metrics, 200)
     assert "$b =$ −0.50 ± 0.02" in said["edge_tail_words"] and "four values of $n$" in said["edge_tail_words"]
-    assert paper2_edge.slope_title(metrics, 200) == ("slope over n ≥ 200: −0.50 ± 0.02 (theorems: −0.5;\nthe "
-                                                     "first-step estimate's edge on this grid: "
-                                                     f"{metrics['first_step_edge_slope_tail']:.2f})".replace("-0", "−0"))
+    assert paper2_edge.slope_title(metrics, 200) == ("slope over n ≥ 200: −0.50 ± 0.02 (theorems: −0.5; the "
+                                                     f"control's: {metrics['first_step_edge_slope_tail']:.2f})"
+                                                     .replace("-0", "−0"))
     assert paper2_edge.slope_title(metrics | {"first_step_edge_slope_tail": float("nan")}, 200) == \
         "slope over n ≥ 200: −0.50 ± 0.02 (theorems: −0.5)"  # no control measured: none said
     assert said["edge_small_words"].startswith("The small $n$, below 200, are reported apart")
@@ -242,6 +242,7 @@ def test_the_cells_above_the_band_say_whether_they_fit_their_labels():
                                            "above_band_fitted_test_acc": 0.6, "above_band_fitted_harmful_count": 12,
                                            "above_band_fitted_n_max": 400})
     assert "every training label is fitted there" in fitted and "in 12 of the 15 cells" in fitted
+    assert "harmful" not in fitted.split("test at")[1].split(" So ")[0]  # no harm said without its clean control
     assert fitted.endswith("the upper limit there is overfitting.") and "do not fit" not in fitted
 
 

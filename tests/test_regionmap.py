@@ -102,7 +102,7 @@ def test_map_result_reads_a_known_map():
     assert no_nan(metrics) and metrics["harmful_cells"] == 3 and metrics["balanced_test_acc"] == 0.99
     assert metrics["harmful_of_words"] == ("67% of the 3 cells the map calls harmful are cells whose head alone "
                                            "already scores below the threshold")
-    assert metrics["harmful_clean_words"] == ("; in 67% of them the same run on clean labels scores below it too, "
+    assert metrics["harmful_clean_words"] == ("; in 2 of them the same run on clean labels scores below it too, "
                                               "so the flipped labels are not what puts those cells there")
     assert metrics["head_below_words"] == "it falls below 0.95 only in the grid's lowest row, ‖μ‖ = 5"
     assert metrics["noise_cost_span"] == "−0.085 to +0.090" and metrics["test_gain_span"] == "−0.090 to +0.060"
