@@ -313,7 +313,7 @@ def threads_said(record: dict) -> str:
         said = ("nothing computed: every sweep chunk read from the cache" if record.get("computed_chunks") == 0 else
                 "no trainer call or sweep chunk")
     processes = record.get("parameters", {}).get("processes", 1)
-    return said + (f"; its runs' worker processes: {processes}" if processes and processes > 1 else "")
+    return said + (f"; runs not in the cache: {processes} worker processes" if processes and processes > 1 else "")
 
 
 def reproducibility_page(records: dict[str, dict], profile_name: str) -> str:

@@ -71,7 +71,8 @@ def fitted(m: Record, prefix: str) -> str:
     """'k of K' noisy labels fitted, with the range over seeds."""
     k, total = m[f"{prefix}_noisy_fitted"], m[f"{prefix}_noisy_count"]
     low, high = m[f"{prefix}_noisy_fitted_min"], m[f"{prefix}_noisy_fitted_max"]
-    return f"{k:.0f} of {total:.0f} " + (f"(seeds: {low:.0f} to {high:.0f})" if low != high else "(every seed)")
+    return f"{k:.0f} of {total:.0f} " + (f"on the plotted seed (seeds: {low:.0f} to {high:.0f})" if low != high
+                                          else "(every seed)")
 
 
 def seeds_fit_every_label(m: Record, prefix: str) -> tuple[bool, bool]:

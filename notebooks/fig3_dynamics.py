@@ -115,7 +115,7 @@ nb.save_figure(fig)
 # balanced {glue:md}`balanced_test_acc_words`, large noise {glue:md}`large_noise_test_acc_words`, large signal
 # {glue:md}`large_signal_test_acc_words`. The paper's
 # large-signal panel fits none of its noisy labels; where a seed here fits some, that setting is not the paper's
-# "not overfitting" at step 1000 but on its way to fitting them (the page on
+# "not overfitting" at step 1,000 but on its way to fitting them (the page on
 # {doc}`the theorem's clock <theory_clock>` follows such runs longer).
 
 # %% [markdown]

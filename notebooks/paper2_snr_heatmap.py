@@ -122,8 +122,10 @@ fig, ax = plots.figure(1, 1, row_height=3.2)
 ratio = summary["signal_norm_grid_ratio"]
 for label, (rows, marker) in markers.items():
     ax.errorbar(rows.n, rows.sqrt_n_snr, yerr=[rows.sqrt_n_snr * (1 - 1 / ratio), 0 * rows.sqrt_n_snr], fmt=marker,
-                markerfacecolor="white" if label == "small n" else "black", color="black", capsize=3,
-                label=f"first benign cell, {label}")
+                markerfacecolor="white" if label == "small n" else "black", color="black", capsize=3)
+    ax.plot([], [], marker, markerfacecolor="white" if label == "small n" else "black", color="black",
+            label=f"first benign cell, {label}")  # the key's entry: a marker, which a phone's re-laid key keeps
+ax.margins(y=0.15)  # the largest edge's marker inside the frame, on a phone too
 ax.axhline(summary["first_step_sqrt_n_snr"], color="#e41a1c", ls="--", label="first-step estimate √(2/(1−2η))")
 ax.plot(edge.n, edge.first_step_sqrt_n_snr, "x", color="#e41a1c", ms=11, mew=2, zorder=4,
         label="its grid cell (the control)")  # drawn over the edge it predicts

@@ -441,7 +441,7 @@ nb.save_figure(fig, "theory_clock_against_theorem")
 # constants) is not reached, and its time scale cannot be timed; the table above sets its formula beside the times
 # that were measured there.
 #
-# Figure 5's map, a snapshot at step 1000, shows a large not-overfitting region all the same. {doc}`Its page
+# Figure 5's map, a snapshot at step 1,000, shows a large not-overfitting region all the same. {doc}`Its page
 # <fig5_heatmap>` runs the map's cells on with this clock (the same kernel and events; its runs keep Figure 5's step
 # size and data, so they share no cell with the grid of this page) and draws the map at later steps: there, too, not
 # overfitting is a stage that the cells leave as their noisy labels are fitted, and the page times when.

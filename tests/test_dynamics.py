@@ -55,7 +55,7 @@ def test_the_plotted_seed_and_the_range_over_the_seeds():
     assert m["large_signal_noisy_fitted"] == 0 and isinstance(m["large_signal_noisy_fitted"], int)
     assert (m["large_signal_noisy_fitted_min"], m["large_signal_noisy_fitted_max"]) == (0.0, 1.0)
     assert m["balanced_fitted_words"] == "4 of 4 (every seed)"
-    assert m["large_signal_fitted_words"] == "0 of 4 (seeds: 0 to 1)"
+    assert m["large_signal_fitted_words"] == "0 of 4 on the plotted seed (seeds: 0 to 1)"
     assert m["balanced_test_acc_words"] == "0.996 on the plotted seed (seeds: 0.990 to 0.996)"
     assert m["large_noise_test_gain_words"] == "−0.013 on the plotted seed (seeds: −0.013 to −0.010)"
     assert m["large_noise_clean_labels_test_acc_words"] == "0.880 on the plotted seed (seeds: 0.875 to 0.880)"

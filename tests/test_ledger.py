@@ -144,7 +144,7 @@ def test_the_ledger_judges_by_rules_over_the_records():
 
     assert verdict(fig3_record((0, 0)), "Figure 3(c)").finding.verdict == ledger.HOLDS
     found = verdict(fig3_record((2, 3)), "Figure 3(c)")
-    assert found.finding.verdict == ledger.PART and "2 of 4 (seeds: 2 to 3)" in found.finding.evidence
+    assert found.finding.verdict == ledger.PART and "2 of 4 on the plotted seed (seeds: 2 to 3)" in found.finding.evidence
     assert verdict(fig3_record((4, 4)), "Figure 3(c)").finding.verdict == ledger.CONTRADICTED
     entry = verdict(fig3_record((0, 0)), "Figure 3(a)")
     assert "balanced_noisy_fitted_min" in entry.keys and "balanced_test_gain_min" in entry.keys

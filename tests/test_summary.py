@@ -186,4 +186,4 @@ def test_the_reproducibility_page_never_calls_a_notebook_without_blocks_read_fro
                                 "parameters": {"processes": 2}}}
     page = reproducibility_page(read, "book")
     assert "| free cores: nothing computed: every sweep chunk read from the cache |" in page
-    assert "| fixed 1: 1×1; its runs' worker processes: 2 |" in page
+    assert "| fixed 1: 1×1; runs not in the cache: 2 worker processes |" in page
