@@ -266,7 +266,7 @@ def test_every_ledger_row_links_to_a_page_that_glues_what_it_quotes(built_book):
 
 # Digits a page's prose may hold without a glue role: the kinds, in one place.
 ALLOWED_NUMBERS = [
-    r"(Figure|Figures|Fig\.|Table|Tables|Eq\.|Eqs\.|Section|Theorem|Theorems|Appendix|ICML|step|steps)\s+\d+(\.\d+)?",
+    r"(Figure|Figures|Fig\.|Table|Tables|Eq\.|Eqs\.|Section|Theorem|Theorems|Appendix|ICML|step|steps)\s+\d[\d,]*(\.\d+)?",
     r"\b(19|20)\d\d(-\d\d-\d\d)?\b",  # years and dates
     r"\b\d+(\.\d+)?\s*(×|x)\s*\d+\b",  # a grid's shape, 39 × 39
     r"\b(p|d|n|T|η|α|ρ|‖μ‖|n_test|c|k)\s*=\s*[\d.]+",  # a setting named by its symbol
@@ -298,13 +298,16 @@ def typed_numbers(text: str) -> list[str]:
     for pattern in ALLOWED_NUMBERS:
         text = re.sub(pattern, " ", text)
     allowed = quoted_values()
-    found = re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?!\w|\.\d)", text)
+    found = [x.replace(",", "") for x in  # a number with thousands separators is one number: 1,000 is 1000
+             re.findall(r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?!\w|[.,]\d)|(?<![\w.,])\d+(?:\.\d+)?(?!\w|[.,]\d)", text)]
     return [x for x in found if x not in allowed and x not in {"0", "1", "2", "3"}]
 
 
 def test_the_check_for_typed_numbers_finds_one():
     assert typed_numbers("Measured once, the ratio was 0.145 to 1.654.") == ["0.145", "1.654"]
     assert typed_numbers("at {glue:text}`x:.2f`, Figure 5, in 2025, $n = 20$, the paper's 0.867") == []
+    assert typed_numbers("1,521 runs of 1,000 steps, at step 1,000") == []  # the paper's settings, separated
+    assert typed_numbers("a loss of 12,346, then 0.613") == ["12346", "0.613"]
 
 
 def documents() -> list:
