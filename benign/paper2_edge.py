@@ -352,11 +352,10 @@ def slope_title(metrics: dict, n_tail_min: int) -> str:
     """The edge plot's title: the tail's slope with its standard error, both to the error's first digit, beside the
     theorems' −0.5 and the first-step control's slope on the same grid (the verdict turns on it): 'slope over
     n ≥ 200: −0.50 ± 0.02 (theorems: −0.5; the control's: −0.50)'."""
-    slope, control = plus_minus(metrics["edge_snr_slope_tail"], metrics["edge_snr_slope_tail_se"]), \
-        metrics["first_step_edge_slope_tail"]
-    return (f"slope over n ≥ {n_tail_min}: {slope} (theorems: −0.5" +
-            (f"; the control's: {words.minus(f'{control:.2f}')})" if control == control
-             else ")"))
+    slope = plus_minus(metrics["edge_snr_slope_tail"], metrics["edge_snr_slope_tail_se"])
+    control = metrics["first_step_edge_slope_tail"]
+    said = f"; the control's: {words.minus(f'{control:.2f}')}" if control == control else ""  # NaN: none measured
+    return f"slope over n ≥ {n_tail_min}: {slope} (theorems: −0.5{said})"
 
 
 def edge_words(edge: pd.DataFrame, metrics: dict, n_tail_min: int) -> dict[str, str]:

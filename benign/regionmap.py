@@ -206,8 +206,8 @@ class MapResult:
                 for mu, (harmful, fitted, mean, sd) in sorted(self.harm_rows.items())]
         said = f"They lie in {count(len(rows), 'row')}: {and_list(rows)}"
         wide = [f"{mu:g}" for mu, (*_, sd) in sorted(self.harm_rows.items()) if sd >= thresholds.HARM.value]
-        rows = "the row ‖μ‖ = " + wide[0] if len(wide) == 1 else "the rows ‖μ‖ = " + and_list(wide)
-        return said + (f". Each cell is one run, and in {rows} the costs spread from cell to cell by as much as the "
+        where = "the row ‖μ‖ = " + wide[0] if len(wide) == 1 else "the rows ‖μ‖ = " + and_list(wide)
+        return said + (f". Each cell is one run, and in {where} the costs spread from cell to cell by as much as the "
                        "threshold or more, so which of those cells cross it is not settled by one draw: the rows' mean "
                        "costs are the firmer reading" if wide else "")
 
